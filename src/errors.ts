@@ -1,0 +1,60 @@
+/**
+ * Typed errors. Every error the package throws for a case a caller can handle is a
+ * `ToolLessonsError` subclass with an explicit `name`, the context it failed in, and the
+ * underlying `cause` when there is one.
+ */
+
+/** Options shared by every tool-lessons error. */
+export interface ToolLessonsErrorOptions {
+  /** The error that caused this one, if any. */
+  cause?: unknown;
+  /** Structured context: ids, tool names, counts. Never argument values. */
+  context?: Record<string, unknown>;
+}
+
+/** Base class of every error tool-lessons throws on purpose. */
+export class ToolLessonsError extends Error {
+  override name = "ToolLessonsError";
+  readonly context: Record<string, unknown>;
+
+  constructor(message: string, options: ToolLessonsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.context = options.context ?? {};
+  }
+}
+
+/** Input that does not match what the API expects (bad settings, a malformed file, a blank name). */
+export class InvalidInput extends ToolLessonsError {
+  override name = "InvalidInput";
+}
+
+/** The ledger or index backend cannot be reached or opened. */
+export class StoreUnavailable extends ToolLessonsError {
+  override name = "StoreUnavailable";
+}
+
+/** A row, revision, card or rule that was asked for does not exist. */
+export class NotFound extends ToolLessonsError {
+  override name = "NotFound";
+}
+
+/** A change was refused because the thing it changes moved on (e.g. undo after a manual edit). */
+export class RevisionConflict extends ToolLessonsError {
+  override name = "RevisionConflict";
+}
+
+/** A proposed lesson failed a vetting rule; `reason` is the machine-readable code. */
+export class VetRefusal extends ToolLessonsError {
+  override name = "VetRefusal";
+  readonly reason: string;
+
+  constructor(reason: string, message: string, options: ToolLessonsErrorOptions = {}) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+/** A model reply that could not be used (bad JSON, wrong shape, text aimed at the model). */
+export class ModelReplyRejected extends ToolLessonsError {
+  override name = "ModelReplyRejected";
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from "node:crypto";
+
+/**
+ * Key layout of the ledger inside a LangGraph `BaseStore`. The partition is part of every
+ * namespace, so nothing is read across partitions by accident:
+ *
+ * ```
+ * [root, partition, "calls", tool]   time-ordered id → CallRecord   (append-only)
+ * [root, partition, "turns"]         time-ordered id → TurnRecord   (append-only)
+ * [root, partition, "routes"]        time-ordered id → RouteRecord  (append-only)
+ * [root, partition, "cards"]         tool name       → ToolCard
+ * [root, partition, "revisions"]     revision id     → Revision
+ * [root, partition, "rules"]         rule id         → Rule
+ * [root, partition, "settings"]      "current"       → Settings
+ * ```
+ */
+
+/** The partition used when the caller names none. */
+export const DEFAULT_PARTITION = "default";
+
+/** The first namespace label of every ledger row. */
+export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
+
+export type Collection = "calls" | "turns" | "routes" | "cards" | "revisions" | "rules" | "settings";
+
+/**
+ * Encode a name (tool, partition) as one namespace label. `BaseStore` refuses `.` in labels
+ * (MCP tools are often `server.tool`); `%` is escaped first so the mapping is lossless.
+ */
+export function encodeLabel(name: string): string {
+  return encodeURIComponent(name).replace(/\./g, "%2E");
+}
+
+/** Inverse of {@link encodeLabel}. */
+export function decodeLabel(label: string): string {
+  return decodeURIComponent(label);
+}
+
+export function namespaceFor(
+  root: string,
+  partition: string,
+  collection: Collection,
+  tool?: string,
+): string[] {
+  const ns = [root, encodeLabel(partition), collection];
+  if (tool !== undefined) ns.push(encodeLabel(tool));
+  return ns;
+}
+
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * A time-ordered, collision-free id: milliseconds (base 36, fixed width), a per-process
+ * sequence for ids made in the same millisecond, and random bits for other processes.
+ * Lexicographic order is creation order within a process and by millisecond across processes.
+ */
+export function timeOrderedId(now: number = Date.now()): string {
+  if (now === lastMs) {
+    seq += 1;
+  } else {
+    lastMs = now;
+    seq = 0;
+  }
+  return (
+    now.toString(36).padStart(9, "0") +
+    seq.toString(36).padStart(4, "0") +
+    randomBytes(5).toString("hex")
+  );
+}

@@ -1,0 +1,259 @@
+import { z } from "zod";
+
+/**
+ * The rows the ledger stores. Each carries a schema version `v`; a row that does not parse is
+ * skipped with a warning and counted by the ledger, never thrown into a listing.
+ *
+ * Privacy: no row holds a raw argument value. Arguments are kept as names, masked shapes and
+ * keyed fingerprints (see `record/mask.ts`); request text is stored masked.
+ */
+
+export const SCHEMA_VERSION = 1;
+
+/** Where a failure came from, by rule table (`record/error-class.ts`). */
+export const ErrorClassSchema = z.enum([
+  "validation",
+  "not_found",
+  "permission",
+  "rate_limit",
+  "timeout",
+  "upstream",
+  "unknown",
+]);
+export type ErrorClass = z.infer<typeof ErrorClassSchema>;
+
+/** The masked shape of one argument: its name, JSON kind and format with values masked. */
+export const ArgShapeSchema = z.object({
+  name: z.string(),
+  kind: z.enum(["string", "number", "boolean", "null", "array", "object"]),
+  /** e.g. `"ORD-######"`, `"<email>"`, `"<number>"`, `"<text>"`. Never the value. */
+  shape: z.string(),
+});
+export type ArgShape = z.infer<typeof ArgShapeSchema>;
+
+/** One tool call, appended once, never updated. */
+export const CallRecordSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  partition: z.string(),
+  tool: z.string(),
+  runId: z.string(),
+  threadId: z.string().optional(),
+  /** Id of the request (user turn) that led to this call; joins to turn and route records. */
+  requestId: z.string().optional(),
+  args: z.array(ArgShapeSchema),
+  /** Keyed hashes of every argument value and of its tokens, for the vet's no-value check. */
+  fingerprints: z.array(z.string()),
+  outcome: z.enum(["success", "error"]),
+  errorClass: ErrorClassSchema.optional(),
+  /** The error message with values masked. */
+  errorMessage: z.string().optional(),
+  latencyMs: z.number().optional(),
+  tokens: z.number().optional(),
+  /** `callback`: seen by the handler; `tool_message`: a refusal that never reached callbacks. */
+  source: z.enum(["callback", "tool_message", "api"]).default("callback"),
+  at: z.number(),
+});
+export type CallRecord = z.infer<typeof CallRecordSchema>;
+
+/** What a run did for one request: written when the run ends (or reported by the application). */
+export const TurnRecordSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  partition: z.string(),
+  threadId: z.string().optional(),
+  requestId: z.string(),
+  /** The user turn, masked (digits, emails and any argument value of the run). */
+  request: z.string(),
+  /** Tools the run called, in order, with their outcome. */
+  calls: z.array(
+    z.object({
+      tool: z.string(),
+      outcome: z.enum(["success", "error"]),
+      errorClass: ErrorClassSchema.optional(),
+    }),
+  ),
+  /**
+   * The tool that served the request: the last one called successfully, or the outcome the
+   * application reported. Absent when no tool served it.
+   */
+  servedBy: z.string().optional(),
+  at: z.number(),
+});
+export type TurnRecord = z.infer<typeof TurnRecordSchema>;
+
+/** One tool routing offered, with its rank (1 = first) and score. */
+export const OfferSchema = z.object({
+  tool: z.string(),
+  rank: z.number().int().min(1),
+  score: z.number(),
+});
+export type Offer = z.infer<typeof OfferSchema>;
+
+/** What routing offered for one request. */
+export const RouteRecordSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  partition: z.string(),
+  threadId: z.string().optional(),
+  requestId: z.string(),
+  /** The request, masked like a turn's. */
+  request: z.string(),
+  /** Offered tools, best first. */
+  offered: z.array(OfferSchema),
+  /** True when every tool was sent (no routing choice): such turns count for nothing. */
+  allSent: z.boolean(),
+  k: z.number().int(),
+  at: z.number(),
+});
+export type RouteRecord = z.infer<typeof RouteRecordSchema>;
+
+/** Where an example request came from. */
+export const ExampleSourceSchema = z.enum(["synthetic", "learned", "unknown"]);
+export type ExampleSource = z.infer<typeof ExampleSourceSchema>;
+
+export const ExampleSchema = z.object({
+  text: z.string(),
+  source: ExampleSourceSchema,
+  /** The revision that added it (learned examples). */
+  revisionId: z.string().optional(),
+  addedAt: z.number(),
+});
+export type Example = z.infer<typeof ExampleSchema>;
+
+export const LearnedLineSchema = z.object({ text: z.string(), revisionId: z.string() });
+export type LearnedLine = z.infer<typeof LearnedLineSchema>;
+
+/** The learned part of a card: everything a revision may change, and what undo restores. */
+export const LearnedSchema = z.object({
+  examples: z.array(ExampleSchema).default([]),
+  notes: z.array(LearnedLineSchema).default([]),
+  notFor: z.array(LearnedLineSchema.extend({ tool: z.string() })).default([]),
+  exampleCall: LearnedLineSchema.nullable().default(null),
+});
+export type Learned = z.infer<typeof LearnedSchema>;
+
+/** A registered tool: what the author wrote, kept apart from what was learned. */
+export const ToolCardSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  partition: z.string(),
+  name: z.string().min(1),
+  /** The author's text and schema, never rewritten by learning. */
+  author: z.object({
+    description: z.string(),
+    argNames: z.array(z.string()),
+    /** JSON schema of the arguments, taken from the tool itself. */
+    schema: z.record(z.string(), z.unknown()).nullable(),
+  }),
+  /** Description written at registration by augmentation, in the words people use. */
+  augmented: z.object({ description: z.string(), at: z.number() }).nullable().default(null),
+  /** Why augmentation was not used, when it was asked for and its reply refused. */
+  augmentationRefused: z.string().optional(),
+  learned: LearnedSchema,
+  /** Bumped on every write; a revision remembers the version it produced (undo checks it). */
+  version: z.number().int().min(1),
+  /** Id of the newest call record seen by the last review of this tool. */
+  reviewedThrough: z.string().optional(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type ToolCard = z.infer<typeof ToolCardSchema>;
+
+/** A piece of evidence a revision rests on. Argument names, never values. */
+export const EvidenceSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("failed_call"),
+    callIds: z.array(z.string()),
+    errorClass: ErrorClassSchema,
+    errorMessage: z.string(),
+    argNames: z.array(z.string()),
+  }),
+  z.object({
+    kind: z.literal("missed_request"),
+    requestId: z.string(),
+    request: z.string(),
+    how: z.enum(["served_unoffered", "re_asked"]),
+  }),
+  z.object({
+    kind: z.literal("confused_request"),
+    requestId: z.string(),
+    request: z.string(),
+    servedBy: z.string(),
+    how: z.enum(["re_asked", "ranked_first"]),
+  }),
+]);
+export type Evidence = z.infer<typeof EvidenceSchema>;
+
+/** A proposed item the vet refused, with the machine-readable reason. */
+export const RefusalSchema = z.object({
+  kind: z.enum(["note", "example", "not_for", "example_call", "augmentation"]),
+  text: z.string(),
+  reason: z.string(),
+  detail: z.string().optional(),
+});
+export type Refusal = z.infer<typeof RefusalSchema>;
+
+export const RevisionStatusSchema = z.enum(["proposed", "applied", "dismissed", "undone"]);
+export type RevisionStatus = z.infer<typeof RevisionStatusSchema>;
+
+/** A reviewable change to one tool card. */
+export const RevisionSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  partition: z.string(),
+  tool: z.string(),
+  status: RevisionStatusSchema,
+  notesAdded: z.array(z.string()),
+  queriesAdded: z.array(z.string()),
+  avoidAdded: z.array(z.object({ text: z.string(), tool: z.string() })),
+  callExample: z.string().nullable(),
+  /** Examples withdrawn on apply because they pushed another tool out of routing. */
+  queriesWithdrawn: z.array(z.string()).default([]),
+  /** The requests (served by other tools) each withdrawn example would have displaced. */
+  displaced: z
+    .array(z.object({ query: z.string(), request: z.string(), servedBy: z.string() }))
+    .default([]),
+  /** Synthetic examples that gave way to learned ones on apply; undo puts them back. */
+  queriesDisplaced: z.array(z.string()).default([]),
+  evidence: z.array(EvidenceSchema),
+  /** For each missed request: the tool's routing rank before and after (null: not offered). */
+  ranks: z.array(
+    z.object({ request: z.string(), before: z.number().nullable(), after: z.number().nullable() }),
+  ),
+  refused: z.array(RefusalSchema),
+  /** Which proposer wrote it (`deterministic`, or the model's name). */
+  proposer: z.string(),
+  approvedBy: z.string().optional(),
+  /** Card version this revision was proposed against / produced when applied. */
+  cardVersionBefore: z.number().int(),
+  cardVersionAfter: z.number().int().optional(),
+  /** The learned part of the card before apply, restored by undo. */
+  learnedBefore: LearnedSchema.optional(),
+  /** Newest call record id the review read for this tool. */
+  reviewedThrough: z.string().optional(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type Revision = z.infer<typeof RevisionSchema>;
+
+export const RulePrioritySchema = z.enum(["critical", "high", "normal"]);
+export type RulePriority = z.infer<typeof RulePrioritySchema>;
+
+/** A tool-scoped rule. `tool` is "" for an unscoped rule (kept out of the prompt). */
+export const RuleSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  id: z.string(),
+  partition: z.string(),
+  tool: z.string(),
+  rule: z.string().min(1),
+  priority: RulePrioritySchema,
+  source: z.enum(["user_explicit", "post_turn", "programmatic"]),
+  tags: z.array(z.string()).default([]),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type Rule = z.infer<typeof RuleSchema>;
+
+/** A record as handed to the ledger: it assigns `v`, `id` and `at` when they are absent. */
+export type NewRecord<T extends { v: number; id: string; at: number }> = Omit<T, "v" | "id" | "at"> &
+  Partial<Pick<T, "id" | "at">>;
