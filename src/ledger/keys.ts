@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { InvalidInput } from "../errors.js";
 
 /**
  * Key layout of the ledger inside a LangGraph `BaseStore`. The partition is part of every
@@ -25,10 +26,12 @@ export type Collection = "calls" | "turns" | "routes" | "cards" | "revisions" | 
 
 /**
  * Encode a name (tool, partition) as one namespace label. `BaseStore` refuses `.` in labels
- * (MCP tools are often `server.tool`); `%` is escaped first so the mapping is lossless.
+ * (MCP tools are often `server.tool`) and `:`; percent-encoding keeps the mapping lossless.
  */
 export function encodeLabel(name: string): string {
-  return encodeURIComponent(name).replace(/\./g, "%2E");
+  if (name === "") throw new InvalidInput("A tool or partition name cannot be empty.");
+  // A leading "_" is escaped too, so no encoded name collides with the ledger's own "_meta".
+  return encodeURIComponent(name).replace(/\./g, "%2E").replace(/^_/, "%5F");
 }
 
 /** Inverse of {@link encodeLabel}. */

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { BaseStore, Item, Operation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
@@ -49,6 +50,9 @@ export interface LedgerOptions {
   pageSize?: number;
 }
 
+/** Namespace label of ledger-wide rows (not a partition: encoded partitions never start with "_"). */
+const META_LABEL = "_meta";
+
 const DEFAULT_LEDGER_OPTIONS = {
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
   onWarning: ((message, context) =>
@@ -86,6 +90,7 @@ export class Ledger {
   private readonly sinceCallPrune = new Map<string, number>();
   private readonly sinceTurnPrune = new Map<string, number>();
   private readonly settingsCache = new Map<string, Settings>();
+  private cachedKey: string | undefined;
   /** Rows skipped because they did not parse, since this ledger was made. */
   skippedRows = 0;
 
@@ -344,13 +349,38 @@ export class Ledger {
     return settings;
   }
 
+  // ---------------------------------------------------------------- secrets
+
+  /**
+   * The key of the keyed hashes (fingerprints) of argument values. Made once per ledger and
+   * stored in it, so every process that records or vets against this ledger agrees on it.
+   * A fingerprint tells whether a text contains a value; it cannot be turned back into one.
+   */
+  async fingerprintKey(): Promise<string> {
+    if (this.cachedKey) return this.cachedKey;
+    const ns = [this.root, META_LABEL];
+    const item = await this.store.get(ns, "fingerprint-key");
+    if (item && typeof item.value.key === "string") {
+      this.cachedKey = item.value.key;
+      return item.value.key;
+    }
+    const key = randomBytes(32).toString("hex");
+    await this.store.put(ns, "fingerprint-key", { key }, false);
+    // Another process may have raced us: read back whichever write won.
+    const winner = await this.store.get(ns, "fingerprint-key");
+    this.cachedKey = typeof winner?.value.key === "string" ? winner.value.key : key;
+    return this.cachedKey;
+  }
+
   // ---------------------------------------------------------------- operator scope
 
   /** Every partition with any row. Operator scope: the only cross-partition read. */
   async listPartitions(): Promise<string[]> {
     const namespaces = await this.listAllNamespaces([this.root]);
     const partitions = new Set<string>();
-    for (const ns of namespaces) if (ns[0] === this.root && ns.length > 1) partitions.add(decodeLabel(ns[1]));
+    for (const ns of namespaces) {
+      if (ns[0] === this.root && ns.length > 1 && ns[1] !== META_LABEL) partitions.add(decodeLabel(ns[1]));
+    }
     return [...partitions].sort();
   }
 

@@ -1,0 +1,567 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import {
+  BaseStore,
+  type GetOperation,
+  type Item,
+  type ListNamespacesOperation,
+  type MatchCondition,
+  type Operation,
+  type OperationResults,
+  type PutOperation,
+  type SearchOperation,
+} from "@langchain/langgraph";
+import { InvalidInput, StoreUnavailable } from "../errors.js";
+
+/**
+ * A search hit. `@langchain/langgraph` does not re-export `SearchItem`; this is the same shape.
+ * `score` is never set: this store has no vector index.
+ */
+export type SqliteSearchItem = Item & { score?: number };
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * How long a write waits for another connection (this or another process) to release the
+   * file's write lock before failing with `SQLITE_BUSY`, in milliseconds. The wait blocks the
+   * event loop: better-sqlite3 is synchronous.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+  /**
+   * Create the schema on the first `batch` if {@link SqliteStore.setup} was not called.
+   * @default true
+   */
+  ensureTables?: boolean;
+}
+
+/** Defaults of {@link SqliteStoreOptions}. */
+export const DEFAULT_SQLITE_STORE_OPTIONS: Required<SqliteStoreOptions> = {
+  busyTimeoutMs: 5000,
+  ensureTables: true,
+};
+
+/**
+ * Joins namespace labels in the `namespace` column. A unit separator cannot appear in a label
+ * (it is refused on the way in), so `["a","b"]` and `["a\u001fb"]` cannot collide, and it sorts
+ * below every printable character, so the column's byte order is label-by-label order.
+ */
+const SEPARATOR = "\u001f";
+/** The code point right after {@link SEPARATOR}: `[p, p + UPPER)` bounds a range scan. */
+const UPPER = "\u0020";
+
+const FILTER_OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
+/** Filter keys simple enough to push into `json_extract` as a quoted path label. */
+const PUSHDOWN_KEY = /^[A-Za-z0-9_-]+$/;
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+const MIGRATIONS: readonly string[] = [
+  // The primary key's index serves exact lookups and, as a range scan on `namespace`, prefix
+  // search in (namespace, key) order; no second index is needed.
+  `CREATE TABLE IF NOT EXISTS store (
+    namespace  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL CHECK (json_valid(value)),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (namespace, key)
+  )`,
+];
+
+interface StoreRow {
+  namespace: string;
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+type OpResult = Item | null | SqliteSearchItem[] | string[][] | undefined;
+
+/**
+ * LangGraph `BaseStore` on SQLite (better-sqlite3): the embedded default ledger.
+ *
+ * - One row per item: `namespace` (labels joined by U+001F), `key`, `value` (JSON text),
+ *   `created_at` / `updated_at` (ISO-8601), primary key `(namespace, key)`.
+ * - `batch` runs every operation **in order, in one SQLite transaction**: a later operation sees
+ *   the writes of an earlier one in the same batch, and a batch whose operation throws writes
+ *   nothing (nor does one interrupted by a crash). Unlike `InMemoryStore`, which answers reads
+ *   from the state before the batch and applies puts last.
+ * - `search` matches namespaces label by label (`["tool","a"]` matches `["tool","a"]` and
+ *   `["tool","a","x"]`, never `["tool","ab"]`), returns hits ordered by namespace then key,
+ *   ascending (byte order of the UTF-8 text), and ignores `query`: without a vector index it
+ *   ranks nothing, as `InMemoryStore` does when it has no index. `score` is never set.
+ * - `filter` follows `InMemoryStore`: top-level fields; a plain value is an equality test; an
+ *   object of operators `$eq $ne $gt $gte $lt $lte $in $nin` compares with those (`$gt`…`$lte`
+ *   compare `Number(x)`). One difference: an object or array filter value is compared by deep
+ *   equality (`InMemoryStore` compares by reference and never matches).
+ * - Files are opened in WAL mode with `synchronous = NORMAL` and a busy timeout, so several
+ *   connections and processes can share one file. Writes take the lock at the start of the batch.
+ *
+ * @example
+ * ```ts
+ * const store = await SqliteStore.open("./.tool-lessons/ledger.db");
+ * await store.put(["tool-lessons", "default", "cards"], "search", { notes: [] });
+ * const hits = await store.search(["tool-lessons", "default"], { filter: { status: "active" } });
+ * await store.close();
+ * ```
+ */
+export class SqliteStore extends BaseStore {
+  /** The better-sqlite3 connection. Use it for read-only inspection, not to change the schema. */
+  readonly db: Database.Database;
+
+  private readonly options: Required<SqliteStoreOptions>;
+  private readonly ownsDatabase: boolean;
+  private readonly statements = new Map<string, Database.Statement>();
+  private isSetup = false;
+  private isClosed = false;
+
+  /**
+   * Wrap a connection or open a file. Does not create the schema: call {@link setup} (or let the
+   * first `batch` do it, see {@link SqliteStoreOptions.ensureTables}), or use {@link open}.
+   *
+   * @param database A path (parent directories are created; `":memory:"` for a private
+   *   in-memory database) or an open better-sqlite3 `Database`, which stays the caller's to close.
+   * @param options See {@link SqliteStoreOptions}.
+   * @throws {StoreUnavailable} The file cannot be created, opened or put in WAL mode.
+   */
+  constructor(database: Database.Database | string, options: SqliteStoreOptions = {}) {
+    super();
+    this.options = {
+      busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_SQLITE_STORE_OPTIONS.busyTimeoutMs,
+      ensureTables: options.ensureTables ?? DEFAULT_SQLITE_STORE_OPTIONS.ensureTables,
+    };
+    this.ownsDatabase = typeof database === "string";
+    const path = typeof database === "string" ? database : database.name;
+    let db: Database.Database | undefined;
+    try {
+      if (typeof database === "string") {
+        if (database !== ":memory:" && database !== "") {
+          mkdirSync(dirname(resolve(database)), { recursive: true });
+        }
+        db = new Database(database);
+      } else {
+        db = database;
+      }
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(this.options.busyTimeoutMs))}`);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+    } catch (error) {
+      if (this.ownsDatabase && db?.open) db.close();
+      throw new StoreUnavailable(
+        `Cannot open the SQLite ledger at ${JSON.stringify(path)}: ${errorMessage(error)}. ` +
+          "Check that the path is a writable SQLite file (or a directory that can be created).",
+        { cause: error, context: { path } },
+      );
+    }
+    this.db = db;
+  }
+
+  /**
+   * Open (creating if needed) the database at `path` and create the schema.
+   *
+   * @param path File path, or `":memory:"`.
+   * @param options See {@link SqliteStoreOptions}.
+   * @returns A store ready to use.
+   * @throws {StoreUnavailable} The file cannot be opened or the schema cannot be created.
+   */
+  static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const store = new SqliteStore(path, options);
+    try {
+      await store.setup();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  /**
+   * Create the tables if they do not exist and apply pending migrations. Idempotent; safe when
+   * several processes call it at once (migrations run under the write lock).
+   *
+   * @throws {StoreUnavailable} The schema cannot be created (read-only file, lock timeout…).
+   */
+  async setup(): Promise<void> {
+    this.assertOpen();
+    if (this.isSetup) return;
+    try {
+      this.db
+        .transaction(() => {
+          this.db.exec("CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)");
+          const row = this.db.prepare("SELECT MAX(v) AS v FROM store_migrations").get() as
+            | { v: number | null }
+            | undefined;
+          const current = row?.v ?? -1;
+          const record = this.db.prepare("INSERT INTO store_migrations (v) VALUES (?)");
+          for (let v = current + 1; v < MIGRATIONS.length; v += 1) {
+            this.db.exec(MIGRATIONS[v]);
+            record.run(v);
+          }
+        })
+        .immediate();
+    } catch (error) {
+      throw new StoreUnavailable(
+        `Cannot create the SQLite ledger schema in ${JSON.stringify(this.db.name)}: ` +
+          `${errorMessage(error)}.`,
+        { cause: error, context: { path: this.db.name } },
+      );
+    }
+    this.isSetup = true;
+  }
+
+  /**
+   * Close the connection if this store opened it (a `Database` passed to the constructor is
+   * left open). Idempotent. Any later operation throws {@link StoreUnavailable}.
+   */
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.statements.clear();
+    if (this.ownsDatabase && this.db.open) this.db.close();
+  }
+
+  /** `BaseStore` lifecycle hook: same as {@link close}. */
+  override async stop(): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * Run operations in order, in one transaction, and return their results in the same order:
+   * `Item | null` for a get, `SearchItem[]` for a search, `string[][]` for a list of namespaces,
+   * `undefined` for a put (a put whose `value` is `null` deletes).
+   *
+   * @throws {InvalidInput} A malformed operation: a namespace label that is empty or contains
+   *   `.`, `:`, NUL or U+001F, an empty namespace on get/put, a value that is not a JSON object,
+   *   a negative limit or offset. Nothing of the batch is written.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be written (lock timeout,
+   *   disk full…). Nothing of the batch is written.
+   */
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const writes = operations.some((op) => "value" in op);
+    const now = new Date().toISOString();
+    const run = this.db.transaction((): OpResult[] =>
+      operations.map((op): OpResult => this.execute(op, now)),
+    );
+    let results: OpResult[];
+    try {
+      results = writes ? run.immediate() : run.deferred();
+    } catch (error) {
+      if (error instanceof InvalidInput || !isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger batch failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code, operations: operations.length },
+      });
+    }
+    return results as unknown as OperationResults<Op>;
+  }
+
+  private execute(op: Operation, now: string): OpResult {
+    if ("namespacePrefix" in op) return this.searchOp(op);
+    if ("namespace" in op && "value" in op) return this.putOp(op, now);
+    if ("namespace" in op && "key" in op) return this.getOp(op);
+    if ("matchConditions" in op || "limit" in op || "maxDepth" in op) {
+      return this.listNamespacesOp(op);
+    }
+    throw new InvalidInput("Unknown store operation: expected a get, put, search or list op.", {
+      context: { fields: Object.keys(op as object) },
+    });
+  }
+
+  private getOp(op: GetOperation): Item | null {
+    const namespace = encodeNamespace(op.namespace, "get");
+    const row = this.statement<[string, string], StoreRow>(
+      "SELECT namespace, key, value, created_at, updated_at FROM store WHERE namespace = ? AND key = ?",
+    ).get(namespace, op.key);
+    return row ? toItem(row) : null;
+  }
+
+  private putOp(op: PutOperation, now: string): undefined {
+    const namespace = encodeNamespace(op.namespace, "put");
+    if (op.value === null) {
+      this.statement<[string, string]>("DELETE FROM store WHERE namespace = ? AND key = ?").run(
+        namespace,
+        op.key,
+      );
+      return undefined;
+    }
+    const value: unknown = op.value;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new InvalidInput("A store value must be a JSON object, or null to delete.", {
+        context: { namespace: op.namespace, key: op.key, type: typeOf(value) },
+      });
+    }
+    let json: string;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      throw new InvalidInput(
+        `Store value at ${JSON.stringify([...op.namespace, op.key])} is not JSON-serialisable: ` +
+          `${errorMessage(error)}.`,
+        { cause: error, context: { namespace: op.namespace, key: op.key } },
+      );
+    }
+    this.statement<[string, string, string, string, string]>(
+      `INSERT INTO store (namespace, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    ).run(namespace, op.key, json, now, now);
+    return undefined;
+  }
+
+  private searchOp(op: SearchOperation): SqliteSearchItem[] {
+    const limit = count(op.limit ?? 10, "limit", true);
+    const offset = count(op.offset ?? 0, "offset", false);
+    if (limit === 0) return [];
+    const prefix = op.namespacePrefix.length
+      ? encodeNamespace(op.namespacePrefix, "search")
+      : undefined;
+    const filter = op.filter ?? {};
+
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (prefix !== undefined) {
+      // [p, p + U+0020) holds p and everything under it (plus labels extending the last one with
+      // a control character, dropped below): one range scan of the primary key index.
+      where.push("namespace >= ? AND namespace < ?");
+      params.push(prefix, prefix + UPPER);
+    }
+    for (const [field, expected] of Object.entries(filter)) {
+      const pushed = pushdownEquality(expected);
+      if (pushed !== undefined && PUSHDOWN_KEY.test(field)) {
+        where.push("json_extract(value, ?) = ?");
+        params.push(`$."${field}"`, pushed);
+      }
+    }
+    const sql =
+      "SELECT namespace, key, value, created_at, updated_at FROM store" +
+      (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
+      " ORDER BY namespace, key";
+
+    const hits: SqliteSearchItem[] = [];
+    let skipped = 0;
+    for (const row of this.statement<(string | number)[], StoreRow>(sql).iterate(...params)) {
+      if (
+        prefix !== undefined &&
+        row.namespace !== prefix &&
+        !row.namespace.startsWith(prefix + SEPARATOR)
+      ) {
+        continue;
+      }
+      const item = toItem(row);
+      if (!matchesFilter(item.value, filter)) continue;
+      if (skipped < offset) {
+        skipped += 1;
+        continue;
+      }
+      hits.push(item);
+      if (hits.length >= limit) break;
+    }
+    return hits;
+  }
+
+  private listNamespacesOp(op: ListNamespacesOperation): string[][] {
+    const limit = count(op.limit ?? Number.POSITIVE_INFINITY, "limit", true);
+    const offset = count(op.offset ?? 0, "offset", false);
+    const conditions: MatchCondition[] = op.matchConditions ?? [];
+    for (const condition of conditions) {
+      if (condition.matchType !== "prefix" && condition.matchType !== "suffix") {
+        throw new InvalidInput(`Unknown namespace match type ${JSON.stringify(condition.matchType)}.`, {
+          context: { matchType: condition.matchType },
+        });
+      }
+      validateLabels(condition.path.filter((label) => label !== "*"), "listNamespaces");
+    }
+    const maxDepth = op.maxDepth;
+    if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0)) {
+      throw new InvalidInput("listNamespaces maxDepth must be a positive integer.", {
+        context: { maxDepth },
+      });
+    }
+
+    // The literal labels that lead the first prefix condition bound a range scan.
+    const leading: string[] = [];
+    const prefixCondition = conditions.find((c) => c.matchType === "prefix");
+    for (const label of prefixCondition?.path ?? []) {
+      if (label === "*") break;
+      leading.push(label);
+    }
+    let rows: { namespace: string }[];
+    if (leading.length) {
+      const p = leading.join(SEPARATOR);
+      rows = this.statement<[string, string], { namespace: string }>(
+        "SELECT DISTINCT namespace FROM store WHERE namespace >= ? AND namespace < ? ORDER BY namespace",
+      ).all(p, p + UPPER);
+    } else {
+      rows = this.statement<[], { namespace: string }>(
+        "SELECT DISTINCT namespace FROM store ORDER BY namespace",
+      ).all();
+    }
+
+    const seen = new Set<string>();
+    const namespaces: string[][] = [];
+    for (const { namespace } of rows) {
+      const labels = namespace.split(SEPARATOR);
+      if (!conditions.every((c) => matchesCondition(c, labels))) continue;
+      const kept = maxDepth === undefined ? labels : labels.slice(0, maxDepth);
+      const id = kept.join(SEPARATOR);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      namespaces.push(kept);
+    }
+    namespaces.sort(compareNamespaces);
+    return namespaces.slice(offset, offset + limit);
+  }
+
+  private statement<P extends unknown[] = unknown[], R = unknown>(
+    sql: string,
+  ): Database.Statement<P, R> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as unknown as Database.Statement<P, R>;
+  }
+
+  private assertOpen(): void {
+    if (this.isClosed || !this.db.open) {
+      throw new StoreUnavailable("The SQLite ledger is closed; open a new SqliteStore.", {
+        context: { path: this.db.name },
+      });
+    }
+  }
+}
+
+function toItem(row: StoreRow): Item {
+  return {
+    namespace: row.namespace.split(SEPARATOR),
+    key: row.key,
+    value: JSON.parse(row.value) as Record<string, unknown>,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function validateLabels(labels: readonly unknown[], operation: string): void {
+  for (const label of labels) {
+    if (typeof label !== "string" || label === "" || /[.:\0\u001f]/.test(label)) {
+      throw new InvalidInput(
+        `Invalid namespace label ${JSON.stringify(label)} in ${operation}: labels are non-empty ` +
+          "strings without '.', ':', NUL or U+001F (encode tool names, e.g. with encodeLabel).",
+        { context: { operation, label: String(label) } },
+      );
+    }
+  }
+}
+
+function encodeNamespace(namespace: readonly string[], operation: string): string {
+  if (!Array.isArray(namespace) || (namespace.length === 0 && operation !== "search")) {
+    throw new InvalidInput(`A ${operation} needs a non-empty namespace.`, {
+      context: { operation },
+    });
+  }
+  validateLabels(namespace, operation);
+  return namespace.join(SEPARATOR);
+}
+
+function count(value: number, name: string, allowInfinity: boolean): number {
+  if (
+    typeof value !== "number" ||
+    Number.isNaN(value) ||
+    value < 0 ||
+    (!allowInfinity && !Number.isFinite(value))
+  ) {
+    throw new InvalidInput(`${name} must be a non-negative number, got ${String(value)}.`, {
+      context: { [name]: value },
+    });
+  }
+  return Math.floor(value);
+}
+
+function matchesCondition(condition: MatchCondition, labels: readonly string[]): boolean {
+  const { path, matchType } = condition;
+  if (path.length > labels.length) return false;
+  const start = matchType === "prefix" ? 0 : labels.length - path.length;
+  return path.every((label, i) => label === "*" || labels[start + i] === label);
+}
+
+/** Label-by-label order (a namespace sorts before the ones under it). */
+function compareNamespaces(a: readonly string[], b: readonly string[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys.every((k) => FILTER_OPERATORS.has(k));
+}
+
+/** The string an equality filter requires, when it can narrow the SQL scan safely. */
+function pushdownEquality(expected: unknown): string | undefined {
+  const target = isOperatorObject(expected) ? expected.$eq : expected;
+  return typeof target === "string" && !SURROGATE.test(target) ? target : undefined;
+}
+
+function matchesFilter(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([field, expected]) => {
+    const actual = value[field];
+    if (!isOperatorObject(expected)) return deepEqual(actual, expected);
+    return Object.entries(expected).every(([operator, operand]) => {
+      switch (operator) {
+        case "$eq":
+          return deepEqual(actual, operand);
+        case "$ne":
+          return !deepEqual(actual, operand);
+        case "$gt":
+          return Number(actual) > Number(operand);
+        case "$gte":
+          return Number(actual) >= Number(operand);
+        case "$lt":
+          return Number(actual) < Number(operand);
+        case "$lte":
+          return Number(actual) <= Number(operand);
+        case "$in":
+          return Array.isArray(operand) && operand.some((o: unknown) => deepEqual(actual, o));
+        case "$nin":
+          return !Array.isArray(operand) || !operand.some((o: unknown) => deepEqual(actual, o));
+        default:
+          return false;
+      }
+    });
+  });
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = Object.keys(ao);
+  return (
+    keys.length === Object.keys(bo).length &&
+    keys.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqual(ao[k], bo[k]))
+  );
+}
+
+function isSqliteError(error: unknown): error is Error & { code: string } {
+  return error instanceof Database.SqliteError;
+}
+
+function typeOf(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
