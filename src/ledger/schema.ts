@@ -41,6 +41,8 @@ export const CallRecordSchema = z.object({
   threadId: z.string().optional(),
   /** Id of the request (user turn) that led to this call; joins to turn and route records. */
   requestId: z.string().optional(),
+  /** The request's text, masked like a turn's (digits, emails, URLs and every argument value of the run). */
+  request: z.string().optional(),
   args: z.array(ArgShapeSchema),
   /** Keyed hashes of every argument value and of its tokens, for the vet's no-value check. */
   fingerprints: z.array(z.string()),
