@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The JSON report is what .ci/run reads for its closing "N passed, N failed" line.
+    reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
   },
 });
