@@ -1,0 +1,160 @@
+/**
+ * Registering tools: one card per tool in the ledger, written from the tool itself. Re-registering
+ * an unchanged tool writes nothing and calls no model; a changed docstring or schema updates the
+ * author's part and keeps everything learned; augmentation (one model call) runs only for new
+ * tools, or for every tool when `reaugment` is asked for.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { InvalidInput, RevisionConflict } from "../errors.js";
+import { authorFingerprint, cardFromTool, type ToolSource } from "../ledger/cards.js";
+import { DEFAULT_PARTITION } from "../ledger/keys.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { ToolCard } from "../ledger/schema.js";
+import { augmentTool } from "./augment.js";
+
+/** Options of {@link registerTools}. */
+export interface RegisterToolsOptions {
+  /**
+   * The partition (tenant / user / agent) the cards belong to.
+   * @default "default"
+   */
+  partition?: string;
+  /**
+   * Augment new tools: one call to `model` per tool for a description in users' words and six
+   * example requests (routing keys only; the model is shown the author's text).
+   * @default false
+   */
+  augment?: boolean;
+  /** The chat model augmentation calls. Required when `augment` is true. */
+  model?: BaseChatModel;
+  /**
+   * With `augment`, also augment tools already registered (one call each), replacing their
+   * synthetic examples; learned ones are kept.
+   * @default false
+   */
+  reaugment?: boolean;
+  /**
+   * Clock for card timestamps.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+const DEFAULT_REGISTER_OPTIONS = {
+  partition: DEFAULT_PARTITION,
+  augment: false,
+  reaugment: false,
+  now: Date.now,
+} satisfies Required<Omit<RegisterToolsOptions, "model">>;
+
+/**
+ * What {@link registerTools} did. Each tool is in exactly one of `registered`, `unchanged` and
+ * `updated`; `augmented` and `refused` say what augmentation did for those it ran on.
+ */
+export interface RegisterResult {
+  /** New cards. */
+  registered: string[];
+  /** Nothing written: the author's description and schema are as stored. */
+  unchanged: string[];
+  /** Existing cards written: the author's part changed (learned parts kept), or re-augmented. */
+  updated: string[];
+  /** Tools whose augmentation reply was accepted. */
+  augmented: string[];
+  /** Tools whose augmentation reply was refused, and why (also kept on the card). */
+  refused: { tool: string; reason: string }[];
+}
+
+/**
+ * Register `tools` in `ledger`: write a card for each new tool, update changed ones, skip
+ * unchanged ones. Tool names with dots or slashes (MCP-style `server.tool`) are fine.
+ * Tools are handled one by one, each with at most one model call.
+ * @throws InvalidInput for two tools with one name, a blank name, or `augment` without `model`.
+ * @throws RevisionConflict when another writer changes a card differently at the same time.
+ */
+export async function registerTools(
+  ledger: Ledger,
+  tools: readonly ToolSource[],
+  options: RegisterToolsOptions = {},
+  config?: RunnableConfig,
+): Promise<RegisterResult> {
+  const partition = options.partition ?? DEFAULT_REGISTER_OPTIONS.partition;
+  const augment = options.augment ?? DEFAULT_REGISTER_OPTIONS.augment;
+  const reaugment = options.reaugment ?? DEFAULT_REGISTER_OPTIONS.reaugment;
+  const now = options.now ?? DEFAULT_REGISTER_OPTIONS.now;
+  const model = options.model;
+  if (augment && !model) {
+    throw new InvalidInput("registerTools: `augment: true` needs a chat model; pass `model`.");
+  }
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) {
+      throw new InvalidInput(`registerTools: two tools are named "${tool.name}"; tool names must be unique.`, {
+        context: { tool: tool.name },
+      });
+    }
+    names.add(tool.name);
+  }
+  const fresh = tools.map((tool) => cardFromTool(tool, partition, now()));
+  const settings = await ledger.getSettings(partition);
+  const result: RegisterResult = { registered: [], unchanged: [], updated: [], augmented: [], refused: [] };
+
+  const runAugment = async (card: ToolCard): Promise<ToolCard> => {
+    if (!model) return card;
+    const out = await augmentTool(
+      card,
+      model,
+      { maxQueries: settings.maxQueries, maxExampleLength: settings.maxLineLength, now },
+      config,
+    );
+    if (out.refused !== undefined) result.refused.push({ tool: card.name, reason: out.refused });
+    else result.augmented.push(card.name);
+    return out.card;
+  };
+
+  for (const card of fresh) {
+    const existing = await ledger.getCard(partition, card.name);
+    if (!existing) {
+      const toWrite = augment ? await runAugment(card) : card;
+      const saved = await writeCard(ledger, toWrite, 0);
+      if (!saved) forgetAugmentation(result, card.name);
+      result[saved ? "registered" : "unchanged"].push(card.name);
+      continue;
+    }
+    const changed = authorFingerprint(existing) !== authorFingerprint(card);
+    const redo = augment && reaugment;
+    if (!changed && !redo) {
+      result.unchanged.push(card.name);
+      continue;
+    }
+    const updated: ToolCard = changed ? { ...existing, author: card.author } : existing;
+    const toWrite = redo ? await runAugment(updated) : updated;
+    const saved = await writeCard(ledger, toWrite, existing.version);
+    if (!saved) forgetAugmentation(result, card.name);
+    result[saved ? "updated" : "unchanged"].push(card.name);
+  }
+  return result;
+}
+
+/** Another writer won the race: what our augmentation produced was not stored. */
+function forgetAugmentation(result: RegisterResult, tool: string): void {
+  result.augmented = result.augmented.filter((t) => t !== tool);
+  result.refused = result.refused.filter((r) => r.tool !== tool);
+}
+
+/**
+ * Write a card if the stored one is still at `expectVersion`. When another process got there
+ * first with the same author's part, there is nothing to do (false); otherwise the conflict is
+ * thrown, for the caller to register again.
+ */
+async function writeCard(ledger: Ledger, card: ToolCard, expectVersion: number): Promise<boolean> {
+  try {
+    await ledger.putCard(card, { expectVersion });
+    return true;
+  } catch (error) {
+    if (!(error instanceof RevisionConflict)) throw error;
+    const now = await ledger.getCard(card.partition, card.name);
+    if (now && authorFingerprint(now) === authorFingerprint(card)) return false;
+    throw error;
+  }
+}
