@@ -65,6 +65,11 @@ export function parseSettings(input: unknown, base: Settings = DEFAULT_SETTINGS)
       context: { issues },
     });
   }
-  const defined = Object.fromEntries(Object.entries(partial.data).filter(([, v]) => v !== undefined));
+  // zod 4 fills `.default()`s even under `.partial()`: keep only the fields the input names, so
+  // the rest come from `base` (the stored settings), not from the defaults.
+  const given = new Set(Object.keys(input ?? {}));
+  const defined = Object.fromEntries(
+    Object.entries(partial.data).filter(([k, v]) => v !== undefined && given.has(k)),
+  );
   return { ...base, ...defined };
 }

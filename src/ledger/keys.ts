@@ -25,18 +25,33 @@ export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
 export type Collection = "calls" | "turns" | "routes" | "cards" | "revisions" | "rules" | "settings";
 
 /**
- * Encode a name (tool, partition) as one namespace label. `BaseStore` refuses `.` in labels
- * (MCP tools are often `server.tool`) and `:`; percent-encoding keeps the mapping lossless.
+ * Encode a name (tool, partition) as one namespace label, losslessly, using only characters
+ * every store accepts: `BaseStore` refuses `.` and `:` (MCP tools are often `server.tool`),
+ * `PostgresStore` also refuses `%`, `_` and `\` (its prefix search is a SQL `LIKE`), and
+ * `InMemoryStore`/`SqliteStore` read `*` as a wildcard in `listNamespaces`. The name is
+ * percent-encoded with `~` in place of `%`, and `. _ * ~` are escaped too, so `send_email` is
+ * stored as `send~5Femail` and `server.tool` as `server~2Etool`.
+ *
+ * Every `~` of an encoded label is followed by two hex digits, so no encoded name equals the
+ * ledger's own `~meta` label.
+ * @throws InvalidInput for an empty name or one with a lone UTF-16 surrogate.
  */
 export function encodeLabel(name: string): string {
   if (name === "") throw new InvalidInput("A tool or partition name cannot be empty.");
-  // A leading "_" is escaped too, so no encoded name collides with the ledger's own "_meta".
-  return encodeURIComponent(name).replace(/\./g, "%2E").replace(/^_/, "%5F");
+  let encoded: string;
+  try {
+    encoded = encodeURIComponent(name);
+  } catch (error) {
+    throw new InvalidInput(`Cannot use ${JSON.stringify(name)} as a tool or partition name: it is not valid Unicode.`, {
+      cause: error,
+    });
+  }
+  return encoded.replace(/[%._*~]/g, (c) => (c === "%" ? "~" : `~${c.charCodeAt(0).toString(16).toUpperCase()}`));
 }
 
 /** Inverse of {@link encodeLabel}. */
 export function decodeLabel(label: string): string {
-  return decodeURIComponent(label);
+  return decodeURIComponent(label.replace(/~/g, "%"));
 }
 
 export function namespaceFor(

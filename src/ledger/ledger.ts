@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { BaseStore, Item, Operation } from "@langchain/langgraph";
 import type { z } from "zod";
-import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
+import { InvalidInput, NotFound, RevisionConflict, StoreUnavailable } from "../errors.js";
 import { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import {
   type Collection,
@@ -48,16 +48,34 @@ export interface LedgerOptions {
    * @default 1000
    */
   pageSize?: number;
+  /**
+   * Whether {@link Ledger.close} also stops the store (`store.stop()`: closes the SQLite file
+   * or ends the Postgres pool). `openLedger` sets it for a store it opened itself; a store you
+   * pass in stays yours to close, since your graph may still be using it.
+   * @default false
+   */
+  ownsStore?: boolean;
 }
 
-/** Namespace label of ledger-wide rows (not a partition: encoded partitions never start with "_"). */
-const META_LABEL = "_meta";
+/**
+ * Namespace label of ledger-wide rows. Not a partition: in an encoded label every "~" is
+ * followed by two hex digits (see `encodeLabel`). Every store accepts it (`PostgresStore`
+ * refuses "_" in labels).
+ */
+const META_LABEL = "~meta";
+
+/**
+ * How long a process that proposed the first fingerprint key waits for other processes'
+ * proposals still being written before choosing among them. Longer than any store write.
+ */
+const KEY_SETTLE_MS = 250;
 
 const DEFAULT_LEDGER_OPTIONS = {
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
   onWarning: ((message, context) =>
     console.warn(`[tool-lessons] ${message}`, context ?? "")) as WarningSink,
   pageSize: 1000,
+  ownsStore: false,
 } satisfies Required<LedgerOptions>;
 
 /** Filters for listing append-only records. Results are oldest first. */
@@ -87,10 +105,12 @@ export class Ledger {
   private readonly root: string;
   private readonly warn: WarningSink;
   private readonly pageSize: number;
+  private readonly ownsStore: boolean;
+  private closed = false;
   private readonly sinceCallPrune = new Map<string, number>();
   private readonly sinceTurnPrune = new Map<string, number>();
   private readonly settingsCache = new Map<string, Settings>();
-  private cachedKey: string | undefined;
+  private keyPromise: Promise<string> | undefined;
   /** Rows skipped because they did not parse, since this ledger was made. */
   skippedRows = 0;
 
@@ -99,6 +119,17 @@ export class Ledger {
     this.root = options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot;
     this.warn = options.onWarning ?? DEFAULT_LEDGER_OPTIONS.onWarning;
     this.pageSize = options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize;
+    this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
+  }
+
+  /**
+   * Release what this ledger opened: stops the store when the ledger owns it (see
+   * {@link LedgerOptions.ownsStore}), otherwise does nothing. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsStore) await this.store.stop();
   }
 
   // ---------------------------------------------------------------- records
@@ -355,21 +386,39 @@ export class Ledger {
    * The key of the keyed hashes (fingerprints) of argument values. Made once per ledger and
    * stored in it, so every process that records or vets against this ledger agrees on it.
    * A fingerprint tells whether a text contains a value; it cannot be turned back into one.
+   *
+   * `BaseStore` has no compare-and-set, so the first key is agreed on without one: each process
+   * that finds no key writes a candidate under its own row, waits {@link KEY_SETTLE_MS} for
+   * candidates still in flight, and every process adopts the same one (earliest `createdAt`,
+   * then smallest row key), which is then stored as the ledger's key. Only the first use of a
+   * ledger pays the wait.
    */
   async fingerprintKey(): Promise<string> {
-    if (this.cachedKey) return this.cachedKey;
+    this.keyPromise ??= this.loadFingerprintKey().catch((error: unknown) => {
+      this.keyPromise = undefined;
+      throw error;
+    });
+    return this.keyPromise;
+  }
+
+  private async loadFingerprintKey(): Promise<string> {
     const ns = [this.root, META_LABEL];
-    const item = await this.store.get(ns, "fingerprint-key");
-    if (item && typeof item.value.key === "string") {
-      this.cachedKey = item.value.key;
-      return item.value.key;
-    }
-    const key = randomBytes(32).toString("hex");
+    const stored = keyOf(await this.store.get(ns, "fingerprint-key"));
+    if (stored) return stored;
+
+    const candidates = [this.root, META_LABEL, "fingerprint-key-candidates"];
+    await this.store.put(candidates, timeOrderedId(), { key: randomBytes(32).toString("hex") }, false);
+    await new Promise((resolve) => setTimeout(resolve, KEY_SETTLE_MS));
+    // A process that settled before this one wrote its candidate already stored the winner.
+    const settled = keyOf(await this.store.get(ns, "fingerprint-key"));
+    if (settled) return settled;
+    const winner = (await this.listNamespace(candidates))
+      .filter((item) => keyOf(item) !== undefined)
+      .sort((a, b) => time(a.createdAt) - time(b.createdAt) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))[0];
+    const key = keyOf(winner);
+    if (!key) throw new StoreUnavailable("The ledger's fingerprint key could not be read back from the store.");
     await this.store.put(ns, "fingerprint-key", { key }, false);
-    // Another process may have raced us: read back whichever write won.
-    const winner = await this.store.get(ns, "fingerprint-key");
-    this.cachedKey = typeof winner?.value.key === "string" ? winner.value.key : key;
-    return this.cachedKey;
+    return key;
   }
 
   // ---------------------------------------------------------------- operator scope
@@ -502,6 +551,15 @@ export class Ledger {
     }
     return out;
   }
+}
+
+function keyOf(item: Item | null | undefined): string | undefined {
+  const key = item?.value.key;
+  return typeof key === "string" && key.length > 0 ? key : undefined;
+}
+
+function time(date: Date | string | number): number {
+  return new Date(date).getTime();
 }
 
 function byId(a: { id: string }, b: { id: string }): number {

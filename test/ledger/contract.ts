@@ -1,0 +1,522 @@
+import type { BaseStore } from "@langchain/langgraph";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
+import { DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } from "../../src/ledger/keys.js";
+import { Ledger, type LedgerOptions } from "../../src/ledger/ledger.js";
+import type {
+  CallRecord,
+  NewRecord,
+  Revision,
+  RevisionStatus,
+  RouteRecord,
+  ToolCard,
+  TurnRecord,
+} from "../../src/ledger/schema.js";
+import { DEFAULT_SETTINGS, type SettingsInput } from "../../src/settings.js";
+
+/** A store for one test, and how to dispose of it. */
+export interface ContractStore {
+  store: BaseStore;
+  cleanup(): Promise<void>;
+}
+
+const ROOT = DEFAULT_NAMESPACE_ROOT;
+
+/**
+ * Names that look alike to a string-prefix match (`p1`/`p10`, `a`/`ab`), that are SQL `LIKE`
+ * wildcards (`%`, `_`), that stores refuse in labels (`.`, `:`), that our own encoding uses
+ * (`~`, `%2E`), that look like the ledger's metadata label, and non-ASCII text.
+ */
+const TRICKY_PARTITIONS = ["p1", "p10", "p%", "p_1", "p.1", "p:1", "p/1", "p%2E1", "p~2E1", "_meta", "~meta", "ünï 😀"];
+const TRICKY_TOOLS = ["a", "ab", "a_b", "a%", "a.b", "a:b", "a/b", "server.tool/x", "~", "名前"];
+
+function call(partition: string, tool: string, extra: Partial<NewRecord<CallRecord>> = {}): NewRecord<CallRecord> {
+  return {
+    partition,
+    tool,
+    runId: "run",
+    args: [{ name: "id", kind: "string", shape: "ORD-####" }],
+    fingerprints: ["f1"],
+    outcome: "success",
+    source: "callback",
+    ...extra,
+  };
+}
+
+function turn(partition: string, requestId: string, extra: Partial<NewRecord<TurnRecord>> = {}): NewRecord<TurnRecord> {
+  return { partition, requestId, request: `request ${requestId}`, calls: [], ...extra };
+}
+
+function route(partition: string, requestId: string): NewRecord<RouteRecord> {
+  return {
+    partition,
+    requestId,
+    request: `request ${requestId}`,
+    offered: [{ tool: "search", rank: 1, score: 0.9 }],
+    allSent: false,
+    k: 5,
+  };
+}
+
+function card(partition: string, name: string, overrides: Partial<ToolCard> = {}): ToolCard {
+  return {
+    v: 1,
+    partition,
+    name,
+    author: { description: `Does ${name}.`, argNames: ["id"], schema: null },
+    augmented: null,
+    learned: { examples: [], notes: [], notFor: [], exampleCall: null },
+    version: 1,
+    createdAt: 1,
+    updatedAt: 1,
+    ...overrides,
+  };
+}
+
+function revision(partition: string, tool: string, status: RevisionStatus, id = timeOrderedId()): Revision {
+  return {
+    v: 1,
+    id,
+    partition,
+    tool,
+    status,
+    notesAdded: ["Pass ids with their ORD- prefix."],
+    queriesAdded: [],
+    avoidAdded: [],
+    callExample: null,
+    queriesWithdrawn: [],
+    displaced: [],
+    queriesDisplaced: [],
+    evidence: [],
+    ranks: [],
+    refused: [],
+    proposer: "deterministic",
+    cardVersionBefore: 1,
+    createdAt: 1,
+    updatedAt: 1,
+  };
+}
+
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+const sorted = (values: string[]) => [...values].sort();
+
+/**
+ * The ledger's behaviour on a real store, end to end. Every backend (InMemoryStore, SqliteStore,
+ * PostgresStore) runs the same suite; each test gets a fresh, empty store from `makeStore`.
+ */
+export function ledgerContract(name: string, makeStore: () => Promise<ContractStore>): void {
+  describe(`Ledger contract: ${name}`, () => {
+    let store: BaseStore;
+    let cleanup: (() => Promise<void>) | undefined;
+    let warnings: string[];
+
+    /** A ledger on this test's store; warnings are collected, not printed. */
+    const open = (options: LedgerOptions = {}) =>
+      new Ledger(store, { onWarning: (message) => warnings.push(message), ...options });
+
+    beforeEach(async () => {
+      warnings = [];
+      ({ store, cleanup } = await makeStore());
+    });
+
+    afterEach(async () => {
+      await cleanup?.();
+      cleanup = undefined;
+    });
+
+    describe("append-only records", () => {
+      it("lists call records oldest first, per tool and across tools, as written", async () => {
+        const ledger = open();
+        const t0 = Date.now();
+        const written = await ledger.appendCalls([
+          call("p", "search", { at: t0 + 2, outcome: "error", errorClass: "validation", errorMessage: "bad id ORD-####", latencyMs: 12, tokens: 40, threadId: "t1", requestId: "r1" }),
+          call("p", "search", { at: t0 }),
+          call("p", "email", { at: t0 + 1 }),
+        ]);
+        await ledger.appendCalls([call("p", "search", { at: t0 + 3 })]);
+
+        const search = await ledger.listCalls("p", { tool: "search" });
+        expect(search.map((c) => c.at)).toEqual([t0, t0 + 2, t0 + 3]);
+        expect(search[1]).toEqual(written[0]);
+        expect((await ledger.listCalls("p")).map((c) => c.at)).toEqual([t0, t0 + 1, t0 + 2, t0 + 3]);
+        expect(await ledger.listCalledTools("p")).toEqual(["email", "search"]);
+        expect(await ledger.listCalls("p", { tool: "never-called" })).toEqual([]);
+      });
+
+      it("pages with `after` and keeps the newest `limit`, oldest first", async () => {
+        const ledger = open();
+        const rows = await ledger.appendCalls(Array.from({ length: 6 }, (_, i) => call("p", "search", { runId: `r${i}` })));
+        const all = ids(rows);
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(all);
+        expect(ids(await ledger.listCalls("p", { tool: "search", after: all[2] }))).toEqual(all.slice(3));
+        expect(ids(await ledger.listCalls("p", { tool: "search", limit: 2 }))).toEqual(all.slice(4));
+        expect(ids(await ledger.listCalls("p", { after: all[1], limit: 3 }))).toEqual(all.slice(3));
+        expect(await ledger.listCalls("p", { after: all[5] })).toEqual([]);
+      });
+
+      it("lists turns and routes oldest first with `after` and `limit`", async () => {
+        const ledger = open();
+        const t0 = Date.now();
+        const turns = await ledger.appendTurns([
+          turn("p", "r2", { at: t0 + 2, servedBy: "search", calls: [{ tool: "search", outcome: "success" }] }),
+          turn("p", "r0", { at: t0 }),
+          turn("p", "r1", { at: t0 + 1, threadId: "th" }),
+        ]);
+        expect((await ledger.listTurns("p")).map((t) => t.requestId)).toEqual(["r0", "r1", "r2"]);
+        expect((await ledger.listTurns("p")).at(-1)).toEqual(turns[0]);
+        expect((await ledger.listTurns("p", { after: turns[2].id })).map((t) => t.requestId)).toEqual(["r2"]);
+        expect((await ledger.listTurns("p", { limit: 2 })).map((t) => t.requestId)).toEqual(["r1", "r2"]);
+
+        const routes = await ledger.appendRoutes(["q0", "q1", "q2"].map((r) => route("p", r)));
+        expect(await ledger.listRoutes("p")).toEqual(routes);
+        expect(ids(await ledger.listRoutes("p", { after: routes[0].id, limit: 1 }))).toEqual([routes[2].id]);
+      });
+
+      it("refuses records that do not match their schema, writing nothing", async () => {
+        const ledger = open();
+        await expect(ledger.appendCalls([call("p", "search"), call("", "search")])).rejects.toBeInstanceOf(InvalidInput);
+        await expect(
+          ledger.appendCalls([call("p", "search", { outcome: "maybe" as CallRecord["outcome"] })]),
+        ).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.appendCalls([call("p", "")])).rejects.toBeInstanceOf(InvalidInput);
+        expect(await ledger.listCalls("p")).toEqual([]);
+      });
+
+      it("lists every record when a listing takes many pages", async () => {
+        const ledger = open({ pageSize: 7 });
+        await ledger.appendCalls(Array.from({ length: 40 }, (_, i) => call("p", i % 2 ? "a" : "ab", { runId: `r${i}` })));
+        await ledger.appendTurns(Array.from({ length: 30 }, (_, i) => turn("p", `r${i}`)));
+        for (let i = 0; i < 15; i += 1) await ledger.putCard(card("p", `tool-${String(i).padStart(2, "0")}`));
+        for (let i = 0; i < 9; i += 1) await ledger.appendTurns([turn(`q${i}`, "r")]);
+
+        const calls = await ledger.listCalls("p");
+        expect(new Set(calls.map((c) => c.runId)).size).toBe(40);
+        expect(await ledger.listCalls("p", { tool: "a" })).toHaveLength(20);
+        expect(await ledger.listTurns("p")).toHaveLength(30);
+        expect(await ledger.listCards("p")).toHaveLength(15);
+        expect(await ledger.listPartitions()).toEqual(["p", ...Array.from({ length: 9 }, (_, i) => `q${i}`)]);
+      });
+    });
+
+    describe("partitions and names", () => {
+      it("shows nothing written in one partition to another", async () => {
+        const ledger = open();
+        await ledger.appendCalls([call("p1", "search")]);
+        await ledger.appendTurns([turn("p1", "r")]);
+        await ledger.appendRoutes([route("p1", "r")]);
+        await ledger.putCard(card("p1", "search"));
+        await ledger.putRevision(revision("p1", "search", "proposed"));
+        await ledger.putRule("p1", { tool: "search", rule: "Never search for people.", priority: "critical", source: "user_explicit" });
+        await ledger.configure("p1", { minCalls: 9 });
+
+        expect(await ledger.listCalls("p2")).toEqual([]);
+        expect(await ledger.listCalledTools("p2")).toEqual([]);
+        expect(await ledger.listTurns("p2")).toEqual([]);
+        expect(await ledger.listRoutes("p2")).toEqual([]);
+        expect(await ledger.getCard("p2", "search")).toBeNull();
+        expect(await ledger.listCards("p2")).toEqual([]);
+        expect(await ledger.listRevisions("p2")).toEqual([]);
+        expect(await ledger.listRules("p2")).toEqual([]);
+        expect((await ledger.getSettings("p2")).minCalls).toBe(DEFAULT_SETTINGS.minCalls);
+        expect(await open().getSettings("p2")).toEqual(DEFAULT_SETTINGS);
+      });
+
+      it("keeps prefix lookalikes, LIKE wildcards and encoded-looking names apart", async () => {
+        const ledger = open();
+        for (const partition of TRICKY_PARTITIONS) {
+          await ledger.appendCalls(TRICKY_TOOLS.map((tool) => call(partition, tool, { runId: `${partition}|${tool}` })));
+          await ledger.appendTurns([turn(partition, partition)]);
+          await ledger.appendRoutes([route(partition, partition)]);
+          await ledger.putCard(card(partition, partition));
+          await ledger.putRevision(revision(partition, partition, "proposed"));
+          await ledger.putRule(partition, { tool: partition, rule: "r", priority: "high", source: "programmatic" });
+        }
+        expect(await ledger.listPartitions()).toEqual(sorted(TRICKY_PARTITIONS));
+        for (const partition of TRICKY_PARTITIONS) {
+          expect(await ledger.listCalledTools(partition)).toEqual(sorted(TRICKY_TOOLS));
+          const calls = await ledger.listCalls(partition);
+          expect(sorted(calls.map((c) => c.runId))).toEqual(sorted(TRICKY_TOOLS.map((t) => `${partition}|${t}`)));
+          for (const tool of ["a", "a%", "a_b"]) {
+            expect((await ledger.listCalls(partition, { tool })).map((c) => c.runId)).toEqual([`${partition}|${tool}`]);
+          }
+          expect((await ledger.listTurns(partition)).map((t) => t.requestId)).toEqual([partition]);
+          expect((await ledger.listRoutes(partition)).map((t) => t.requestId)).toEqual([partition]);
+          expect((await ledger.listCards(partition)).map((c) => c.name)).toEqual([partition]);
+          expect((await ledger.listRevisions(partition)).map((r) => r.tool)).toEqual([partition]);
+          expect((await ledger.listRules(partition)).map((r) => r.tool)).toEqual([partition]);
+        }
+        expect(ledger.skippedRows).toBe(0);
+      });
+
+      it("round-trips tool names with dots, slashes, colons and percent signs", async () => {
+        const ledger = open();
+        const tools = ["github.create_issue", "fs/read.file", "mcp:server.tool", "100%", "x~7E", "%2E", "a b", "emoji🙂"];
+        await ledger.appendCalls(tools.map((tool) => call("p", tool)));
+        expect(await ledger.listCalledTools("p")).toEqual(sorted(tools));
+        for (const tool of tools) {
+          const [only] = await ledger.listCalls("p", { tool });
+          expect(only.tool).toBe(tool);
+          await ledger.putCard(card("p", tool));
+          expect((await ledger.getCard("p", tool))?.name).toBe(tool);
+        }
+      });
+
+      it("keeps ledgers with different namespace roots apart on one store", async () => {
+        const a = open();
+        const b = open({ namespaceRoot: `${ROOT}-b` });
+        await a.appendCalls([call("p", "search")]);
+        await b.appendCalls([call("q", "search")]);
+        expect(await a.listPartitions()).toEqual(["p"]);
+        expect(await b.listPartitions()).toEqual(["q"]);
+        expect(await b.listCalls("p")).toEqual([]);
+      });
+    });
+
+    describe("retention", () => {
+      it("keeps exactly the newest retainCallsPerTool calls of a tool, appended one by one", async () => {
+        const ledger = open();
+        await ledger.configure("p", { retainCallsPerTool: 20 });
+        const all: string[] = [];
+        for (let i = 0; i < 100; i += 1) all.push(...ids(await ledger.appendCalls([call("p", "search", { runId: `r${i}` })])));
+        await ledger.appendCalls([call("p", "other")]);
+
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(all.slice(80));
+        expect(await ledger.listCalls("p", { tool: "other" })).toHaveLength(1);
+      });
+
+      it("prunes a large batch to retainCallsPerTool and turns to retainTurns", async () => {
+        const ledger = open();
+        await ledger.configure("p", { retainCallsPerTool: 20, retainTurns: 30 });
+        const calls = await ledger.appendCalls(Array.from({ length: 100 }, () => call("p", "search")));
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(ids(calls).slice(80));
+        const turns = await ledger.appendTurns(Array.from({ length: 150 }, (_, i) => turn("p", `r${i}`)));
+        expect(ids(await ledger.listTurns("p"))).toEqual(ids(turns).slice(120));
+      });
+    });
+
+    describe("cards", () => {
+      it("puts, gets and lists cards, bumping the version and keeping createdAt", async () => {
+        const ledger = open();
+        const first = await ledger.putCard(card("p", "search", { version: 7, createdAt: 5 }));
+        expect(first.version).toBe(1);
+        expect(await ledger.getCard("p", "search")).toEqual(first);
+
+        const notes = [{ text: "Pass ids with their ORD- prefix.", revisionId: "rev1" }];
+        const second = await ledger.putCard({ ...first, learned: { ...first.learned, notes } });
+        expect(second.version).toBe(2);
+        expect(second.createdAt).toBe(first.createdAt);
+        expect((await ledger.getCard("p", "search"))?.learned.notes).toEqual(notes);
+
+        await ledger.putCard(card("p", "email"));
+        expect((await ledger.listCards("p")).map((c) => [c.name, c.version])).toEqual([["email", 1], ["search", 2]]);
+        expect(await ledger.getCard("p", "missing")).toBeNull();
+      });
+
+      it("refuses a write whose expectVersion is stale with RevisionConflict", async () => {
+        const ledger = open();
+        await ledger.putCard(card("p", "search"), { expectVersion: 0 });
+        const v2 = await ledger.putCard(card("p", "search"), { expectVersion: 1 });
+        expect(v2.version).toBe(2);
+
+        const stale = ledger.putCard({ ...v2, learned: { ...v2.learned, notes: [{ text: "lost", revisionId: "x" }] } }, { expectVersion: 1 });
+        await expect(stale).rejects.toBeInstanceOf(RevisionConflict);
+        await expect(ledger.putCard(card("p", "search"), { expectVersion: 0 })).rejects.toBeInstanceOf(RevisionConflict);
+        await expect(ledger.putCard(card("p", "new"), { expectVersion: 3 })).rejects.toBeInstanceOf(RevisionConflict);
+
+        const stored = await ledger.getCard("p", "search");
+        expect(stored?.version).toBe(2);
+        expect(stored?.learned.notes).toEqual([]);
+        expect(await ledger.getCard("p", "new")).toBeNull();
+      });
+    });
+
+    describe("revisions", () => {
+      it("lists revisions newest first, filtered by tool and status", async () => {
+        const ledger = open();
+        const r1 = revision("p", "search", "applied");
+        const r2 = revision("p", "email", "proposed");
+        const r3 = revision("p", "search", "proposed");
+        const r4 = revision("p", "search", "dismissed");
+        for (const r of [r3, r1, r4, r2]) await ledger.putRevision(r);
+
+        expect(ids(await ledger.listRevisions("p"))).toEqual([r4.id, r3.id, r2.id, r1.id]);
+        expect(ids(await ledger.listRevisions("p", { tool: "search" }))).toEqual([r4.id, r3.id, r1.id]);
+        expect(ids(await ledger.listRevisions("p", { status: "proposed" }))).toEqual([r3.id, r2.id]);
+        expect(ids(await ledger.listRevisions("p", { tool: "search", status: "applied" }))).toEqual([r1.id]);
+        expect(await ledger.getRevision("p", r2.id)).toEqual(r2);
+
+        await ledger.putRevision({ ...r2, status: "dismissed", approvedBy: "ops" });
+        expect((await ledger.requireRevision("p", r2.id)).status).toBe("dismissed");
+        await expect(ledger.requireRevision("p", "nope")).rejects.toBeInstanceOf(NotFound);
+        expect(await ledger.getRevision("p", "nope")).toBeNull();
+      });
+
+      it("commits cards and revisions together, or nothing when a card moved on", async () => {
+        const ledger = open();
+        const applied = { ...revision("p", "search", "applied"), cardVersionAfter: 1 };
+        const saved = await ledger.commit("p", { cards: [card("p", "search"), card("p", "email")], revisions: [applied] });
+        expect(saved.map((c) => c.version)).toEqual([1, 1]);
+        expect(await ledger.getRevision("p", applied.id)).toEqual(applied);
+        expect((await ledger.listCards("p")).map((c) => c.name)).toEqual(["email", "search"]);
+
+        const late = revision("p", "search", "applied");
+        await expect(
+          ledger.commit("p", { cards: [card("p", "search")], revisions: [late], expectVersion: 0 }),
+        ).rejects.toBeInstanceOf(RevisionConflict);
+        await expect(ledger.commit("p", { cards: [card("q", "search")], revisions: [late] })).rejects.toBeInstanceOf(InvalidInput);
+        expect(await ledger.getRevision("p", late.id)).toBeNull();
+        expect((await ledger.getCard("p", "search"))?.version).toBe(1);
+        expect(await ledger.listCards("q")).toEqual([]);
+      });
+    });
+
+    describe("rules", () => {
+      it("upserts rules, keeping createdAt and tags, and deletes them", async () => {
+        const ledger = open();
+        const rule = await ledger.putRule("p", {
+          tool: "send_email",
+          rule: "Never email Sarah.",
+          priority: "critical",
+          source: "user_explicit",
+          tags: ["people"],
+        });
+        expect(rule.createdAt).toBe(rule.updatedAt);
+        await new Promise((r) => setTimeout(r, 5));
+        const updated = await ledger.putRule("p", { id: rule.id, tool: "send_email", rule: "Never email Sarah or Sam.", priority: "critical", source: "user_explicit" });
+        expect(updated.createdAt).toBe(rule.createdAt);
+        expect(updated.updatedAt).toBeGreaterThan(rule.updatedAt);
+        expect(updated.tags).toEqual(["people"]);
+        await ledger.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "normal", source: "post_turn" });
+
+        expect((await ledger.listRules("p")).map((r) => r.rule)).toEqual(["Never email Sarah or Sam.", "Prefer exact matches."]);
+        expect(await ledger.listRules("p", { tool: "send_email" })).toEqual([updated]);
+        expect(await ledger.deleteRule("p", rule.id)).toBe(true);
+        expect(await ledger.deleteRule("p", rule.id)).toBe(false);
+        expect(await ledger.getRule("p", rule.id)).toBeNull();
+      });
+
+      it("refuses a blank tool or blank text with InvalidInput", async () => {
+        const ledger = open();
+        const base = { priority: "high", source: "programmatic" } as const;
+        await expect(ledger.putRule("p", { ...base, tool: "", rule: "x" })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.putRule("p", { ...base, tool: "  ", rule: "x" })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.putRule("p", { ...base, tool: "search", rule: " \n" })).rejects.toBeInstanceOf(InvalidInput);
+        expect(await ledger.listRules("p")).toEqual([]);
+      });
+
+      it("skips corrupt rule rows, counts them, and never fails the listing", async () => {
+        const ledger = open();
+        const good = await ledger.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "high", source: "programmatic" });
+        const ns = [ROOT, encodeLabel("p"), "rules"];
+        await store.put(ns, "garbage", { nonsense: true });
+        await store.put(ns, "blank", { ...good, id: "blank", rule: "" });
+        await store.put(ns, "future", { ...good, id: "future", v: 99 });
+        await store.put(ns, "priority", { ...good, id: "priority", priority: "urgent" });
+
+        expect(await ledger.listRules("p")).toEqual([good]);
+        expect(ledger.skippedRows).toBe(4);
+        expect(await ledger.getRule("p", "garbage")).toBeNull();
+        expect(ledger.skippedRows).toBe(5);
+        expect(warnings.length).toBeGreaterThanOrEqual(5);
+        const replaced = await ledger.putRule("p", { id: "garbage", tool: "search", rule: "Repaired.", priority: "normal", source: "programmatic" });
+        expect(await ledger.getRule("p", "garbage")).toEqual(replaced);
+      });
+    });
+
+    it("skips corrupt rows in every collection", async () => {
+      const ledger = open();
+      const [goodCall] = await ledger.appendCalls([call("p", "search")]);
+      const [goodTurn] = await ledger.appendTurns([turn("p", "r")]);
+      const [goodRoute] = await ledger.appendRoutes([route("p", "r")]);
+      const goodCard = await ledger.putCard(card("p", "search"));
+      const goodRevision = revision("p", "search", "proposed");
+      await ledger.putRevision(goodRevision);
+      const p = encodeLabel("p");
+      const bad = { v: 1, id: "zzz", partition: "p", junk: [1, 2] };
+      await store.put([ROOT, p, "calls", encodeLabel("search")], "zzz", bad);
+      await store.put([ROOT, p, "calls", encodeLabel("broken")], "zzz", { tool: 42 });
+      await store.put([ROOT, p, "turns"], "zzz", bad);
+      await store.put([ROOT, p, "routes"], "zzz", { ...goodRoute, offered: [{ tool: "x", rank: 0, score: 1 }] });
+      await store.put([ROOT, p, "cards"], "zzz", { ...goodCard, name: "zzz", version: 0 });
+      await store.put([ROOT, p, "revisions"], "zzz", { ...goodRevision, id: "zzz", status: "maybe" });
+      await store.put([ROOT, p, "settings"], "current", { minCalls: "lots" });
+
+      expect(await ledger.listCalls("p")).toEqual([goodCall]);
+      expect(await ledger.listTurns("p")).toEqual([goodTurn]);
+      expect(await ledger.listRoutes("p")).toEqual([goodRoute]);
+      expect(await ledger.listCards("p")).toEqual([goodCard]);
+      expect(await ledger.getCard("p", "zzz")).toBeNull();
+      expect(await ledger.listRevisions("p")).toEqual([goodRevision]);
+      const fresh = open();
+      expect(await fresh.getSettings("p")).toEqual(DEFAULT_SETTINGS);
+      expect(fresh.skippedRows).toBe(1);
+      expect(ledger.skippedRows).toBe(7);
+    });
+
+    describe("settings", () => {
+      it("stores settings per partition, merged over what is stored", async () => {
+        const ledger = open();
+        expect(await ledger.getSettings("p")).toEqual(DEFAULT_SETTINGS);
+        await ledger.configure("p", { minCalls: 5 });
+        const merged = await ledger.configure("p", { routingK: 3 });
+        expect(merged).toEqual({ ...DEFAULT_SETTINGS, minCalls: 5, routingK: 3 });
+        expect(await open().getSettings("p")).toEqual(merged);
+        expect(await open().getSettings("q")).toEqual(DEFAULT_SETTINGS);
+      });
+
+      it("refuses invalid values and unknown keys with InvalidInput, storing nothing", async () => {
+        const ledger = open();
+        await ledger.configure("p", { minCalls: 5 });
+        await expect(ledger.configure("p", { minCalls: -1 })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.configure("p", { routingK: 2.5 })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.configure("p", { minCall: 4 } as SettingsInput)).rejects.toBeInstanceOf(InvalidInput);
+        expect(await open().getSettings("p")).toEqual({ ...DEFAULT_SETTINGS, minCalls: 5 });
+      });
+    });
+
+    describe("ledger metadata", () => {
+      it("agrees on one fingerprint key across ledgers on the store, even when they race", async () => {
+        const racing = await Promise.all(Array.from({ length: 6 }, () => open().fingerprintKey()));
+        expect(racing[0]).toMatch(/^[0-9a-f]{64}$/);
+        expect(new Set(racing).size).toBe(1);
+        expect(await open().fingerprintKey()).toBe(racing[0]);
+      });
+
+      it("does not list its own metadata as a partition", async () => {
+        const ledger = open();
+        await ledger.fingerprintKey();
+        expect(await ledger.listPartitions()).toEqual([]);
+        await ledger.appendCalls([call("p1", "search")]);
+        await ledger.configure("p2", { minCalls: 1 });
+        expect(await ledger.listPartitions()).toEqual(["p1", "p2"]);
+      });
+
+      it("close() leaves a store it does not own open", async () => {
+        const ledger = open();
+        await ledger.close();
+        await ledger.close();
+        await open().appendCalls([call("p", "search")]);
+        expect(await open().listCalls("p")).toHaveLength(1);
+      });
+    });
+
+    it("keeps every record when 4 ledgers append 250 calls each at once", async () => {
+      await open().configure("p", { retainCallsPerTool: 1000 });
+      const writers = Array.from({ length: 4 }, () => open());
+      await Promise.all(
+        writers.map(async (ledger, w) => {
+          for (let batch = 0; batch < 50; batch += 1) {
+            await ledger.appendCalls(
+              Array.from({ length: 5 }, (_, i) => call("p", (batch + i) % 2 ? "alpha" : "beta", { runId: `w${w}-${batch * 5 + i}` })),
+            );
+          }
+        }),
+      );
+      const calls = await open().listCalls("p");
+      expect(calls).toHaveLength(1000);
+      expect(new Set(ids(calls)).size).toBe(1000);
+      expect(new Set(calls.map((c) => c.runId)).size).toBe(1000);
+      expect(ids(calls)).toEqual(sorted(ids(calls)));
+    });
+  });
+}

@@ -1,0 +1,4 @@
+import { InMemoryStore } from "@langchain/langgraph";
+import { ledgerContract } from "./contract.js";
+
+ledgerContract("InMemoryStore", async () => ({ store: new InMemoryStore(), cleanup: async () => {} }));
