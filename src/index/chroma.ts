@@ -1,0 +1,394 @@
+/**
+ * The scale-out index: a LangChain `VectorStore` over a Chroma server (the `chromadb` 3.x client),
+ * with the same ids, filters and score convention as the in-memory index, so either can serve
+ * routing and retrieval unchanged.
+ *
+ * Subpath export `tool-lessons/chroma`; `chromadb` is an optional peer dependency.
+ */
+import { Document, type DocumentInterface } from "@langchain/core/documents";
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
+import { VectorStore } from "@langchain/core/vectorstores";
+import { ChromaClient, ChromaConnectionError, type Collection, type Metadata, type Where } from "chromadb";
+import { InvalidInput, StoreUnavailable } from "../errors.js";
+import {
+  resolveIds,
+  type AddToIndexOptions,
+  type DeleteFromIndexParams,
+  type MetadataFilter,
+  type MetadataScalar,
+} from "./memory-vector-store.js";
+
+export { startChromaServer, ChromaBindingUnavailable, type ChromaServer, type StartChromaServerOptions } from "./chroma-server.js";
+
+/** Options of {@link ChromaVectorIndex}. */
+export interface ChromaVectorIndexOptions {
+  /** Embeddings used by `addDocuments` and the text search methods. */
+  embeddings: EmbeddingsInterface;
+  /** Name of the Chroma collection; created (cosine space, no embedding function) if missing. */
+  collectionName: string;
+  /**
+   * A ready client. When given, `host` and `port` are ignored.
+   * @default new ChromaClient({ host, port })
+   */
+  client?: ChromaClient;
+  /**
+   * Chroma server host.
+   * @default "localhost"
+   */
+  host?: string;
+  /**
+   * Chroma server port.
+   * @default 8000
+   */
+  port?: number;
+  /**
+   * Most records sent in one request; larger batches are split. Capped by the server's own limit.
+   * @default 1000
+   */
+  batchSize?: number;
+}
+
+/** The defaults applied to every optional {@link ChromaVectorIndexOptions} field left unset. */
+export const DEFAULT_CHROMA_VECTOR_INDEX = Object.freeze({
+  host: "localhost",
+  port: 8000,
+  batchSize: 1_000,
+});
+
+/** What a Chroma metadata value may be here: a flat scalar. `null` and `undefined` values are dropped. */
+export type FlatMetadata = Record<string, MetadataScalar>;
+
+/**
+ * Checks that metadata is flat (string, finite number or boolean values) and returns the Chroma
+ * form (`null`/`undefined` values dropped). Pure.
+ * @throws InvalidInput for nested objects, arrays, non-finite numbers and other value types.
+ */
+export function toFlatMetadata(metadata: Readonly<Record<string, unknown>>, id?: string): FlatMetadata {
+  const out: FlatMetadata = {};
+  for (const key of Object.keys(metadata)) {
+    const value = metadata[key];
+    if (value === null || value === undefined) continue;
+    if (typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) {
+      out[key] = value;
+      continue;
+    }
+    const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : `a value of type ${typeof value}`;
+    throw new InvalidInput(
+      `Metadata key "${key}"${id === undefined ? "" : ` of document ${id}`} holds ${kind}; the Chroma index stores flat metadata only (string, number, boolean). Flatten it (e.g. "${key}_field": value) or JSON-encode it into a string.`,
+      { context: { key, id, kind } },
+    );
+  }
+  return out;
+}
+
+/**
+ * Translates a metadata equality filter into a Chroma `where` clause: one key becomes
+ * `{ key: { $eq: value } }`, several become `{ $and: [...] }` (keys sorted), an array value becomes
+ * `$in`. Returns `undefined` for an empty filter and `null` when the filter can match nothing (an
+ * empty any-of array). Pure.
+ * @throws InvalidInput for a predicate function or a value that is not a flat scalar.
+ */
+export function toChromaWhere(filter: MetadataFilter | undefined): Where | undefined | null {
+  if (filter === undefined) return undefined;
+  if (typeof filter === "function") {
+    throw new InvalidInput(
+      "The Chroma index takes metadata equality filters only (e.g. { partition: \"p1\" }); predicate functions work with the in-memory index.",
+    );
+  }
+  const isScalar = (v: unknown): v is MetadataScalar =>
+    typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
+  const clauses: Where[] = [];
+  for (const key of Object.keys(filter).sort()) {
+    const value: unknown = filter[key];
+    if (Array.isArray(value)) {
+      if (!value.every(isScalar)) {
+        throw new InvalidInput(`Filter key "${key}" must list strings, numbers or booleans.`, { context: { key } });
+      }
+      if (value.length === 0) return null;
+      clauses.push({ [key]: { $in: value as MetadataScalar[] } });
+    } else if (isScalar(value)) {
+      clauses.push({ [key]: { $eq: value } });
+    } else {
+      throw new InvalidInput(`Filter key "${key}" must be a string, number or boolean (or an array of them).`, { context: { key } });
+    }
+  }
+  if (clauses.length === 0) return undefined;
+  if (clauses.length === 1) return clauses[0];
+  return { $and: clauses };
+}
+
+/** True for the errors the client raises when no server answers. */
+function isConnectionError(error: unknown): boolean {
+  if (error instanceof ChromaConnectionError) return true;
+  if (error instanceof Error && error.name === "ChromaConnectionError") return true;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === "ECONNREFUSED" || code === "ECONNRESET" || code === "ENOTFOUND";
+}
+
+/**
+ * A LangChain `VectorStore` over one Chroma collection.
+ *
+ * - Upsert by stable id: `addDocuments(docs, { ids })` / `addVectors(vectors, docs, { ids })`
+ *   replace a stored id whole (text, vector and metadata; Chroma's own upsert would merge old
+ *   metadata keys, so the index deletes then adds).
+ * - Scores are cosine **similarity**, higher is better (`1 - distance` of the collection's cosine
+ *   space), like `InMemoryVectorIndex`.
+ * - Filters are metadata equality objects (`{ partition: "p1", kind: "tool" }`; an array value
+ *   means "any of"), translated to Chroma's `where`.
+ * - Metadata must be flat: string, number or boolean values. Nested objects and arrays are refused
+ *   with `InvalidInput`; `null` values are dropped.
+ *
+ * Call {@link setup} (or use {@link ChromaVectorIndex.create}) before the first request to learn at
+ * once whether the server is reachable; otherwise the collection is opened on first use.
+ *
+ * @example
+ * const index = await ChromaVectorIndex.create({ embeddings, collectionName: "tools", host: "127.0.0.1", port: 8000 });
+ * await index.addDocuments(docs, { ids });
+ * const hits = await index.similaritySearchWithScore("book a room in Rome", 5, { partition: "p1" });
+ */
+export class ChromaVectorIndex extends VectorStore {
+  declare FilterType: MetadataFilter;
+
+  /** The Chroma client in use. */
+  readonly client: ChromaClient;
+  /** The collection name. */
+  readonly collectionName: string;
+  private readonly batchSize: number;
+  private readonly where: string;
+  private collectionPromise: Promise<Collection> | undefined;
+
+  constructor(options: ChromaVectorIndexOptions) {
+    super(options.embeddings, {});
+    if (!options.collectionName) {
+      throw new InvalidInput("ChromaVectorIndex needs a collectionName.");
+    }
+    const host = options.host ?? DEFAULT_CHROMA_VECTOR_INDEX.host;
+    const port = options.port ?? DEFAULT_CHROMA_VECTOR_INDEX.port;
+    this.client = options.client ?? new ChromaClient({ host, port });
+    this.collectionName = options.collectionName;
+    this.batchSize = Math.max(1, options.batchSize ?? DEFAULT_CHROMA_VECTOR_INDEX.batchSize);
+    this.where = options.client !== undefined ? "the Chroma server of the given client" : `the Chroma server at http://${host}:${port}`;
+  }
+
+  /** Creates the index and opens (or creates) its collection, failing now if the server is down. */
+  static async create(options: ChromaVectorIndexOptions): Promise<ChromaVectorIndex> {
+    const index = new ChromaVectorIndex(options);
+    await index.setup();
+    return index;
+  }
+
+  _vectorstoreType(): string {
+    return "tool-lessons-chroma";
+  }
+
+  /**
+   * Opens the collection, creating it (cosine space, `embeddingFunction: null`) when missing.
+   * Idempotent; a failed attempt is retried on the next call.
+   * @throws StoreUnavailable when no server answers.
+   */
+  async setup(): Promise<void> {
+    await this.collection();
+  }
+
+  private collection(): Promise<Collection> {
+    this.collectionPromise ??= this.call("open the collection", () =>
+      this.client.getOrCreateCollection({
+        name: this.collectionName,
+        embeddingFunction: null,
+        configuration: { hnsw: { space: "cosine" } },
+      }),
+    ).catch((error: unknown) => {
+      this.collectionPromise = undefined;
+      throw error;
+    });
+    return this.collectionPromise;
+  }
+
+  /** Runs one client call, turning "no server" into `StoreUnavailable` with the way to fix it. */
+  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isConnectionError(error)) {
+        throw new StoreUnavailable(
+          `Could not ${what} "${this.collectionName}": ${this.where} did not answer. Start one with \`npx chroma run --path ./chroma-data\` (or startChromaServer() from "tool-lessons/chroma") and pass its host and port.`,
+          { cause: error, context: { collection: this.collectionName } },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Embeds and upserts documents; returns their ids in order. */
+  async addDocuments(documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
+    const vectors = await this.embeddings.embedDocuments(documents.map((d) => d.pageContent));
+    return this.addVectors(vectors, documents, options);
+  }
+
+  /**
+   * Upserts precomputed vectors with their documents; returns their ids in order. A repeated id
+   * within one call keeps its last occurrence.
+   * @throws InvalidInput for nested metadata or mismatched lengths; StoreUnavailable when no server answers.
+   */
+  async addVectors(vectors: number[][], documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
+    if (vectors.length !== documents.length) {
+      throw new InvalidInput(`Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`, {
+        context: { vectors: vectors.length, documents: documents.length },
+      });
+    }
+    const ids = resolveIds(documents, options?.ids);
+    const last = new Map<string, number>();
+    ids.forEach((id, i) => last.set(id, i));
+    const rows = [...last.values()].sort((a, b) => a - b);
+    const metadatas = rows.map((i) => toFlatMetadata(documents[i].metadata ?? {}, ids[i]));
+    const collection = await this.collection();
+    for (let start = 0; start < rows.length; start += this.batchSize) {
+      const batch = rows.slice(start, start + this.batchSize);
+      const batchMeta = metadatas.slice(start, start + this.batchSize);
+      const batchIds = batch.map((i) => ids[i]);
+      await this.call("replace records in", () => collection.delete({ ids: batchIds }));
+      // Chroma refuses an empty metadata object, so records without metadata go in their own call.
+      const records = batch.map((i, j) => ({ id: ids[i], vector: vectors[i], text: documents[i].pageContent, meta: batchMeta[j] }));
+      const withMeta = records.filter((r) => Object.keys(r.meta).length > 0);
+      const withoutMeta = records.filter((r) => Object.keys(r.meta).length === 0);
+      if (withMeta.length > 0) {
+        await this.call("add records to", () =>
+          collection.add({
+            ids: withMeta.map((r) => r.id),
+            embeddings: withMeta.map((r) => r.vector),
+            documents: withMeta.map((r) => r.text),
+            metadatas: withMeta.map((r): Metadata => r.meta),
+          }),
+        );
+      }
+      if (withoutMeta.length > 0) {
+        await this.call("add records to", () =>
+          collection.add({
+            ids: withoutMeta.map((r) => r.id),
+            embeddings: withoutMeta.map((r) => r.vector),
+            documents: withoutMeta.map((r) => r.text),
+          }),
+        );
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * Removes documents by ids and/or by metadata filter. An empty filter is refused rather than
+   * taken to mean "everything" (use {@link clear}).
+   */
+  override async delete(params: DeleteFromIndexParams<MetadataFilter> = {}): Promise<void> {
+    const where = toChromaWhere(params.filter);
+    if (params.filter !== undefined && where === undefined) {
+      throw new InvalidInput("delete() got an empty filter; call clear() to remove every document.");
+    }
+    const collection = await this.collection();
+    const ids = params.ids ?? [];
+    for (let start = 0; start < ids.length; start += this.batchSize) {
+      const batch = ids.slice(start, start + this.batchSize);
+      await this.call("delete records from", () => collection.delete({ ids: batch }));
+    }
+    if (where) await this.call("delete records from", () => collection.delete({ where }));
+  }
+
+  /** Drops the collection and creates it again, empty. */
+  async clear(): Promise<void> {
+    await this.collection();
+    await this.call("drop", () => this.client.deleteCollection({ name: this.collectionName }));
+    this.collectionPromise = undefined;
+    await this.collection();
+  }
+
+  /**
+   * The `k` documents most similar to `query`, best first, with cosine similarity (higher is
+   * better). Chroma's HNSW index is approximate; on small collections it is exact in practice.
+   */
+  async similaritySearchVectorWithScore(
+    query: number[],
+    k: number,
+    filter?: MetadataFilter,
+  ): Promise<[DocumentInterface, number][]> {
+    const where = toChromaWhere(filter);
+    if (where === null || k <= 0) return [];
+    const collection = await this.collection();
+    const result = await this.call("query", () =>
+      collection.query({
+        queryEmbeddings: [query],
+        nResults: k,
+        ...(where ? { where } : {}),
+        include: ["documents", "metadatas", "distances"],
+      }),
+    );
+    const ids = result.ids[0] ?? [];
+    return ids.map((id, i) => {
+      const distance = result.distances[0]?.[i] ?? 1;
+      const doc = new Document({
+        pageContent: result.documents[0]?.[i] ?? "",
+        metadata: { ...(result.metadatas[0]?.[i] ?? {}) },
+        id,
+      });
+      return [doc, 1 - distance];
+    });
+  }
+
+  /** The stored documents with these ids, in the order asked; unknown ids are skipped. */
+  async getByIds(ids: readonly string[]): Promise<DocumentInterface[]> {
+    if (ids.length === 0) return [];
+    const collection = await this.collection();
+    const found = new Map<string, Document>();
+    for (let start = 0; start < ids.length; start += this.batchSize) {
+      const batch = ids.slice(start, start + this.batchSize);
+      const result = await this.call("read records from", () =>
+        collection.get({ ids: [...batch], include: ["documents", "metadatas"] }),
+      );
+      result.ids.forEach((id, i) => {
+        found.set(id, new Document({ pageContent: result.documents[i] ?? "", metadata: { ...(result.metadatas[i] ?? {}) }, id }));
+      });
+    }
+    const out: DocumentInterface[] = [];
+    for (const id of ids) {
+      const doc = found.get(id);
+      if (doc) out.push(doc);
+    }
+    return out;
+  }
+
+  /** Number of stored documents the filter keeps (all of them without a filter). */
+  async count(filter?: MetadataFilter): Promise<number> {
+    const where = toChromaWhere(filter);
+    if (where === null) return 0;
+    const collection = await this.collection();
+    if (where === undefined) return this.call("count records in", () => collection.count());
+    const result = await this.call("count records in", () => collection.get({ where, include: [] }));
+    return result.ids.length;
+  }
+
+  /** Builds an index from documents (ids from `document.id` when present). */
+  static override async fromDocuments(
+    docs: DocumentInterface[],
+    embeddings: EmbeddingsInterface,
+    options: Omit<ChromaVectorIndexOptions, "embeddings">,
+  ): Promise<ChromaVectorIndex> {
+    const index = await ChromaVectorIndex.create({ ...options, embeddings });
+    await index.addDocuments(docs);
+    return index;
+  }
+
+  /** Builds an index from texts (one metadata object per text, or one for all). */
+  static override async fromTexts(
+    texts: string[],
+    metadatas: object[] | object,
+    embeddings: EmbeddingsInterface,
+    options: Omit<ChromaVectorIndexOptions, "embeddings">,
+  ): Promise<ChromaVectorIndex> {
+    const docs = texts.map(
+      (pageContent, i) =>
+        new Document({
+          pageContent,
+          metadata: { ...(Array.isArray(metadatas) ? (metadatas[i] as Record<string, unknown>) : (metadatas as Record<string, unknown>)) },
+        }),
+    );
+    return ChromaVectorIndex.fromDocuments(docs, embeddings, options);
+  }
+}
