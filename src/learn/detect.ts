@@ -1,0 +1,396 @@
+/**
+ * Detection: what the ledger says went wrong with each tool, found by code alone.
+ *
+ * A pure function over plain arrays of call, turn and route records. It reads nothing else and
+ * writes nothing; the review builds proposals and revisions on what it returns. Every rule is
+ * stated on the function that applies it, and the whole pass is linear in the number of records
+ * (maps keyed by tool, request and thread; the only sort is of each thread's turns by id).
+ */
+import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
+import type { ArgShape, CallRecord, ErrorClass, Evidence, RouteRecord, TurnRecord } from "../ledger/schema.js";
+
+/** How a request missed a tool. */
+export type MissKind = "served_unoffered" | "re_asked";
+
+/** How a request went to the wrong tool. */
+export type ConfusionKind = "re_asked" | "ranked_first";
+
+/** The masked shapes one argument took over a set of calls. Names and shapes, never values. */
+export interface ArgShapeSummary {
+  /** Argument name. */
+  name: string;
+  /** Calls of the set that passed this argument. */
+  calls: number;
+  /** The distinct JSON kinds it was passed as. */
+  kinds: ArgShape["kind"][];
+  /** The distinct masked shapes, most frequent first (ties: first seen first). */
+  shapes: { shape: string; count: number }[];
+}
+
+/** Failed calls of one tool with the same error class and the same masked message. */
+export interface FailureGroup {
+  tool: string;
+  errorClass: ErrorClass;
+  /** The masked error message ("" when the error had none). */
+  errorMessage: string;
+  /** Ids of the failed calls, oldest first. */
+  callIds: string[];
+  /** Argument names the failed calls passed, in first-seen order. */
+  argNames: string[];
+  /** The masked shapes the failed calls passed, per argument. */
+  shapes: ArgShapeSummary[];
+}
+
+/** A request that should have reached a tool and did not (see {@link detect}). */
+export interface MissedRequest {
+  /** The tool that was missed. */
+  tool: string;
+  requestId: string;
+  /** The request as stored (masked). For `re_asked`, the first wording: the one that missed. */
+  request: string;
+  how: MissKind;
+  threadId?: string;
+  /** For `re_asked`: the next request of the thread, the one the tool served. */
+  nextRequestId?: string;
+}
+
+/** A request that went to a tool although another tool served it in the end (see {@link detect}). */
+export interface ConfusedRequest {
+  /** The tool the request went to wrongly. */
+  tool: string;
+  requestId: string;
+  /** The request as stored (masked). */
+  request: string;
+  /** The tool that served it in the end (for `re_asked`: the one that served the next request). */
+  servedBy: string;
+  how: ConfusionKind;
+  threadId?: string;
+  /** For `re_asked`: the next request of the thread, the one `servedBy` served. */
+  nextRequestId?: string;
+}
+
+/** Everything detection found for one registered tool. */
+export interface ToolDetection {
+  tool: string;
+  /** Call records of the tool that were read (at most `settings.maxCallsPerTool`, the newest). */
+  calls: number;
+  /** Failed calls grouped by error class and masked message, largest group first. */
+  failures: FailureGroup[];
+  /**
+   * Failed calls whose error says the arguments were refused (`validation`, `not_found`,
+   * `unknown`), as opposed to the tool being down, slow, rate limited or forbidden. The example
+   * call is built only for a tool with at least `minFailures` of these.
+   */
+  refusedCount: number;
+  /** Requests that missed the tool, oldest first, one per request. */
+  misses: MissedRequest[];
+  /** Requests that went to the tool and belonged to another, oldest first, one per request. */
+  confusions: ConfusedRequest[];
+  /** Successful call records, oldest first: what the example call is built from. */
+  successes: CallRecord[];
+  /** Newest call record id read for the tool (for `reviewedThrough`). */
+  lastCallId?: string;
+}
+
+/** What {@link detect} returns: one entry per registered tool, in registration order. */
+export interface Detection {
+  tools: Map<string, ToolDetection>;
+}
+
+/** Input of {@link detect}. */
+export interface DetectInput {
+  /** Turn records (what each run did for a request), in any order. */
+  turns: readonly TurnRecord[];
+  /** Route records (what routing offered for a request), in any order. */
+  routes: readonly RouteRecord[];
+  /** Call records, in any order. */
+  calls: readonly CallRecord[];
+  /** Registered tool names. Records about other tools are ignored. */
+  tools: readonly string[];
+  /**
+   * Settings; only `maxCallsPerTool` is read here (thresholds are applied by the proposer and the vet).
+   * @default DEFAULT_SETTINGS
+   */
+  settings?: Pick<Settings, "maxCallsPerTool">;
+}
+
+/** Error classes that say the tool refused the arguments (as opposed to being unavailable). */
+export const REFUSED_ERROR_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
+  "validation",
+  "not_found",
+  "unknown",
+]);
+
+/**
+ * Find, for every registered tool, its repeated calling errors, the requests that missed it and
+ * the requests that went to it wrongly.
+ *
+ * Rules (after seed 000, "Revising an entry from the tool log"):
+ *
+ * - **Which tool a request counts for**: the tool that served it, `turn.servedBy` (the last tool
+ *   its run called successfully, or the outcome the application reported). A lookup made on the
+ *   way is preparation and does not count. A request with no `servedBy` counts for no tool.
+ *   When several turn records carry the same request id, the one with the greatest id is used.
+ * - **Failures**: the failed call records of the tool (newest `maxCallsPerTool` calls read),
+ *   grouped by error class (`unknown` when absent) and masked message, with their call ids and
+ *   the argument names they passed.
+ * - **Missed, `served_unoffered`**: tool T served request R, routing ran for R with a choice
+ *   (`allSent` false) and T was not among the tools it offered.
+ * - **Missed, `re_asked`**: in one thread (turns ordered by id), the run of request R never
+ *   called T, and the next request of the thread was served by T. R, the first wording, is the
+ *   missed one. A run that called T and failed is a calling problem, not a miss.
+ * - **Confused, `re_asked`**: in one thread, R was served by U, and the next request was served by
+ *   T ≠ U: R went to U and belonged to T.
+ * - **Confused, `ranked_first`**: routing ran for R with a choice, ranked U first, did not offer T,
+ *   and T served R (T ≠ U).
+ * - Each (tool, request) pair is reported once, under the first rule that found it. Only
+ *   registered tools get an entry; a confusion may name any tool that served (the vet refuses a
+ *   line naming an unregistered one). Turns without a thread id take no part in `re_asked`.
+ *
+ * Linear in the number of records, except for sorting each thread's turns by id.
+ */
+export function detect(input: DetectInput): Detection {
+  const maxCalls = input.settings?.maxCallsPerTool ?? DEFAULT_SETTINGS.maxCallsPerTool;
+  const registered = new Set(input.tools);
+  const out = new Map<string, ToolDetection>();
+  const seenMiss = new Map<string, Set<string>>();
+  const seenConfusion = new Map<string, Set<string>>();
+  for (const tool of input.tools) {
+    if (out.has(tool)) continue;
+    out.set(tool, {
+      tool,
+      calls: 0,
+      failures: [],
+      refusedCount: 0,
+      misses: [],
+      confusions: [],
+      successes: [],
+    });
+    seenMiss.set(tool, new Set());
+    seenConfusion.set(tool, new Set());
+  }
+
+  readCalls(input.calls, out, maxCalls);
+
+  // One turn per request (the newest), and the route of each request (the newest).
+  const turnByRequest = new Map<string, TurnRecord>();
+  for (const turn of input.turns) {
+    const prior = turnByRequest.get(turn.requestId);
+    if (!prior || prior.id < turn.id) turnByRequest.set(turn.requestId, turn);
+  }
+  const routeByRequest = new Map<string, RouteRecord>();
+  for (const route of input.routes) {
+    const prior = routeByRequest.get(route.requestId);
+    if (!prior || prior.id < route.id) routeByRequest.set(route.requestId, route);
+  }
+
+  const addMiss = (miss: MissedRequest): void => {
+    const seen = seenMiss.get(miss.tool);
+    if (!seen || seen.has(miss.requestId)) return;
+    seen.add(miss.requestId);
+    out.get(miss.tool)?.misses.push(miss);
+  };
+  const addConfusion = (confusion: ConfusedRequest): void => {
+    const seen = seenConfusion.get(confusion.tool);
+    if (!seen || seen.has(confusion.requestId)) return;
+    seen.add(confusion.requestId);
+    out.get(confusion.tool)?.confusions.push(confusion);
+  };
+
+  // Routed requests: served by a tool routing did not offer; ranked first but not the server.
+  const orderedTurns = [...turnByRequest.values()].sort(byId);
+  for (const turn of orderedTurns) {
+    const served = turn.servedBy;
+    if (served === undefined) continue;
+    const route = routeByRequest.get(turn.requestId);
+    if (!route || route.allSent) continue;
+    let offered = false;
+    let first: { tool: string; rank: number } | undefined;
+    for (const offer of route.offered) {
+      if (offer.tool === served) offered = true;
+      if (!first || offer.rank < first.rank) first = { tool: offer.tool, rank: offer.rank };
+    }
+    if (offered) continue;
+    if (registered.has(served)) {
+      addMiss(withThread<MissedRequest>({ tool: served, requestId: turn.requestId, request: turn.request, how: "served_unoffered" }, turn));
+    }
+    if (first && first.tool !== served && registered.has(first.tool)) {
+      addConfusion(
+        withThread<ConfusedRequest>(
+          { tool: first.tool, requestId: turn.requestId, request: turn.request, servedBy: served, how: "ranked_first" },
+          turn,
+        ),
+      );
+    }
+  }
+
+  // Threads: the request after R was served by T.
+  const threads = new Map<string, TurnRecord[]>();
+  for (const turn of orderedTurns) {
+    if (turn.threadId === undefined) continue;
+    const key = `${turn.partition}\u0000${turn.threadId}`;
+    const list = threads.get(key);
+    if (list) list.push(turn);
+    else threads.set(key, [turn]);
+  }
+  for (const list of threads.values()) {
+    for (let i = 0; i + 1 < list.length; i++) {
+      const current = list[i];
+      const next = list[i + 1];
+      const target = next.servedBy;
+      if (target === undefined) continue;
+      if (registered.has(target) && !current.calls.some((c) => c.tool === target)) {
+        addMiss(
+          withThread<MissedRequest>(
+            { tool: target, requestId: current.requestId, request: current.request, how: "re_asked", nextRequestId: next.requestId },
+            current,
+          ),
+        );
+      }
+      const used = current.servedBy;
+      if (used !== undefined && used !== target && registered.has(used)) {
+        addConfusion(
+          withThread<ConfusedRequest>(
+            {
+              tool: used,
+              requestId: current.requestId,
+              request: current.request,
+              servedBy: target,
+              how: "re_asked",
+              nextRequestId: next.requestId,
+            },
+            current,
+          ),
+        );
+      }
+    }
+  }
+
+  // Oldest first, whichever rule found them.
+  const order = new Map<string, number>();
+  orderedTurns.forEach((t, i) => order.set(t.requestId, i));
+  const rank = (id: string): number => order.get(id) ?? Number.MAX_SAFE_INTEGER;
+  for (const td of out.values()) {
+    td.misses.sort((a, b) => rank(a.requestId) - rank(b.requestId));
+    td.confusions.sort((a, b) => rank(a.requestId) - rank(b.requestId));
+  }
+  return { tools: out };
+}
+
+/** The call-record part of {@link detect}: failures, refused count and successes per tool. */
+function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>, maxCalls: number): void {
+  const byTool = new Map<string, CallRecord[]>();
+  for (const call of calls) {
+    if (!out.has(call.tool)) continue;
+    const list = byTool.get(call.tool);
+    if (list) list.push(call);
+    else byTool.set(call.tool, [call]);
+  }
+  for (const [tool, all] of byTool) {
+    const td = out.get(tool);
+    if (!td) continue;
+    const sorted = isSortedById(all) ? all : [...all].sort(byId);
+    const read = sorted.length > maxCalls ? sorted.slice(sorted.length - maxCalls) : sorted;
+    td.calls = read.length;
+    td.lastCallId = read.length > 0 ? read[read.length - 1].id : undefined;
+    const groups = new Map<string, CallRecord[]>();
+    for (const call of read) {
+      if (call.outcome === "success") {
+        td.successes.push(call);
+        continue;
+      }
+      const errorClass = call.errorClass ?? "unknown";
+      if (REFUSED_ERROR_CLASSES.has(errorClass)) td.refusedCount += 1;
+      const key = `${errorClass}\u0000${call.errorMessage ?? ""}`;
+      const group = groups.get(key);
+      if (group) group.push(call);
+      else groups.set(key, [call]);
+    }
+    for (const group of groups.values()) {
+      const head = group[0];
+      td.failures.push({
+        tool,
+        errorClass: head.errorClass ?? "unknown",
+        errorMessage: head.errorMessage ?? "",
+        callIds: group.map((c) => c.id),
+        argNames: argNamesOf(group),
+        shapes: summarizeShapes(group),
+      });
+    }
+    // Largest group first; stable for equal sizes (first failure first).
+    td.failures.sort((a, b) => b.callIds.length - a.callIds.length);
+  }
+}
+
+/** Argument names passed by any of the calls, in first-seen order. */
+export function argNamesOf(calls: readonly CallRecord[]): string[] {
+  const names = new Set<string>();
+  for (const call of calls) for (const arg of call.args) names.add(arg.name);
+  return [...names];
+}
+
+/**
+ * The masked shapes each argument took over a set of calls, arguments in first-seen order,
+ * shapes most frequent first. Reads only names, kinds and masked shapes.
+ */
+export function summarizeShapes(calls: readonly CallRecord[]): ArgShapeSummary[] {
+  const byName = new Map<string, { calls: number; kinds: Set<ArgShape["kind"]>; shapes: Map<string, number> }>();
+  for (const call of calls) {
+    for (const arg of call.args) {
+      let entry = byName.get(arg.name);
+      if (!entry) {
+        entry = { calls: 0, kinds: new Set(), shapes: new Map() };
+        byName.set(arg.name, entry);
+      }
+      entry.calls += 1;
+      entry.kinds.add(arg.kind);
+      entry.shapes.set(arg.shape, (entry.shapes.get(arg.shape) ?? 0) + 1);
+    }
+  }
+  return [...byName].map(([name, e]) => ({
+    name,
+    calls: e.calls,
+    kinds: [...e.kinds],
+    shapes: [...e.shapes]
+      .map(([shape, count]) => ({ shape, count }))
+      .sort((a, b) => b.count - a.count),
+  }));
+}
+
+/**
+ * The evidence a revision of this tool rests on, in the ledger's `Evidence` form: one
+ * `failed_call` per failure group, one `missed_request` per miss, one `confused_request` per
+ * confusion. Argument names and masked text only.
+ */
+export function evidenceOf(td: ToolDetection): Evidence[] {
+  const out: Evidence[] = [];
+  for (const f of td.failures) {
+    out.push({
+      kind: "failed_call",
+      callIds: [...f.callIds],
+      errorClass: f.errorClass,
+      errorMessage: f.errorMessage,
+      argNames: [...f.argNames],
+    });
+  }
+  for (const m of td.misses) {
+    out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
+  }
+  for (const c of td.confusions) {
+    out.push({ kind: "confused_request", requestId: c.requestId, request: c.request, servedBy: c.servedBy, how: c.how });
+  }
+  return out;
+}
+
+function withThread<T extends { threadId?: string }>(item: T, turn: TurnRecord): T {
+  return turn.threadId === undefined ? item : { ...item, threadId: turn.threadId };
+}
+
+function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function isSortedById(rows: readonly { id: string }[]): boolean {
+  for (let i = 1; i < rows.length; i++) if (rows[i - 1].id > rows[i].id) return false;
+  return true;
+}
