@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { partitionKey, resolvePartition } from "../../src/record/partition.js";
+
+describe("partitionKey", () => {
+  it("is 'default' when empty, else the present parts in a fixed order", () => {
+    expect(partitionKey({})).toBe("default");
+    expect(partitionKey()).toBe("default");
+    expect(partitionKey({ userId: "42" })).toBe("u:42");
+    expect(partitionKey({ agentId: "desk", tenantId: "acme", userId: "42" })).toBe("t:acme/u:42/a:desk");
+    expect(partitionKey({ tenantId: "acme", agentId: "desk" })).toBe("t:acme/a:desk");
+    expect(partitionKey({ tenantId: "  " })).toBe("default");
+  });
+
+  it("keeps parts unambiguous", () => {
+    expect(partitionKey({ tenantId: "a/u:b" })).toBe("t:a%2Fu:b");
+    expect(partitionKey({ tenantId: "a/u:b" })).not.toBe(partitionKey({ tenantId: "a", userId: "b" }));
+  });
+});
+
+describe("resolvePartition", () => {
+  it("reads tenant_id, user_id, agent_id from metadata first, then configurable", () => {
+    expect(resolvePartition({ user_id: "42", thread_id: "t" })).toBe("u:42");
+    expect(resolvePartition({ user_id: 42 })).toBe("u:42");
+    expect(resolvePartition({ user_id: "42" }, { user_id: "7", tenant_id: "acme" })).toBe("t:acme/u:42");
+    expect(resolvePartition({}, { agent_id: "desk" })).toBe("a:desk");
+    expect(resolvePartition({})).toBe("default");
+    expect(resolvePartition({ user_id: "" , tenant_id: { nested: 1 } })).toBe("default");
+  });
+
+  it("lets a resolver decide, falling back to the ids when it returns nothing", () => {
+    expect(resolvePartition({ user_id: "42" }, undefined, () => "team-blue")).toBe("team-blue");
+    expect(resolvePartition({ org: "acme" }, undefined, ({ metadata }) => ({ tenantId: String(metadata.org) }))).toBe("t:acme");
+    expect(resolvePartition({ user_id: "42" }, undefined, () => undefined)).toBe("u:42");
+  });
+});
