@@ -44,8 +44,11 @@ export interface LedgerOptions {
    */
   onWarning?: WarningSink;
   /**
-   * Page size used when listing a namespace.
-   * @default 1000
+   * Most rows asked of the store in one request when listing a namespace. A namespace with
+   * more is read in pages by `offset`, which is only consistent while nothing writes to it
+   * (a prune or an update between two pages shifts rows past the boundary) and when the store
+   * orders results stably; so the default reads any retained namespace in one request.
+   * @default 1_000_000
    */
   pageSize?: number;
   /**
@@ -74,7 +77,7 @@ const DEFAULT_LEDGER_OPTIONS = {
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
   onWarning: ((message, context) =>
     console.warn(`[tool-lessons] ${message}`, context ?? "")) as WarningSink,
-  pageSize: 1000,
+  pageSize: 1_000_000,
   ownsStore: false,
 } satisfies Required<LedgerOptions>;
 
@@ -378,6 +381,26 @@ export class Ledger {
     await this.store.put(namespaceFor(this.root, partition, "settings"), "current", settings);
     this.settingsCache.set(partition, settings);
     return settings;
+  }
+
+  // ---------------------------------------------------------------- review watermarks
+
+  /**
+   * Newest record id each tool's last review read. Kept apart from the cards: marking a tool
+   * reviewed must not bump the card's version (undo compares versions).
+   */
+  async reviewMarks(partition: string): Promise<Map<string, string>> {
+    const items = await this.listNamespace(namespaceFor(this.root, partition, "reviews"));
+    const marks = new Map<string, string>();
+    for (const item of items) if (typeof item.value.through === "string") marks.set(item.key, item.value.through);
+    return marks;
+  }
+
+  /** Record that a tool's review read everything up to `through`. */
+  async markReviewed(partition: string, marks: ReadonlyMap<string, string>): Promise<void> {
+    if (marks.size === 0) return;
+    const ns = namespaceFor(this.root, partition, "reviews");
+    await this.store.batch([...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })));
   }
 
   // ---------------------------------------------------------------- secrets
