@@ -1,0 +1,344 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Operation, OperationResults, PutOperation } from "@langchain/langgraph";
+import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
+import { InvalidInput, StoreUnavailable } from "../errors.js";
+
+/**
+ * The scale-out ledger backend: LangGraph's own `PostgresStore`, shared by any number of agent
+ * processes on any number of machines. Import from `tool-lessons/postgres` (it needs the
+ * optional peer `@langchain/langgraph-checkpoint-postgres`).
+ *
+ * The store is opened **without** a vector `index`: the ledger needs none (routing and lesson
+ * retrieval live in the index, e.g. Chroma), and Debian's PostgreSQL has no pgvector.
+ *
+ * @module
+ */
+
+export { PostgresStore };
+
+/** The parts of `pg` this module uses, so it needs no `pg` types. */
+interface PgClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: StoreRow[] }>;
+  release(error?: Error | boolean): void;
+}
+interface PgPool {
+  connect(): Promise<PgClient>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
+interface StoreRow {
+  namespace_path: string;
+  key: string;
+  value: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+/** `PostgresStore`'s private `core`: its pool, schema and (absent here) vector and TTL config. */
+interface StoreCore {
+  pool: PgPool;
+  schema: string;
+  indexConfig?: unknown;
+  ttlConfig?: unknown;
+}
+
+/**
+ * A `PostgresStore` whose write-only batches (puts and deletes) run as **one transaction** of
+ * at most two statements, instead of one autocommitted statement per operation:
+ *
+ * - `Ledger.commit()` (cards with their revisions) is atomic: all of it or none of it;
+ * - appending N records costs one round trip and one commit (one WAL flush) instead of N.
+ *
+ * A plain listing (`search` without `query` or `filter`) is ordered by `updated_at` **then
+ * namespace and key**, so paging with `offset` neither skips nor repeats rows that share a
+ * timestamp (every row of one transaction does; `PostgresStore` breaks no ties).
+ *
+ * Everything else (gets, filtered or text searches, mixed batches, puts with a TTL, stores with
+ * a vector index) is `PostgresStore`'s own code. The fast path reaches into `PostgresStore`'s pool;
+ * should a future version of `@langchain/langgraph-checkpoint-postgres` change that, batches
+ * fall back to `PostgresStore.batch` (correct, but neither atomic nor fast).
+ * {@link TransactionalPostgresStore.atomicBatches} says which applies.
+ *
+ * Semantics match applying the operations in order: for a (namespace, key) written twice in
+ * one batch, the last write wins.
+ */
+export class TransactionalPostgresStore extends PostgresStore {
+  /** True when write-only batches run as one transaction (see the class docs). */
+  get atomicBatches(): boolean {
+    const core = coreOf(this);
+    return core !== undefined && core.indexConfig == null && core.ttlConfig == null;
+  }
+
+  override async search(
+    namespacePrefix: string[],
+    options: Parameters<PostgresStore["search"]>[1] = {},
+  ): Promise<SearchItem[]> {
+    const core = coreOf(this);
+    const plain =
+      options.query === undefined && (options.filter === undefined || Object.keys(options.filter).length === 0);
+    if (core === undefined || !this.atomicBatches || !plain || options.refreshTtl) {
+      return super.search(namespacePrefix, options);
+    }
+    checkLabels(namespacePrefix);
+    await this.start();
+    const client = await core.pool.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT namespace_path, key, value, created_at, updated_at FROM "${core.schema}".store
+         WHERE namespace_path LIKE $1 AND (expires_at IS NULL OR expires_at > CURRENT_TIMESTAMP)
+         ORDER BY updated_at DESC, namespace_path, key LIMIT $2 OFFSET $3`,
+        [`${namespacePrefix.join(":")}%`, options.limit ?? 10, options.offset ?? 0],
+      );
+      return rows.map((row) => ({
+        namespace: row.namespace_path.split(":"),
+        key: row.key,
+        value: row.value,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      }));
+    } finally {
+      client.release();
+    }
+  }
+
+  override async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    const core = coreOf(this);
+    if (
+      operations.length < 2 ||
+      !this.atomicBatches ||
+      core === undefined ||
+      !operations.every((op): op is PutOperation & Op[number] => isPlainPut(op))
+    ) {
+      return super.batch(operations);
+    }
+    for (const op of operations) checkLabels(op.namespace);
+    await this.start();
+
+    // Last write per (namespace, key) wins; rows in a fixed order so concurrent batches that
+    // touch the same rows lock them in the same order (no deadlock).
+    const last = new Map<string, PutOperation>();
+    for (const op of operations) last.set(`${op.namespace.join(":")}\u0000${op.key}`, op);
+    const rows = [...last.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, op]) => op);
+    const upserts = rows.filter((op) => op.value !== null);
+    const deletes = rows.filter((op) => op.value === null);
+    const table = `"${core.schema}".store`;
+
+    const client = await core.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      if (deletes.length > 0) {
+        await client.query(
+          `DELETE FROM ${table} WHERE (namespace_path, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+          [deletes.map((op) => op.namespace.join(":")), deletes.map((op) => op.key)],
+        );
+      }
+      if (upserts.length > 0) {
+        await client.query(
+          `INSERT INTO ${table} (namespace_path, key, value, expires_at)
+           SELECT ns, k, v, NULL FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(ns, k, v)
+           ON CONFLICT (namespace_path, key)
+           DO UPDATE SET value = EXCLUDED.value, expires_at = NULL, updated_at = CURRENT_TIMESTAMP`,
+          [
+            upserts.map((op) => op.namespace.join(":")),
+            upserts.map((op) => op.key),
+            upserts.map((op) => JSON.stringify(op.value)),
+          ],
+        );
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw error;
+    } finally {
+      // A connection whose ROLLBACK failed is discarded, not returned to the pool mid-transaction.
+      client.release(broken ?? false);
+    }
+    return operations.map(() => undefined) as OperationResults<Op>;
+  }
+}
+
+/** Options of {@link openPostgresStore}. */
+export interface OpenPostgresStoreOptions {
+  /**
+   * Postgres schema holding the store's tables (`store`, `store_migrations`); created if
+   * missing. Give each application (or test run) its own to keep them apart. A plain
+   * identifier: letters, digits, `_`, `$`, at most 63 bytes, not starting with a digit.
+   * @default "public"
+   */
+  schema?: string;
+  /**
+   * How long to wait for a connection before giving up, in milliseconds.
+   * @default 10000
+   */
+  connectionTimeoutMs?: number;
+  /**
+   * Most connections the store's pool opens at once.
+   * @default 10
+   */
+  maxConnections?: number;
+  /**
+   * Receives errors of idle pooled connections (the server restarted, a connection was
+   * killed). The pool drops such a connection and opens a new one on next use; without a
+   * listener Node would crash the process on the pool's `error` event.
+   * @default console.warn with a "[tool-lessons]" prefix
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+/** Defaults of {@link OpenPostgresStoreOptions}. */
+export const DEFAULT_POSTGRES_STORE_OPTIONS = {
+  schema: "public",
+  connectionTimeoutMs: 10_000,
+  maxConnections: 10,
+  onIdleError: (error: Error) =>
+    console.warn(`[tool-lessons] An idle Postgres ledger connection failed (it will be replaced): ${error.message}`),
+} satisfies Required<OpenPostgresStoreOptions>;
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+/**
+ * SQLSTATEs two processes running `setup()` on the same fresh schema at once can hit
+ * (`CREATE … IF NOT EXISTS` is not race-free in Postgres): unique violation, duplicate
+ * schema/table/object, "tuple concurrently updated", deadlock, serialization failure.
+ * Setup is idempotent, so it is simply run again.
+ */
+const SETUP_RACE_CODES = new Set(["23505", "42P06", "42P07", "42710", "XX000", "40P01", "40001"]);
+const SETUP_ATTEMPTS = 5;
+
+/**
+ * Open a `PostgresStore` and run its migrations, ready for `new Ledger(store)`,
+ * `openLedger({ store })` or `graph.compile({ store })`.
+ *
+ * Close it with `store.stop()` (or `ledger.close()` when `openLedger` opened it).
+ *
+ * @param connectionString e.g. `postgresql://user:password@host:5432/database`.
+ * @param options See {@link OpenPostgresStoreOptions}.
+ * @returns A set-up store.
+ * @throws InvalidInput for a malformed connection string or schema name.
+ * @throws StoreUnavailable when the server cannot be reached or the schema cannot be created;
+ *   the message says how to start or point at a server. Its `cause` is the driver's error.
+ *
+ * @example
+ * ```ts
+ * import { openPostgresStore } from "tool-lessons/postgres";
+ * const store = await openPostgresStore(process.env.DATABASE_URL!, { schema: "agents" });
+ * const ledger = await openLedger({ store });
+ * const graph = builder.compile({ store }); // the graph's long-term memory and the ledger share it
+ * ```
+ */
+export async function openPostgresStore(
+  connectionString: string,
+  options: OpenPostgresStoreOptions = {},
+): Promise<PostgresStore> {
+  if (!/^postgres(ql)?:\/\//.test(connectionString)) {
+    throw new InvalidInput(
+      `Not a Postgres connection string: ${JSON.stringify(redact(connectionString))}. ` +
+        "Expected postgresql://user:password@host:5432/database.",
+    );
+  }
+  const schema = options.schema ?? DEFAULT_POSTGRES_STORE_OPTIONS.schema;
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new InvalidInput(
+      `Invalid Postgres schema name ${JSON.stringify(schema)}: use letters, digits, "_" or "$" ` +
+        "(at most 63, not starting with a digit).",
+      { context: { schema } },
+    );
+  }
+  const store = new TransactionalPostgresStore({
+    connectionOptions: {
+      connectionString,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_POSTGRES_STORE_OPTIONS.connectionTimeoutMs,
+      max: options.maxConnections ?? DEFAULT_POSTGRES_STORE_OPTIONS.maxConnections,
+    },
+    schema,
+  });
+  listenForIdleErrors(store, options.onIdleError ?? DEFAULT_POSTGRES_STORE_OPTIONS.onIdleError);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await store.setup();
+      return store;
+    } catch (error) {
+      if (attempt < SETUP_ATTEMPTS && SETUP_RACE_CODES.has(sqlState(error) ?? "")) {
+        await sleep(20 * attempt + Math.random() * 50);
+        continue;
+      }
+      await store.stop().catch(() => undefined);
+      throw new StoreUnavailable(
+        `Cannot open the Postgres ledger at ${redact(connectionString)} (schema "${schema}"): ` +
+          `${describe(error)}. Start a server (e.g. \`pg_ctlcluster 15 main start\`, or ` +
+          "`docker run -e POSTGRES_HOST_AUTH_METHOD=trust -p 5432:5432 postgres:15`) or point " +
+          "`postgresUrl` / TOOL_LESSONS_POSTGRES_URL at a reachable database you may create tables in.",
+        { cause: error, context: { schema, code: sqlState(error) ?? errorCode(error) } },
+      );
+    }
+  }
+}
+
+/** A connection string with its password replaced by `***`, fit for messages and logs. */
+export function redact(connectionString: string): string {
+  return connectionString.replace(/^(postgres(?:ql)?:\/\/[^:/?#@]*:)[^@/?#]*@/, "$1***@");
+}
+
+/**
+ * `PostgresStore` keeps its `pg.Pool` private and attaches no `error` listener, so an idle
+ * connection dropped by the server (restart, `pg_terminate_backend`, a network blip) would
+ * crash the process. Listen through the private field when it has the expected shape.
+ */
+function listenForIdleErrors(store: PostgresStore, onError: (error: Error) => void): void {
+  coreOf(store)?.pool.on("error", onError);
+}
+
+/** `PostgresStore`'s private core, when it has the shape this module was written against. */
+function coreOf(store: PostgresStore): StoreCore | undefined {
+  const core: unknown = (store as unknown as Record<string, unknown>)["core"];
+  if (!isRecord(core) || typeof core["schema"] !== "string") return undefined;
+  const pool = core["pool"];
+  if (!isRecord(pool) || typeof pool["connect"] !== "function" || typeof pool["on"] !== "function") return undefined;
+  return core as unknown as StoreCore;
+}
+
+/** A put or delete without per-item TTL or index fields: what the transactional path writes. */
+function isPlainPut(op: Operation): op is PutOperation {
+  if (!("value" in op) || !("key" in op)) return false;
+  // PostgresStore.put passes `options: { ttl }` along with the operation.
+  const options: unknown = (op as unknown as Record<string, unknown>)["options"];
+  return !isRecord(options) || options["ttl"] === undefined;
+}
+
+/** The label checks `PostgresStore` makes on every put (it matches prefixes with `LIKE`). */
+function checkLabels(namespace: string[]): void {
+  if (namespace.length === 0) throw new InvalidInput("A Postgres store namespace cannot be empty.");
+  for (const label of namespace) {
+    if (typeof label !== "string" || label === "" || /[.:%_\\\0]/.test(label)) {
+      throw new InvalidInput(
+        `Invalid namespace label ${JSON.stringify(label)}: PostgresStore labels are non-empty and contain no ` +
+          "'.', ':', '%', '_', '\\' or NUL (encode names with encodeLabel).",
+        { context: { label: String(label) } },
+      );
+    }
+  }
+  if (namespace[0] === "langgraph") throw new InvalidInput('The root namespace label "langgraph" is reserved.');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** A server error's five-character SQLSTATE, if the error has one. */
+function sqlState(error: unknown): string | undefined {
+  const code = errorCode(error);
+  return code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return isRecord(error) && typeof error["code"] === "string" ? error["code"] : undefined;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map((e: unknown) => describe(e)).join("; ");
+  }
+  if (error instanceof Error) return error.message || errorCode(error) || error.name;
+  return String(error);
+}
