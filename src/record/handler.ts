@@ -1,0 +1,727 @@
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
+import type { Serialized } from "@langchain/core/load/serializable";
+import type { LLMResult } from "@langchain/core/outputs";
+import type { ChainValues } from "@langchain/core/utils/types";
+import { InvalidInput } from "../errors.js";
+import { timeOrderedId } from "../ledger/keys.js";
+import type { Ledger } from "../ledger/ledger.js";
+import {
+  CallRecordSchema,
+  type CallRecord,
+  type ErrorClass,
+  type NewRecord,
+  SCHEMA_VERSION,
+  TurnRecordSchema,
+  type TurnRecord,
+} from "../ledger/schema.js";
+import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
+import { maskArgs, maskText, valueFingerprints } from "./mask.js";
+import { type PartitionResolver, resolvePartition } from "./partition.js";
+import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
+
+/** Where a recording problem happened, handed to {@link ToolLessonsCallbackHandlerOptions.onError}. */
+export interface RecordingErrorContext {
+  /** `event`: handling a callback; `write`: appending to the ledger; `drop`: the buffer was full. */
+  stage: "event" | "write" | "drop";
+  /** The callback method, for `event`. */
+  event?: string;
+  /** Records lost with this error (not written, or dropped). */
+  records?: number;
+}
+
+/** Options of {@link ToolLessonsCallbackHandler}. */
+export interface ToolLessonsCallbackHandlerOptions {
+  /** Where records go. */
+  ledger: Ledger;
+  /**
+   * Names the partition of a run from its callback metadata. By default `tenant_id`, `user_id`
+   * and `agent_id` are read from the metadata (see `record/partition.ts`); pass them with
+   * `metadata: { user_id }` on `invoke`, since callbacks do not see `configurable`.
+   * @default reads tenant_id / user_id / agent_id from metadata
+   */
+  partition?: PartitionResolver;
+  /**
+   * Receives every recording failure (a ledger write that failed, records dropped, a callback
+   * that threw). Recording failures are never thrown into the agent's run.
+   * @default console.warn with a "[tool-lessons]" prefix
+   */
+  onError?: (error: unknown, context: RecordingErrorContext) => void;
+  /**
+   * Most records (calls and turns) waiting to be written. Beyond it new records are dropped
+   * and counted in `stats().dropped`, so a stalled ledger cannot grow the process's memory.
+   * @default 10000
+   */
+  maxBuffer?: number;
+  /**
+   * How long finished records wait to be batched before they are written, in milliseconds.
+   * `0` writes as soon as the event loop is free.
+   * @default 0
+   */
+  flushEveryMs?: number;
+  /**
+   * Have LangChain await this handler's callbacks (they only buffer, so this costs little), so
+   * that every record of a run is in the buffer when `invoke` resolves and `await flush()`
+   * writes it. With `false` callbacks run in LangChain's background queue; `flush()` then waits
+   * for that queue first.
+   * @default true
+   */
+  awaitHandlers?: boolean;
+  /** Extra error-class rules, tried before the built-in table (`record/error-class.ts`). */
+  errorRules?: ErrorRule[];
+}
+
+/** Defaults of {@link ToolLessonsCallbackHandlerOptions}. */
+export const DEFAULT_RECORDING_OPTIONS = {
+  onError: (error: unknown, context: RecordingErrorContext) =>
+    console.warn(`[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`, error),
+  maxBuffer: 10_000,
+  flushEveryMs: 0,
+  awaitHandlers: true,
+  errorRules: [] as ErrorRule[],
+} satisfies Omit<Required<ToolLessonsCallbackHandlerOptions>, "ledger" | "partition">;
+
+/** Longest stored error message, in characters (after masking). */
+const MAX_ERROR_LENGTH = 400;
+/** Longest stored request text, in characters (after masking). */
+const MAX_REQUEST_LENGTH = 2000;
+/** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
+const START_NODE = "__start__";
+/** Errors LangGraph throws through tools to steer the graph: control flow, not failures. */
+const CONTROL_FLOW_ERRORS = new Set(["GraphInterrupt", "NodeInterrupt", "GraphBubbleUp", "ParentCommand"]);
+
+/** Counters of a handler, since it was made. */
+export interface RecordingStats {
+  /** Runs (graph invocations) still open. */
+  openRuns: number;
+  /** Records waiting to be written. */
+  buffered: number;
+  /** Records written to the ledger. */
+  written: { calls: number; turns: number };
+  /** Records dropped because the buffer was full. */
+  dropped: number;
+  /** Records lost because a write or a record failed (each reported to `onError`). */
+  failed: number;
+}
+
+/** A tool call the model asked for, from its AIMessage. */
+interface RequestedCall {
+  name: string;
+  args: Record<string, unknown>;
+  /** The step's tokens divided evenly among the calls it requested. */
+  tokens?: number;
+  order: number;
+}
+
+/** A finished call, kept raw until the run ends (then masked against all of the run's values). */
+interface PendingCall {
+  tool: string;
+  args: Record<string, unknown> | undefined;
+  /** The callback's input string, parsed when `args` is not known from the AIMessage. */
+  input?: string;
+  outcome: "success" | "error";
+  error?: ErrorInfo;
+  latencyMs?: number;
+  tokens?: number;
+  source: "callback" | "tool_message";
+  at: number;
+  order: number;
+}
+
+interface StartedTool {
+  root: RootRun;
+  tool: string;
+  toolCallId?: string;
+  input: string;
+  startedAt: number;
+}
+
+/** Everything known about one top-level run (a graph invocation) until it ends. */
+interface RootRun {
+  id: string;
+  partition: string;
+  threadId?: string;
+  /** Chain root (a graph or chain): gets a turn record when it has a request. */
+  isChain: boolean;
+  turn?: HumanTurn;
+  /** True while `turn` comes from the root's raw input rather than a node's state. */
+  turnFromInput: boolean;
+  requested: Map<string, RequestedCall>;
+  startedCallIds: Set<string>;
+  messageCallIds: Set<string>;
+  calls: PendingCall[];
+  members: Set<string>;
+  order: number;
+}
+
+/** A finished run, waiting in the buffer. */
+interface Unit {
+  root: RootRun;
+  records: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+function asString(value: unknown): string | undefined {
+  if (typeof value === "string" && value !== "") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/**
+ * Records every tool call of an agent, and one turn per request, into the ledger. Pass it in
+ * `callbacks` to `graph.invoke` / `graph.stream` (or any runnable):
+ *
+ * ```ts
+ * const recorder = new ToolLessonsCallbackHandler({ ledger });
+ * await graph.invoke(input, {
+ *   configurable: { thread_id },
+ *   metadata: { user_id },
+ *   callbacks: [recorder],
+ * });
+ * await recorder.flush(); // before exit, or when the records must be readable now
+ * ```
+ *
+ * What it records, and never records, is described in `docs/recording.md`. Calls whose
+ * arguments fail the tool's schema never reach tool callbacks; they are found from the error
+ * `ToolMessage`s the tool node returns, joined to the model's tool calls by `tool_call_id`.
+ *
+ * It never throws into the run and never waits on the ledger inside a callback: records are
+ * kept in memory until their run ends, then buffered and written in batches.
+ */
+export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
+  name = "tool_lessons";
+
+  private readonly ledger: Ledger;
+  private readonly resolver: PartitionResolver | undefined;
+  private readonly reportError: (error: unknown, context: RecordingErrorContext) => void;
+  private readonly maxBuffer: number;
+  private readonly flushEveryMs: number;
+  private readonly errorRules: ErrorRule[];
+
+  /** Run id → the root run it belongs to (chain and tool runs: the possible parents). */
+  private readonly runs = new Map<string, RootRun>();
+  private readonly tools = new Map<string, StartedTool>();
+  private buffer: Unit[] = [];
+  private buffered = 0;
+  private draining: Promise<void> | undefined;
+  private scheduled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private keyPromise: Promise<string> | undefined;
+  private dropping = false;
+  private readonly counters = { calls: 0, turns: 0, dropped: 0, failed: 0 };
+
+  constructor(options: ToolLessonsCallbackHandlerOptions) {
+    const awaitHandlers = options.awaitHandlers ?? DEFAULT_RECORDING_OPTIONS.awaitHandlers;
+    super({ _awaitHandler: awaitHandlers });
+    this.awaitHandlers = awaitHandlers;
+    if (!options?.ledger) {
+      throw new InvalidInput("ToolLessonsCallbackHandler needs a `ledger` (new Ledger(store)).");
+    }
+    this.ledger = options.ledger;
+    this.resolver = options.partition;
+    this.reportError = options.onError ?? DEFAULT_RECORDING_OPTIONS.onError;
+    this.maxBuffer = options.maxBuffer ?? DEFAULT_RECORDING_OPTIONS.maxBuffer;
+    this.flushEveryMs = options.flushEveryMs ?? DEFAULT_RECORDING_OPTIONS.flushEveryMs;
+    this.errorRules = options.errorRules ?? DEFAULT_RECORDING_OPTIONS.errorRules;
+    if (!Number.isInteger(this.maxBuffer) || this.maxBuffer < 1) {
+      throw new InvalidInput(`maxBuffer must be a positive integer; got ${String(options.maxBuffer)}.`);
+    }
+    if (!Number.isFinite(this.flushEveryMs) || this.flushEveryMs < 0) {
+      throw new InvalidInput(`flushEveryMs must be a non-negative number; got ${String(options.flushEveryMs)}.`);
+    }
+  }
+
+  /** The handler is a shared sink: copies (made by some LangChain paths) are the same object. */
+  override copy(): this {
+    return this;
+  }
+
+  // ---------------------------------------------------------------- public
+
+  /**
+   * Write everything buffered and wait for it. Runs still open are written when they end.
+   * Never rejects: write failures go to `onError`.
+   */
+  async flush(): Promise<void> {
+    if (!this.awaitHandlers) await awaitAllCallbacks();
+    while (this.buffer.length > 0 || this.draining) {
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
+      }
+      await (this.draining ?? this.startDrain());
+    }
+  }
+
+  /** Counters since the handler was made. */
+  stats(): RecordingStats {
+    return {
+      openRuns: new Set(this.runs.values()).size,
+      buffered: this.buffered,
+      written: { calls: this.counters.calls, turns: this.counters.turns },
+      dropped: this.counters.dropped,
+      failed: this.counters.failed,
+    };
+  }
+
+  /** Records dropped because the buffer was full. */
+  get dropped(): number {
+    return this.counters.dropped;
+  }
+
+  // ---------------------------------------------------------------- callbacks
+
+  // The callback manager calls handleChainStart as (chain, inputs, runId, parentRunId, tags,
+  // metadata, runType, runName): the parameter order of @langchain/core's runtime and of its
+  // own tracers. (Its .d.ts lists runType fourth and parentRunId eighth; both are strings.)
+  override handleChainStart(
+    _chain: Serialized,
+    inputs: ChainValues,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    _runType?: string,
+    runName?: string,
+  ): void {
+    this.guard("handleChainStart", () => {
+      const parent = parentRunId !== undefined ? this.runs.get(parentRunId) : undefined;
+      const root = parent ?? this.openRoot(runId, metadata, true);
+      this.runs.set(runId, root);
+      root.members.add(runId);
+      if (root.threadId === undefined) root.threadId = asString(metadata?.thread_id);
+      this.observeInputs(root, inputs, parent === undefined || runName === START_NODE);
+    });
+  }
+
+  override handleChainEnd(outputs: ChainValues, runId: string): void {
+    this.guard("handleChainEnd", () => {
+      const root = this.runs.get(runId);
+      if (!root) return;
+      this.observeOutputs(root, outputs);
+      this.runs.delete(runId);
+      if (root.id === runId) this.finish(root);
+    });
+  }
+
+  override handleChainError(_error: unknown, runId: string): void {
+    this.guard("handleChainError", () => {
+      const root = this.runs.get(runId);
+      if (!root) return;
+      this.runs.delete(runId);
+      if (root.id === runId) this.finish(root);
+    });
+  }
+
+  override handleLLMEnd(output: LLMResult, _runId: string, parentRunId?: string): void {
+    this.guard("handleLLMEnd", () => {
+      const root = parentRunId !== undefined ? this.runs.get(parentRunId) : undefined;
+      if (!root) return;
+      const generations = output.generations.flat();
+      for (const generation of generations) {
+        const message: unknown = (generation as { message?: unknown }).message;
+        this.registerAiMessage(root, message, generations.length === 1 ? llmOutputTokens(output) : undefined);
+      }
+    });
+  }
+
+  override handleToolStart(
+    _tool: Serialized,
+    input: string,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): void {
+    this.guard("handleToolStart", () => {
+      const parent = parentRunId !== undefined ? this.runs.get(parentRunId) : undefined;
+      const root = parent ?? this.openRoot(runId, metadata, false);
+      this.runs.set(runId, root);
+      root.members.add(runId);
+      if (root.threadId === undefined) root.threadId = asString(metadata?.thread_id);
+      const requested = toolCallId !== undefined ? root.requested.get(toolCallId) : undefined;
+      if (toolCallId !== undefined) root.startedCallIds.add(toolCallId);
+      this.tools.set(runId, {
+        root,
+        tool: runName ?? requested?.name ?? "unknown",
+        ...(toolCallId !== undefined ? { toolCallId } : {}),
+        input,
+        startedAt: performance.now(),
+      });
+    });
+  }
+
+  override handleToolEnd(output: unknown, runId: string): void {
+    this.guard("handleToolEnd", () => {
+      const started = this.tools.get(runId);
+      if (!started) return;
+      const failed = isToolMessage(output) && output.status === "error";
+      this.endTool(runId, started, failed ? "error" : "success", failed ? errorInfo(output.content) : undefined);
+    });
+  }
+
+  override handleToolError(error: unknown, runId: string): void {
+    this.guard("handleToolError", () => {
+      const started = this.tools.get(runId);
+      if (!started) return;
+      const info = errorInfo(error);
+      if (CONTROL_FLOW_ERRORS.has(info.name)) {
+        this.tools.delete(runId);
+        this.runs.delete(runId);
+        if (started.root.id === runId) this.finish(started.root);
+        return;
+      }
+      this.endTool(runId, started, "error", info);
+    });
+  }
+
+  // ---------------------------------------------------------------- run tracking
+
+  private openRoot(runId: string, metadata: Record<string, unknown> | undefined, isChain: boolean): RootRun {
+    let partition = "default";
+    try {
+      partition = resolvePartition(metadata ?? {}, undefined, this.resolver);
+    } catch (error) {
+      this.reportError(error, { stage: "event", event: "partition" });
+    }
+    return {
+      id: runId,
+      partition,
+      isChain,
+      turnFromInput: false,
+      requested: new Map(),
+      startedCallIds: new Set(),
+      messageCallIds: new Set(),
+      calls: [],
+      members: new Set(),
+      order: 0,
+    };
+  }
+
+  /**
+   * Learn the request from a chain's input messages. A node's state (where LangGraph's
+   * messages reducer has given every message an id) wins over the graph's raw input, so the id
+   * matches what a node computes with `requestIdFor(thread_id, state.messages)`; once the
+   * request has an id it is settled.
+   */
+  private observeInputs(root: RootRun, inputs: unknown, isRawInput: boolean): void {
+    const messages = messagesOf(inputs);
+    if (!messages || messages.length === 0) return;
+    if (root.turn === undefined || (root.turn.id === undefined && !isRawInput) || (root.turnFromInput && !isRawInput)) {
+      const turn = latestHumanTurn(messages);
+      if (turn) {
+        root.turn = turn;
+        root.turnFromInput = isRawInput;
+      }
+    }
+    // A run resumed after an interrupt may reach the tool node without a model step of its own.
+    const last = messages[messages.length - 1];
+    if (messageRole(last) === "ai") this.registerAiMessage(root, last, undefined);
+  }
+
+  private registerAiMessage(root: RootRun, message: unknown, fallbackTokens: number | undefined): void {
+    if (!isRecord(message) || !Array.isArray(message.tool_calls) || message.tool_calls.length === 0) return;
+    const calls = message.tool_calls.filter(
+      (c): c is { id: string; name: string; args?: unknown } =>
+        isRecord(c) && typeof c.id === "string" && c.id !== "" && typeof c.name === "string",
+    );
+    const fresh = calls.filter((c) => !root.requested.has(c.id));
+    if (fresh.length === 0) return;
+    const total = usageTokens(message.usage_metadata) ?? fallbackTokens;
+    const share = total !== undefined ? total / message.tool_calls.length : undefined;
+    for (const call of fresh) {
+      root.order += 1;
+      root.requested.set(call.id, {
+        name: call.name,
+        args: isRecord(call.args) && !Array.isArray(call.args) ? call.args : {},
+        ...(share !== undefined ? { tokens: share } : {}),
+        order: root.order,
+      });
+    }
+  }
+
+  /** Error `ToolMessage`s of calls the model asked for that never reached a tool callback. */
+  private observeOutputs(root: RootRun, outputs: unknown): void {
+    if (root.requested.size === 0) return;
+    for (const message of toolMessagesIn(outputs)) {
+      if (message.status !== "error") continue;
+      const id = message.tool_call_id;
+      if (typeof id !== "string" || root.startedCallIds.has(id) || root.messageCallIds.has(id)) continue;
+      const requested = root.requested.get(id);
+      if (!requested) continue;
+      root.messageCallIds.add(id);
+      root.calls.push({
+        tool: typeof message.name === "string" && message.name ? message.name : requested.name,
+        args: requested.args,
+        outcome: "error",
+        error: errorInfo(message.content),
+        ...(requested.tokens !== undefined ? { tokens: requested.tokens } : {}),
+        source: "tool_message",
+        at: Date.now(),
+        order: requested.order,
+      });
+    }
+  }
+
+  private endTool(runId: string, started: StartedTool, outcome: "success" | "error", error: ErrorInfo | undefined): void {
+    const { root } = started;
+    this.tools.delete(runId);
+    this.runs.delete(runId);
+    const requested = started.toolCallId !== undefined ? root.requested.get(started.toolCallId) : undefined;
+    let order = requested?.order;
+    if (order === undefined) {
+      root.order += 1;
+      order = root.order;
+    }
+    root.calls.push({
+      tool: started.tool,
+      args: requested?.args,
+      ...(requested ? {} : { input: started.input }),
+      outcome,
+      ...(error ? { error } : {}),
+      latencyMs: Math.round((performance.now() - started.startedAt) * 1000) / 1000,
+      ...(requested?.tokens !== undefined ? { tokens: requested.tokens } : {}),
+      source: "callback",
+      at: Date.now(),
+      order,
+    });
+    if (root.id === runId) this.finish(root);
+  }
+
+  private finish(root: RootRun): void {
+    for (const id of root.members) {
+      this.runs.delete(id);
+      this.tools.delete(id);
+    }
+    root.members.clear();
+    const hasTurn = root.isChain && root.turn !== undefined;
+    const records = root.calls.length + (hasTurn ? 1 : 0);
+    if (records === 0) return;
+    if (this.buffered + records > this.maxBuffer) {
+      this.counters.dropped += records;
+      if (!this.dropping) {
+        this.dropping = true;
+        this.reportError(
+          new Error(`The recording buffer is full (${this.maxBuffer} records); dropping records until it drains.`),
+          { stage: "drop", records },
+        );
+      }
+      return;
+    }
+    this.dropping = false;
+    // Start fetching the fingerprint key now, so the first write does not wait for it.
+    this.keyPromise ??= this.ledger.fingerprintKey();
+    this.keyPromise.catch(() => undefined);
+    this.buffer.push({ root, records });
+    this.buffered += records;
+    this.schedule();
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  private schedule(): void {
+    if (this.scheduled || this.draining) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      this.timer = undefined;
+      void this.startDrain();
+    };
+    if (this.flushEveryMs > 0) {
+      this.timer = setTimeout(run, this.flushEveryMs);
+      this.timer.unref?.();
+    } else {
+      setImmediate(run);
+    }
+  }
+
+  private startDrain(): Promise<void> {
+    if (this.draining) return this.draining;
+    if (this.buffer.length === 0) return Promise.resolve();
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.buffer.length > 0) this.schedule();
+    });
+    return this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    const units = this.buffer;
+    this.buffer = [];
+    const total = units.reduce((n, u) => n + u.records, 0);
+    this.buffered -= total;
+    let key: string;
+    try {
+      this.keyPromise ??= this.ledger.fingerprintKey();
+      key = await this.keyPromise;
+    } catch (error) {
+      this.keyPromise = undefined;
+      this.counters.failed += total;
+      this.reportError(error, { stage: "write", records: total });
+      return;
+    }
+    const calls: NewRecord<CallRecord>[] = [];
+    const turns: NewRecord<TurnRecord>[] = [];
+    for (const unit of units) {
+      try {
+        const built = buildRecords(unit.root, key, this.errorRules);
+        calls.push(...built.calls);
+        if (built.turn) turns.push(built.turn);
+        this.counters.failed += built.refused;
+      } catch (error) {
+        this.counters.failed += unit.records;
+        this.reportError(error, { stage: "write", records: unit.records });
+      }
+    }
+    await this.write(calls, (rows) => this.ledger.appendCalls(rows), "calls");
+    await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
+  }
+
+  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      await append(rows);
+      this.counters[counter] += rows.length;
+    } catch (error) {
+      this.counters.failed += rows.length;
+      this.reportError(error, { stage: "write", records: rows.length });
+    }
+  }
+
+  private guard(event: string, body: () => void): void {
+    try {
+      body();
+    } catch (error) {
+      this.reportError(error, { stage: "event", event });
+    }
+  }
+}
+
+// ---------------------------------------------------------------- pure helpers
+
+/** Total tokens of a message's `usage_metadata` (total, else input + output). */
+function usageTokens(usage: unknown): number | undefined {
+  if (!isRecord(usage)) return undefined;
+  if (typeof usage.total_tokens === "number") return usage.total_tokens;
+  if (typeof usage.input_tokens === "number" || typeof usage.output_tokens === "number") {
+    return (Number(usage.input_tokens) || 0) + (Number(usage.output_tokens) || 0);
+  }
+  return undefined;
+}
+
+/** Token usage some providers report only in `llmOutput.tokenUsage`. */
+function llmOutputTokens(output: LLMResult): number | undefined {
+  const usage = output.llmOutput?.tokenUsage;
+  if (!isRecord(usage)) return undefined;
+  return typeof usage.totalTokens === "number" ? usage.totalTokens : undefined;
+}
+
+interface ToolMessageLike {
+  status?: unknown;
+  tool_call_id?: unknown;
+  name?: unknown;
+  content?: unknown;
+}
+
+function isToolMessage(value: unknown): value is ToolMessageLike & Record<string, unknown> {
+  return isRecord(value) && messageRole(value) === "tool";
+}
+
+/** ToolMessages in a chain's outputs: a message, a list, `{ messages }`, or a Command's `update`. */
+export function toolMessagesIn(outputs: unknown, depth = 0): ToolMessageLike[] {
+  if (depth > 3 || !isRecord(outputs)) return [];
+  if (Array.isArray(outputs)) return outputs.flatMap((o) => toolMessagesIn(o, depth + 1));
+  if (isToolMessage(outputs)) return [outputs];
+  const out: ToolMessageLike[] = [];
+  if (Array.isArray(outputs.messages)) out.push(...toolMessagesIn(outputs.messages, depth + 1));
+  if (isRecord(outputs.update)) out.push(...toolMessagesIn(outputs.update, depth + 1));
+  return out;
+}
+
+/** Parse a tool's callback input (JSON of its arguments, or a plain string) into arguments. */
+function argsFromInput(input: string | undefined): Record<string, unknown> {
+  if (input === undefined) return {};
+  try {
+    const parsed: unknown = JSON.parse(input);
+    if (isRecord(parsed) && !Array.isArray(parsed)) return parsed;
+    return { input: parsed };
+  } catch {
+    return { input };
+  }
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * The records of a finished run: its calls in order, then its turn. Every text is masked
+ * against every argument value of the run (known only now, which is why records wait for the
+ * run's end). Records that do not match their schema are left out and counted in `refused`.
+ */
+function buildRecords(
+  root: RootRun,
+  key: string,
+  rules: readonly ErrorRule[],
+): { calls: NewRecord<CallRecord>[]; turn?: NewRecord<TurnRecord>; refused: number } {
+  const calls = [...root.calls].sort((a, b) => a.order - b.order);
+  const argsOf = new Map<PendingCall, Record<string, unknown>>();
+  for (const call of calls) argsOf.set(call, call.args ?? argsFromInput(call.input));
+  const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
+  const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
+  const request = root.turn ? clip(maskText(root.turn.text, runValues), MAX_REQUEST_LENGTH) : undefined;
+  const common = {
+    partition: root.partition,
+    runId: root.id,
+    ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+  };
+  let refused = 0;
+  const out: NewRecord<CallRecord>[] = [];
+  const turnCalls: { tool: string; outcome: "success" | "error"; errorClass?: ErrorClass }[] = [];
+  for (const call of calls) {
+    const args = argsOf.get(call) ?? {};
+    const errorClass = call.error ? classifyError(call.error, rules) : undefined;
+    const record: NewRecord<CallRecord> = {
+      ...common,
+      id: timeOrderedId(),
+      ...(request !== undefined ? { request } : {}),
+      tool: call.tool,
+      args: maskArgs(args),
+      fingerprints: valueFingerprints(args, key),
+      outcome: call.outcome,
+      ...(errorClass !== undefined ? { errorClass } : {}),
+      ...(call.error ? { errorMessage: clip(maskText(call.error.message, runValues), MAX_ERROR_LENGTH) } : {}),
+      ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
+      ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
+      source: call.source,
+      at: call.at,
+    };
+    if (CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
+      out.push(record);
+      turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
+    } else {
+      refused += 1;
+    }
+  }
+  if (!root.isChain || requestId === undefined || request === undefined) return { calls: out, refused };
+  const servedBy = [...turnCalls].reverse().find((c) => c.outcome === "success")?.tool;
+  const turn: NewRecord<TurnRecord> = {
+    partition: root.partition,
+    ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
+    requestId,
+    request,
+    calls: turnCalls,
+    ...(servedBy !== undefined ? { servedBy } : {}),
+    id: timeOrderedId(),
+  };
+  if (!TurnRecordSchema.safeParse({ ...turn, v: SCHEMA_VERSION, at: Date.now() }).success) {
+    return { calls: out, refused: refused + 1 };
+  }
+  return { calls: out, turn, refused };
+}
