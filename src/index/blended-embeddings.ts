@@ -1,0 +1,78 @@
+/**
+ * Several embeddings as one: each part's vector is L2-normalised, scaled by the square root of
+ * its weight share and concatenated, so the cosine of two blended vectors is the weighted sum of
+ * the parts' cosines. Used to add word-vector semantics to lexical routing.
+ */
+import { Embeddings, type EmbeddingsInterface } from "@langchain/core/embeddings";
+import { InvalidInput } from "../errors.js";
+
+/** One part of a blend. */
+export interface BlendPart {
+  /** The embeddings of this part. */
+  embeddings: EmbeddingsInterface;
+  /** Its weight (any positive number; weights are divided by their sum). */
+  weight: number;
+}
+
+/** Options of {@link BlendedEmbeddings}. */
+export interface BlendedEmbeddingsOptions {
+  /** The parts, in the order their vectors are concatenated. At least one. */
+  parts: readonly BlendPart[];
+}
+
+/**
+ * The weights measured best on MetaTool for lexical + GloVe word vectors (see
+ * `bench/embeddings.ts`): 0.7 lexical, 0.3 semantic.
+ */
+export const DEFAULT_BLEND_WEIGHTS = Object.freeze({ lexical: 0.7, semantic: 0.3 });
+
+function scaleInto(out: number[], v: readonly number[], scale: number): void {
+  let s = 0;
+  for (const x of v) s += x * x;
+  const k = s > 0 ? scale / Math.sqrt(s) : 0;
+  for (const x of v) out.push(x * k);
+}
+
+/**
+ * Concatenated, weighted, normalised embeddings: `cos(blend(a), blend(b)) = Σ wᵢ · cosᵢ(a, b)`
+ * with `wᵢ` the weight shares (exactly, when no part gives an all-zero vector).
+ *
+ * @example
+ * const routing = new BlendedEmbeddings({
+ *   parts: [
+ *     { embeddings: lexical, weight: DEFAULT_BLEND_WEIGHTS.lexical },
+ *     { embeddings: new SemanticWordEmbeddings(), weight: DEFAULT_BLEND_WEIGHTS.semantic },
+ *   ],
+ * });
+ */
+export class BlendedEmbeddings extends Embeddings {
+  /** The parts with their weight shares (summing to 1). */
+  readonly parts: ReadonlyArray<Readonly<BlendPart>>;
+
+  constructor(options: BlendedEmbeddingsOptions) {
+    super({});
+    if (options.parts.length === 0) throw new InvalidInput("BlendedEmbeddings needs at least one part.");
+    if (options.parts.some((p) => !(p.weight > 0) || !Number.isFinite(p.weight))) {
+      throw new InvalidInput("BlendedEmbeddings: every weight must be a positive number.", {
+        context: { weights: options.parts.map((p) => p.weight) },
+      });
+    }
+    const total = options.parts.reduce((s, p) => s + p.weight, 0);
+    this.parts = options.parts.map((p) => Object.freeze({ embeddings: p.embeddings, weight: p.weight / total }));
+  }
+
+  private blend(vectors: ReadonlyArray<readonly number[]>): number[] {
+    const out: number[] = [];
+    vectors.forEach((v, i) => scaleInto(out, v, Math.sqrt(this.parts[i].weight)));
+    return out;
+  }
+
+  async embedDocuments(documents: string[]): Promise<number[][]> {
+    const perPart = await Promise.all(this.parts.map((p) => p.embeddings.embedDocuments(documents)));
+    return documents.map((_, j) => this.blend(perPart.map((vs) => vs[j])));
+  }
+
+  async embedQuery(document: string): Promise<number[]> {
+    return this.blend(await Promise.all(this.parts.map((p) => p.embeddings.embedQuery(document))));
+  }
+}

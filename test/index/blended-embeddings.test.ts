@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { InvalidInput } from "../../src/errors.js";
+import { BlendedEmbeddings } from "../../src/index/blended-embeddings.js";
+import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { SemanticWordEmbeddings, WordVectorsUnavailable, loadWordVectors, type WordVectorTable } from "../../src/index/word-embeddings.js";
+
+const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
+
+/** A three-dimensional toy table: films and movies are near, banks are elsewhere. */
+const table: WordVectorTable = {
+  dimension: 3,
+  get: (word) => ({ film: [1, 0.1, 0], movie: [0.9, 0.2, 0], watch: [0.5, 0.5, 0], bank: [0, 0, 1] } as Record<string, number[]>)[word],
+};
+
+describe("SemanticWordEmbeddings", () => {
+  it("averages known word vectors into a unit vector and skips unknown words and stopwords", async () => {
+    const e = new SemanticWordEmbeddings({ table });
+    const v = await e.embedQuery("the film zzyzx");
+    expect(v).toHaveLength(3);
+    expect(Math.hypot(...v)).toBeCloseTo(1, 6);
+    expect(v[0]).toBeGreaterThan(0.99);
+    expect(await e.embedQuery("of the zzyzx")).toEqual([0, 0, 0]);
+  });
+
+  it("puts synonyms near each other where words do not overlap", async () => {
+    const e = new SemanticWordEmbeddings({ table });
+    const [film, movie, bank] = await e.embedDocuments(["watch a film", "movie", "bank"]);
+    expect(dot(film, movie)).toBeGreaterThan(0.9);
+    expect(dot(film, bank)).toBeCloseTo(0, 6);
+  });
+
+  it("fails with a typed error naming the install command when the package is missing", async () => {
+    const e = new SemanticWordEmbeddings({ packageName: "tool-lessons-no-such-word-vectors" });
+    await expect(e.embedQuery("film")).rejects.toThrow(WordVectorsUnavailable);
+    await expect(loadWordVectors("tool-lessons-no-such-word-vectors")).rejects.toThrow(/npm install tool-lessons-no-such-word-vectors/);
+  });
+});
+
+describe("BlendedEmbeddings", () => {
+  it("gives cosine equal to the weighted sum of the parts' cosines", async () => {
+    const lexical = new LexicalEmbeddings({ dimension: 128 });
+    const semantic = new SemanticWordEmbeddings({ table });
+    const blended = new BlendedEmbeddings({
+      parts: [
+        { embeddings: lexical, weight: 7 },
+        { embeddings: semantic, weight: 3 },
+      ],
+    });
+    expect(blended.parts.map((p) => p.weight)).toEqual([0.7, 0.3]);
+    const a = "watch a film tonight";
+    const b = "movie to watch";
+    const [va, vb] = await blended.embedDocuments([a, b]);
+    expect(va).toHaveLength(128 + 3);
+    expect(Math.hypot(...va)).toBeCloseTo(1, 6);
+    const lexCos = dot(await lexical.embedQuery(a), await lexical.embedQuery(b));
+    const semCos = dot(await semantic.embedQuery(a), await semantic.embedQuery(b));
+    expect(dot(va, vb)).toBeCloseTo(0.7 * lexCos + 0.3 * semCos, 6);
+    expect(await blended.embedQuery(a)).toEqual(va);
+  });
+
+  it("refuses no parts and non-positive weights", () => {
+    expect(() => new BlendedEmbeddings({ parts: [] })).toThrow(InvalidInput);
+    expect(() => new BlendedEmbeddings({ parts: [{ embeddings: new LexicalEmbeddings(), weight: 0 }] })).toThrow(InvalidInput);
+  });
+});
