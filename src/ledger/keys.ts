@@ -13,6 +13,7 @@ import { InvalidInput } from "../errors.js";
  * [root, partition, "revisions"]     revision id     → Revision
  * [root, partition, "rules"]         rule id         → Rule
  * [root, partition, "settings"]      "current"       → Settings
+ * [root, partition, "reviews"]       tool name       → { through }   (review watermark)
  * ```
  */
 
@@ -22,7 +23,15 @@ export const DEFAULT_PARTITION = "default";
 /** The first namespace label of every ledger row. */
 export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
 
-export type Collection = "calls" | "turns" | "routes" | "cards" | "revisions" | "rules" | "settings";
+export type Collection =
+  | "calls"
+  | "turns"
+  | "routes"
+  | "cards"
+  | "revisions"
+  | "rules"
+  | "settings"
+  | "reviews";
 
 /**
  * Encode a name (tool, partition) as one namespace label, losslessly, using only characters

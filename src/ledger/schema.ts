@@ -226,6 +226,8 @@ export const RevisionSchema = z.object({
   /** Which proposer wrote it (`deterministic`, or the model's name). */
   proposer: z.string(),
   approvedBy: z.string().optional(),
+  /** Who dismissed or undid it. */
+  closedBy: z.string().optional(),
   /** Card version this revision was proposed against / produced when applied. */
   cardVersionBefore: z.number().int(),
   cardVersionAfter: z.number().int().optional(),

@@ -1,0 +1,205 @@
+import { InMemoryStore } from "@langchain/langgraph";
+import { z } from "zod";
+import { InvalidInput } from "../errors.js";
+import { ToolIndex } from "../index/tool-index.js";
+import { Ledger } from "../ledger/ledger.js";
+import { registerTools } from "../learn/register.js";
+import { LessonManager } from "../learn/manager.js";
+import type { Proposer } from "../learn/proposer.js";
+import { maskText } from "../record/mask.js";
+import { hitAtK, mean, ndcgAtK } from "./metrics.js";
+
+/** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
+export const ToolSpecSchema = z.object({
+  name: z.string().min(1),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
+
+/** A labelled request (the MetaTool `queries.jsonl` format). `expect: []` means no tool. */
+export const LabelledRequestSchema = z.object({
+  query: z.string(),
+  expect: z.array(z.string()),
+});
+export type LabelledRequest = z.infer<typeof LabelledRequestSchema>;
+
+/** Routing quality over labelled requests with a non-empty `expect`. */
+export interface RoutingScores {
+  /** Share whose first offered tool is one of `expect`. */
+  top1: number;
+  /** Share with any of `expect` among the first 5 offered. */
+  "recall@5": number;
+  /** nDCG@5 with every tool in `expect` relevant. */
+  "ndcg@5": number;
+  /** Requests scored. */
+  n: number;
+}
+
+/** Options of {@link simulate}. */
+export interface SimulateOptions {
+  tools: readonly ToolSpec[];
+  /** Replayed in order as routed turns, each served by the first tool in `expect`. */
+  traffic: readonly LabelledRequest[];
+  /** Routed before and after learning; never learned from. */
+  eval: readonly LabelledRequest[];
+  /**
+   * Tools routing offers per request.
+   * @default 5
+   */
+  k?: number;
+  /**
+   * Review + apply rounds, one after each equal slice of the traffic.
+   * @default 4
+   */
+  cycles?: number;
+  /** Who proposes lessons. @default the manager's deterministic proposer */
+  proposer?: Proposer;
+  /** Called after each cycle (progress). */
+  onCycle?: (info: { cycle: number; revisions: number; examplesAdded: number }) => void;
+}
+
+/** What {@link simulate} reports. */
+export interface SimulationReport {
+  before: RoutingScores;
+  after: RoutingScores;
+  lessons: { examplesAdded: number; notForAdded: number; withdrawn: number };
+  maxExamplesPerTool: number;
+  /** Recall@5 per tool with at least 10 eval requests, before and after. */
+  perTool: { tool: string; n: number; before: number; after: number }[];
+  cycles: number;
+  k: number;
+}
+
+const PARTITION = "simulation";
+
+/**
+ * "How much would learning help on my traffic?" Registers the tools (no augmentation), replays
+ * the traffic as routed turns whose request was served by the first expected tool (the outcome
+ * an application would report), runs review + apply after each of `cycles` equal slices with the
+ * deterministic proposer, and routes every eval request before and after.
+ */
+export async function simulate(options: SimulateOptions): Promise<SimulationReport> {
+  const k = options.k ?? 5;
+  const cycles = options.cycles ?? 4;
+  if (options.tools.length === 0) throw new InvalidInput("simulate() needs at least one tool.");
+  if (!Number.isInteger(cycles) || cycles < 1) throw new InvalidInput(`--cycles must be a positive integer; got ${cycles}.`);
+  const known = new Set(options.tools.map((t) => t.name));
+
+  const ledger = new Ledger(new InMemoryStore());
+  await ledger.configure(PARTITION, {
+    routingK: k,
+    maxTools: options.tools.length,
+    retainTurns: Math.max(20_000, options.traffic.length + 1),
+  });
+  await registerTools(
+    ledger,
+    options.tools.map((t) => ({ name: t.name, description: t.description, schema: t.parameters ?? undefined })),
+    { partition: PARTITION },
+  );
+  const index = new ToolIndex({ ledger });
+  await index.reindex(PARTITION);
+  const manager = new LessonManager({ ledger, index, proposer: options.proposer });
+
+  const beforeRanks = await routeAll(index, options.eval, k);
+  const lessons = { examplesAdded: 0, notForAdded: 0, withdrawn: 0 };
+  const slices = split(options.traffic, cycles);
+  let seq = 0;
+  for (let cycle = 0; cycle < slices.length; cycle++) {
+    for (const request of slices[cycle]) {
+      seq += 1;
+      const requestId = `r${seq}`;
+      const threadId = `t${seq}`;
+      const masked = maskText(request.query);
+      const offered = await index.route(PARTITION, request.query, { k });
+      const servedBy = request.expect.find((t) => known.has(t));
+      await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, request: masked, offered, allSent: false, k }]);
+      if (servedBy) {
+        await ledger.appendCalls([
+          { partition: PARTITION, tool: servedBy, runId: requestId, threadId, requestId, args: [], fingerprints: [], outcome: "success", source: "api" },
+        ]);
+      }
+      await ledger.appendTurns([
+        {
+          partition: PARTITION,
+          threadId,
+          requestId,
+          request: masked,
+          calls: servedBy ? [{ tool: servedBy, outcome: "success" }] : [],
+          servedBy,
+        },
+      ]);
+    }
+    const review = await manager.review({ partition: PARTITION, autoApply: true });
+    let added = 0;
+    for (const r of review.revisions) {
+      added += r.queriesAdded.length - r.queriesWithdrawn.length;
+      lessons.notForAdded += r.avoidAdded.length;
+      lessons.withdrawn += r.queriesWithdrawn.length;
+    }
+    lessons.examplesAdded += added;
+    options.onCycle?.({ cycle: cycle + 1, revisions: review.revisions.length, examplesAdded: added });
+  }
+  const afterRanks = await routeAll(index, options.eval, k);
+
+  const cards = await ledger.listCards(PARTITION);
+  const maxExamplesPerTool = Math.max(0, ...cards.map((c) => c.learned.examples.length));
+  return {
+    before: scores(options.eval, beforeRanks),
+    after: scores(options.eval, afterRanks),
+    lessons,
+    maxExamplesPerTool,
+    perTool: perTool(options.eval, beforeRanks, afterRanks),
+    cycles,
+    k,
+  };
+}
+
+async function routeAll(index: ToolIndex, cases: readonly LabelledRequest[], k: number): Promise<string[][]> {
+  const out: string[][] = [];
+  for (const c of cases) {
+    const offers = await index.route(PARTITION, c.query, { k: Math.max(k, 5) });
+    out.push(offers.map((o) => o.tool));
+  }
+  return out;
+}
+
+function scores(cases: readonly LabelledRequest[], ranked: readonly string[][]): RoutingScores {
+  const top1: number[] = [];
+  const recall: number[] = [];
+  const ndcg: number[] = [];
+  cases.forEach((c, i) => {
+    if (c.expect.length === 0) return;
+    top1.push(hitAtK(ranked[i], c.expect, 1));
+    recall.push(hitAtK(ranked[i], c.expect, 5));
+    ndcg.push(ndcgAtK(ranked[i], c.expect, 5));
+  });
+  return { top1: mean(top1), "recall@5": mean(recall), "ndcg@5": mean(ndcg), n: top1.length };
+}
+
+function perTool(
+  cases: readonly LabelledRequest[],
+  before: readonly string[][],
+  after: readonly string[][],
+): SimulationReport["perTool"] {
+  const by = new Map<string, { b: number[]; a: number[] }>();
+  cases.forEach((c, i) => {
+    for (const tool of c.expect) {
+      const entry = by.get(tool) ?? { b: [], a: [] };
+      entry.b.push(before[i].slice(0, 5).includes(tool) ? 1 : 0);
+      entry.a.push(after[i].slice(0, 5).includes(tool) ? 1 : 0);
+      by.set(tool, entry);
+    }
+  });
+  return [...by]
+    .filter(([, v]) => v.b.length >= 10)
+    .map(([tool, v]) => ({ tool, n: v.b.length, before: mean(v.b), after: mean(v.a) }))
+    .sort((x, y) => x.tool.localeCompare(y.tool));
+}
+
+function split<T>(items: readonly T[], parts: number): T[][] {
+  const out: T[][] = [];
+  const size = Math.ceil(items.length / parts);
+  for (let i = 0; i < parts; i++) out.push(items.slice(i * size, (i + 1) * size));
+  return out;
+}

@@ -1,0 +1,266 @@
+import { createHash } from "node:crypto";
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
+import { Document } from "@langchain/core/documents";
+import type { VectorStore } from "@langchain/core/vectorstores";
+import { InvalidInput } from "../errors.js";
+import { routingTexts } from "../ledger/cards.js";
+import { encodeLabel } from "../ledger/keys.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { Offer, ToolCard } from "../ledger/schema.js";
+import { LexicalEmbeddings } from "./lexical-embeddings.js";
+import { InMemoryVectorIndex } from "./memory-vector-store.js";
+
+/**
+ * How a card becomes vectors.
+ * - `tool`: one vector per tool from its whole routing text (name, description, argument names,
+ *   example requests). The default: on MetaTool it routes clearly better (see docs/benchmarks.md).
+ * - `examples`: one vector for the tool part and one per example request; a tool scores its best match.
+ */
+export type IndexMode = "tool" | "examples";
+
+/** Options of {@link ToolIndex}. */
+export interface ToolIndexOptions {
+  /** The ledger the index is derived from. */
+  ledger: Ledger;
+  /**
+   * Embeddings for routing text and requests. Any LangChain `Embeddings` works. The default,
+   * {@link LexicalEmbeddings}, is offline and is fitted per partition on its tools' routing text.
+   * @default new LexicalEmbeddings() per partition
+   */
+  embeddings?: EmbeddingsInterface;
+  /**
+   * Makes the vector store. Scores must be similarities (higher is better), as both stores of
+   * this package return; every document carries `partition`, `tool` and `kind` metadata.
+   * @default (embeddings) => new InMemoryVectorIndex(embeddings)
+   */
+  vectorStore?: (embeddings: EmbeddingsInterface) => VectorStore;
+  /**
+   * One vector per tool, or one per example request.
+   * @default "tool"
+   */
+  mode?: IndexMode;
+  /**
+   * With the default lexical embeddings, refit a partition's term weights (and re-embed its
+   * tools) once this share of its tools changed since the last fit.
+   * @default 0.1
+   */
+  refitAfterChangedShare?: number;
+}
+
+const DEFAULT_TOOL_INDEX = {
+  mode: "tool" as IndexMode,
+  refitAfterChangedShare: 0.1,
+};
+
+/** Options of one routing query. */
+export interface RouteQuery {
+  /** How many tools to offer. */
+  k: number;
+  /** Offer no tool scoring below this (the "no tool" path). @default -Infinity */
+  minScore?: number;
+  /** Tools to leave out (already offered another way). */
+  exclude?: ReadonlySet<string>;
+}
+
+interface PartitionState {
+  /** Fitted lexical embeddings, when the index owns them. */
+  embeddings: EmbeddingsInterface;
+  /** Hash of the routing text each tool was embedded from. */
+  textHash: Map<string, string>;
+  changedSinceFit: number;
+}
+
+/**
+ * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
+ * time ({@link ToolIndex.reindex}). Upserts by a stable id per partition and tool, and re-embeds
+ * a tool only when its routing text changed. Every query is filtered by partition.
+ */
+export class ToolIndex {
+  readonly ledger: Ledger;
+  readonly mode: IndexMode;
+  readonly store: VectorStore;
+  private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
+  private readonly refitShare: number;
+  private readonly partitions = new Map<string, PartitionState>();
+
+  constructor(options: ToolIndexOptions) {
+    this.ledger = options.ledger;
+    this.mode = options.mode ?? DEFAULT_TOOL_INDEX.mode;
+    this.sharedEmbeddings = options.embeddings;
+    this.refitShare = options.refitAfterChangedShare ?? DEFAULT_TOOL_INDEX.refitAfterChangedShare;
+    const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings();
+    this.store = (options.vectorStore ?? ((e) => new InMemoryVectorIndex(e)))(storeEmbeddings);
+  }
+
+  /** Rebuild a partition's vectors from its cards in the ledger (refitting lexical weights). */
+  async reindex(partition: string): Promise<number> {
+    const cards = await this.ledger.listCards(partition);
+    await this.store.delete({ filter: { partition } });
+    const state = this.freshState(partition, cards);
+    this.partitions.set(partition, state);
+    await this.embedCards(partition, state, cards);
+    return cards.length;
+  }
+
+  /**
+   * Bring the index up to date with these cards (after registration, apply or undo). Only tools
+   * whose routing text changed are re-embedded.
+   */
+  async upsertCards(partition: string, cards: readonly ToolCard[]): Promise<void> {
+    let state = this.partitions.get(partition);
+    if (!state) {
+      await this.reindex(partition);
+      return;
+    }
+    const changed = cards.filter((c) => state!.textHash.get(c.name) !== hashCard(c));
+    if (changed.length === 0) return;
+    state.changedSinceFit += changed.length;
+    if (this.ownsEmbeddings && state.changedSinceFit >= Math.max(1, this.refitShare * state.textHash.size)) {
+      await this.reindex(partition);
+      return;
+    }
+    await this.embedCards(partition, state, changed);
+  }
+
+  /** Remove a tool's vectors. */
+  async removeTool(partition: string, tool: string): Promise<void> {
+    await this.store.delete({ filter: { partition, tool } });
+    this.partitions.get(partition)?.textHash.delete(tool);
+  }
+
+  /** Tools indexed in a partition (after a reindex or upsert in this process). */
+  indexedTools(partition: string): string[] {
+    return [...(this.partitions.get(partition)?.textHash.keys() ?? [])].sort();
+  }
+
+  /** Embed a request as the partition's queries are embedded. */
+  async embedRequest(partition: string, request: string): Promise<number[]> {
+    const state = await this.ensure(partition);
+    return state.embeddings.embedQuery(request);
+  }
+
+  /** The top-k tools for a request, best first, with ranks from 1. */
+  async route(partition: string, request: string, query: RouteQuery): Promise<Offer[]> {
+    const vector = await this.embedRequest(partition, request);
+    return this.routeVector(partition, vector, query);
+  }
+
+  /** {@link route} for an already embedded request. */
+  async routeVector(partition: string, vector: number[], query: RouteQuery): Promise<Offer[]> {
+    const state = await this.ensure(partition);
+    const tools = state.textHash.size;
+    if (tools === 0 || query.k <= 0) return [];
+    const exclude = query.exclude ?? new Set<string>();
+    // One vector per tool: k (+ excluded) hits suffice. One per example: several hits may be the
+    // same tool, so fetch more and keep each tool's best.
+    const wanted = query.k + exclude.size;
+    const fetch = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
+    const hits = await this.store.similaritySearchVectorWithScore(vector, fetch, this.partitionFilter(partition));
+    const best = new Map<string, number>();
+    for (const [doc, score] of hits) {
+      const tool = String(doc.metadata.tool);
+      if (exclude.has(tool)) continue;
+      if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
+    }
+    const minScore = query.minScore ?? Number.NEGATIVE_INFINITY;
+    return [...best.entries()]
+      .filter(([, score]) => score >= minScore)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, query.k)
+      .map(([tool, score], i) => ({ tool, rank: i + 1, score }));
+  }
+
+  /**
+   * The vectors a card would have in this index, without storing them: for "what if" questions
+   * (would this example bring the tool into the offered set for that request?).
+   */
+  async cardVectors(partition: string, card: ToolCard): Promise<number[][]> {
+    const state = await this.ensure(partition);
+    return state.embeddings.embedDocuments(this.pieces(card).map((p) => p.text));
+  }
+
+  /** Best cosine similarity of a request vector with any of a tool's vectors. */
+  static bestScore(request: readonly number[], vectors: readonly (readonly number[])[]): number {
+    let best = Number.NEGATIVE_INFINITY;
+    for (const v of vectors) best = Math.max(best, cosine(request, v));
+    return best;
+  }
+
+  private pieces(card: ToolCard): { kind: string; text: string }[] {
+    const parts = routingTexts(card);
+    return this.mode === "tool"
+      ? [{ kind: "tool", text: [parts.tool, ...parts.examples].join("\n") }]
+      : [{ kind: "tool", text: parts.tool }, ...parts.examples.map((text) => ({ kind: "example", text }))];
+  }
+
+  private get ownsEmbeddings(): boolean {
+    return this.sharedEmbeddings === undefined;
+  }
+
+  private partitionFilter(partition: string): Record<string, string> {
+    return { partition };
+  }
+
+  private async ensure(partition: string): Promise<PartitionState> {
+    const state = this.partitions.get(partition);
+    if (state) return state;
+    await this.reindex(partition);
+    return this.partitions.get(partition)!;
+  }
+
+  private freshState(partition: string, cards: readonly ToolCard[]): PartitionState {
+    let embeddings = this.sharedEmbeddings;
+    if (!embeddings) {
+      const texts = cards.flatMap((c) => this.pieces(c).map((p) => p.text));
+      embeddings = new LexicalEmbeddings().fit(texts);
+    }
+    if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
+    return { embeddings, textHash: new Map(), changedSinceFit: 0 };
+  }
+
+  private async embedCards(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
+    if (cards.length === 0) return;
+    const texts: string[] = [];
+    const docs: Document[] = [];
+    const ids: string[] = [];
+    for (const card of cards) {
+      const pieces = this.pieces(card);
+      if (this.mode === "examples") await this.store.delete({ filter: { partition, tool: card.name } });
+      pieces.forEach((piece, i) => {
+        texts.push(piece.text);
+        ids.push(docId(partition, card.name, i));
+        docs.push(
+          new Document({
+            pageContent: piece.text,
+            metadata: { partition, tool: card.name, kind: piece.kind },
+          }),
+        );
+      });
+      state.textHash.set(card.name, hashCard(card));
+    }
+    const vectors = await state.embeddings.embedDocuments(texts);
+    await this.store.addVectors(vectors, docs, { ids });
+  }
+}
+
+function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+}
+
+function hashCard(card: ToolCard): string {
+  const parts = routingTexts(card);
+  return createHash("sha1").update(parts.tool).update("\u0000").update(parts.examples.join("\u0000")).digest("hex");
+}
+
+/** Stable id of one vector: partition, tool and part number. */
+function docId(partition: string, tool: string, part: number): string {
+  return `${encodeLabel(partition)}/${encodeLabel(tool)}/${part}`;
+}

@@ -1,0 +1,90 @@
+import { tokenize } from "../index/tokenize.js";
+import type { ExampleCandidate, RankExampleOptions } from "./deterministic-proposer.js";
+import { DEFAULT_RANK_EXAMPLE_OPTIONS, rankExampleCandidates } from "./deterministic-proposer.js";
+import type { MissedRequest } from "./detect.js";
+
+/**
+ * A missed request with what routing says about its wording as an example: which missed requests
+ * (ids) the tool would be offered for if this wording were added to its routing text, and for
+ * which it would rank first. Filled by the manager from the index ("what if"), never by a model.
+ */
+export interface CoveredMiss extends Pick<MissedRequest, "requestId" | "request"> {
+  covers?: readonly string[];
+  coversFirst?: readonly string[];
+}
+
+/** Options of {@link rankByCoverage}, on top of {@link RankExampleOptions}. */
+export interface CoverageOptions extends RankExampleOptions {
+  /**
+   * Weight of a missed request brought to rank 1, on top of being brought into the offered set.
+   * @default 0.5
+   */
+  firstWeight?: number;
+}
+
+const DEFAULT_COVERAGE = { firstWeight: 0.5 };
+
+/**
+ * Choose example requests by what they would fix, greedily: each pick is the missed wording that
+ * brings the tool into the offered set for the most missed requests not fixed by an earlier pick
+ * (plus `firstWeight` for each it would bring to rank 1). A pick cites the misses it fixes that
+ * share a word with it; one citing fewer than `minMisses` is not proposed.
+ *
+ * Falls back to {@link rankExampleCandidates} when the misses carry no coverage (no index).
+ * Pure: the coverage sets come in with the misses.
+ */
+export function rankByCoverage(
+  misses: readonly CoveredMiss[],
+  currentRoutingText: string,
+  options: CoverageOptions = {},
+): ExampleCandidate[] {
+  if (!misses.some((m) => m.covers !== undefined)) return rankExampleCandidates(misses, currentRoutingText, options);
+  const o = { ...DEFAULT_RANK_EXAMPLE_OPTIONS, ...DEFAULT_COVERAGE, ...definedOnly(options) };
+  const tokensOf = new Map(misses.map((m) => [m.requestId, new Set(tokenize(m.request))]));
+  const routing = new Set(tokenize(currentRoutingText));
+  const excluded = o.exclude.map((t) => t.toLowerCase().replace(/\s+/g, " ").trim());
+  const covered = new Set<string>();
+  const coveredFirst = new Set<string>();
+  const picked: ExampleCandidate[] = [];
+  const pickedTexts = new Set<string>(excluded);
+
+  const candidates = misses.filter((m) => m.request.length <= o.maxLength && (tokensOf.get(m.requestId)?.size ?? 0) > 0);
+  while (picked.length < o.limit) {
+    let best: { miss: CoveredMiss; gain: number; cites: string[] } | undefined;
+    for (const miss of candidates) {
+      const key = miss.request.toLowerCase().replace(/\s+/g, " ").trim();
+      if (pickedTexts.has(key)) continue;
+      const own = tokensOf.get(miss.requestId)!;
+      const shares = (id: string): boolean => id === miss.requestId || intersects(own, tokensOf.get(id));
+      const fixes = (miss.covers ?? []).filter((id) => !covered.has(id) && shares(id));
+      const firsts = (miss.coversFirst ?? []).filter((id) => !coveredFirst.has(id) && shares(id));
+      const gain = fixes.length + o.firstWeight * firsts.length;
+      const cites = [...new Set([miss.requestId, ...(miss.covers ?? []).filter(shares)])];
+      if (cites.length < o.minMisses || fixes.length === 0) continue;
+      if (!best || gain > best.gain) best = { miss, gain, cites };
+    }
+    if (!best) break;
+    const { miss, cites } = best;
+    for (const id of miss.covers ?? []) covered.add(id);
+    for (const id of miss.coversFirst ?? []) coveredFirst.add(id);
+    pickedTexts.add(miss.request.toLowerCase().replace(/\s+/g, " ").trim());
+    const own = tokensOf.get(miss.requestId)!;
+    picked.push({
+      text: miss.request.replace(/\s+/g, " ").trim(),
+      cites: cites.slice(0, Math.max(o.maxCites, o.minMisses)),
+      score: best.gain,
+      novelWords: [...own].filter((t) => !routing.has(t)),
+    });
+  }
+  return picked;
+}
+
+function intersects(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
+  if (!b) return false;
+  for (const t of a) if (b.has(t)) return true;
+  return false;
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

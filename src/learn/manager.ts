@@ -1,0 +1,537 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
+import { ToolIndex } from "../index/tool-index.js";
+import { tokenize } from "../index/tokenize.js";
+import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
+import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { CallRecord, Evidence, Learned, Refusal, Revision, ToolCard, TurnRecord } from "../ledger/schema.js";
+import { containsFingerprint } from "../record/mask.js";
+import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
+import { type CoveredMiss, rankByCoverage } from "./coverage.js";
+import { type ToolDetection, detect } from "./detect.js";
+import { DeterministicProposer } from "./deterministic-proposer.js";
+import { buildExampleCall } from "./example-call.js";
+import { ModelProposer } from "./model-proposer.js";
+import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
+import { equivalent, evidenceMaps, mergeExamples, vetExampleCall, vetProposal } from "./vet.js";
+
+/** Who applies a revision under `autoApply`. */
+export const AUTO_APPROVER = "tool-lessons:auto";
+
+/** Options of {@link LessonManager}. */
+export interface LessonManagerOptions {
+  /** The ledger: records, cards, revisions, settings. */
+  ledger: Ledger;
+  /** The routing index (updated on apply and undo; asked "what if" during review). */
+  index: ToolIndex;
+  /**
+   * Who proposes lessons. Ignored when `model` is given.
+   * @default a DeterministicProposer choosing examples by routing coverage
+   */
+  proposer?: Proposer;
+  /** A chat model: lessons are then proposed by a {@link ModelProposer} over it. */
+  model?: BaseChatModel;
+}
+
+/** Options of {@link LessonManager.review}. */
+export interface ReviewOptions {
+  /** @default "default" */
+  partition?: string;
+  /** Propose and return revisions without storing anything. @default false */
+  dryRun?: boolean;
+  /** Apply every revision at once, approved by {@link AUTO_APPROVER}. @default false */
+  autoApply?: boolean;
+  /** Settings for this review only, over the partition's stored ones. */
+  config?: SettingsInput;
+  /** Review only these tools. */
+  tools?: readonly string[];
+}
+
+/** What a review returns. */
+export interface Review {
+  partition: string;
+  /** Revisions proposed (applied too, under `autoApply`), one per tool with something kept. */
+  revisions: Revision[];
+  /** Everything refused, per tool. */
+  refused: { tool: string; refusal: Refusal }[];
+  /** Tools not reviewed this time, and why. */
+  skipped: { tool: string; reason: "revision_waiting" | "no_new_calls" | "too_little_evidence" | "over_max_tools" }[];
+  /** Usage flags, for a person to read. */
+  flags: UsageFlag[];
+}
+
+interface PartitionOption {
+  /** @default "default" */
+  partition?: string;
+}
+
+/** Settings read from the ledger and merged with a per-call override. */
+interface Window {
+  settings: Settings;
+  cards: ToolCard[];
+  calls: CallRecord[];
+  turns: TurnRecord[];
+}
+
+/**
+ * The operator's API: review the ledger for lessons, apply (with who approved), dismiss, undo,
+ * history, settings and usage flags. Every change is a revision in the ledger; the index is kept
+ * in step on apply and undo.
+ */
+export class LessonManager {
+  readonly ledger: Ledger;
+  readonly index: ToolIndex;
+  readonly proposer: Proposer;
+
+  constructor(options: LessonManagerOptions) {
+    this.ledger = options.ledger;
+    this.index = options.index;
+    this.proposer = options.model
+      ? new ModelProposer(options.model)
+      : (options.proposer ?? new DeterministicProposer({ rankExamples: rankByCoverage }));
+  }
+
+  /** Store settings for a partition (validated; unknown keys refused). */
+  async configure(settings: SettingsInput, options: PartitionOption = {}): Promise<Settings> {
+    return this.ledger.configure(options.partition ?? DEFAULT_PARTITION, settings);
+  }
+
+  /** Revisions of a tool, newest first. */
+  async history(tool: string, options: PartitionOption = {}): Promise<Revision[]> {
+    return this.ledger.listRevisions(options.partition ?? DEFAULT_PARTITION, { tool });
+  }
+
+  /** Usage flags of a partition (`retrieved_never_called`, `never_retrieved`). */
+  async flags(options: PartitionOption & { config?: SettingsInput } = {}): Promise<UsageFlag[]> {
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const settings = parseSettings(options.config ?? {}, await this.ledger.getSettings(partition));
+    const [cards, routes, calls] = await Promise.all([
+      this.ledger.listCards(partition),
+      this.ledger.listRoutes(partition),
+      this.ledger.listCalls(partition),
+    ]);
+    return usageFlags({ routes, calls, tools: cards.map((c) => c.name), settings });
+  }
+
+  /**
+   * Read the partition's records, find what repeats, propose lessons per tool, vet them, and store
+   * each tool's kept lessons as a proposed revision. A tool with a revision waiting is not
+   * reviewed; a tool with no new calls since its last review costs nothing; at most `maxTools`
+   * tools, those with the most failed calls first.
+   */
+  async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const w = await this.window(partition, options.config);
+    const routes = await this.ledger.listRoutes(partition);
+    const names = w.cards.map((c) => c.name);
+    const detection = detect({ turns: w.turns, routes, calls: w.calls, tools: names, settings: w.settings });
+    const waiting = new Set((await this.ledger.listRevisions(partition, { status: "proposed" })).map((r) => r.tool));
+    const marks = await this.ledger.reviewMarks(partition);
+    const wanted = options.tools ? new Set(options.tools) : undefined;
+
+    const review: Review = { partition, revisions: [], refused: [], skipped: [], flags: [] };
+    const due: { card: ToolCard; td: ToolDetection }[] = [];
+    for (const card of w.cards) {
+      if (wanted && !wanted.has(card.name)) continue;
+      const td = detection.tools.get(card.name);
+      if (!td) continue;
+      if (waiting.has(card.name)) {
+        review.skipped.push({ tool: card.name, reason: "revision_waiting" });
+        continue;
+      }
+      const mark = marks.get(card.name);
+      if (td.lastCallId === undefined || (mark !== undefined && td.lastCallId <= mark)) {
+        review.skipped.push({ tool: card.name, reason: "no_new_calls" });
+        continue;
+      }
+      const s = w.settings;
+      const enough =
+        td.calls >= s.minCalls || td.misses.length >= s.minMisses || td.confusions.length >= s.minConfusions;
+      if (!enough) {
+        review.skipped.push({ tool: card.name, reason: "too_little_evidence" });
+        continue;
+      }
+      due.push({ card, td });
+    }
+    due.sort(
+      (a, b) =>
+        failedCount(b.td) - failedCount(a.td) ||
+        b.td.misses.length + b.td.confusions.length - (a.td.misses.length + a.td.confusions.length),
+    );
+    for (const { card } of due.slice(w.settings.maxTools)) review.skipped.push({ tool: card.name, reason: "over_max_tools" });
+
+    const key = await this.ledger.fingerprintKey();
+    const fingerprints = new Set<string>();
+    for (const call of w.calls) for (const f of call.fingerprints) fingerprints.add(f);
+    const containsValue = (text: string): boolean => containsFingerprint(text, fingerprints, key);
+    const neighbours = w.cards.map((c) => ({ name: c.name, description: c.author.description }));
+    const newMarks = new Map<string, string>();
+
+    for (const { card, td } of due.slice(0, w.settings.maxTools)) {
+      if (td.lastCallId) newMarks.set(card.name, td.lastCallId);
+      const misses = await this.coverMisses(partition, card, td, w.settings);
+      const evidence = buildToolEvidence({
+        card,
+        detection: { ...td, misses: misses.map((m) => m.miss) },
+        tools: neighbours,
+        settings: w.settings,
+      });
+      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
+      const proposal = await this.proposer.propose(evidence, config);
+      const vetted = vetProposal(proposal, {
+        tool: card.name,
+        registeredTools: names,
+        settings: w.settings,
+        learned: card.learned,
+        ...evidenceMaps({ ...td, misses: misses.map((m) => m.miss) }),
+        containsValue,
+      });
+      const refused = [...vetted.refused];
+      if (proposal.rejected) {
+        refused.push({ kind: "note", text: "", reason: proposal.rejected.reason, detail: proposal.rejected.detail });
+      }
+      let callExample: string | null = null;
+      const built = buildExampleCall(td.successes, td.refusedCount, w.settings.minFailures);
+      if (built !== null && built !== card.learned.exampleCall?.text) {
+        const r = vetExampleCall(built, { containsValue, settings: w.settings });
+        if (r) refused.push(r);
+        else callExample = built;
+      }
+      for (const r of refused) review.refused.push({ tool: card.name, refusal: r });
+      const kept = vetted.kept;
+      if (kept.notes.length + kept.examples.length + kept.notFor.length === 0 && callExample === null) continue;
+
+      const now = Date.now();
+      const revision: Revision = {
+        v: 1,
+        id: timeOrderedId(now),
+        partition,
+        tool: card.name,
+        status: "proposed",
+        notesAdded: kept.notes.map((n) => n.text),
+        queriesAdded: kept.examples.map((e) => e.text),
+        avoidAdded: kept.notFor.map((n) => ({ text: n.text, tool: n.tool })),
+        callExample,
+        queriesWithdrawn: [],
+        displaced: [],
+        queriesDisplaced: vetted.displaced,
+        evidence: citedEvidence(td, kept),
+        ranks: await this.ranks(partition, card, misses, kept.examples.map((e) => e.text), vetted.displaced),
+        refused,
+        proposer: this.proposer.name,
+        cardVersionBefore: card.version,
+        reviewedThrough: td.lastCallId,
+        createdAt: now,
+        updatedAt: now,
+      };
+      review.revisions.push(revision);
+    }
+
+    if (!options.dryRun) {
+      for (const revision of review.revisions) await this.ledger.putRevision(revision);
+      await this.ledger.markReviewed(partition, newMarks);
+      if (options.autoApply) {
+        for (let i = 0; i < review.revisions.length; i++) {
+          review.revisions[i] = await this.apply(review.revisions[i].id, {
+            partition,
+            approvedBy: AUTO_APPROVER,
+            config: options.config,
+          });
+        }
+      }
+    }
+    review.flags = usageFlags({ routes, calls: w.calls, tools: names, settings: w.settings });
+    return review;
+  }
+
+  /**
+   * Apply a proposed revision. Routing is checked again for requests other tools served: an
+   * example that would push the serving tool out of the offered set is withdrawn (notes stay),
+   * and the revision records which and why. The card and the revision are written together.
+   * @throws NotFound, RevisionConflict (not proposed, or the card changed since)
+   */
+  async apply(
+    id: string,
+    options: PartitionOption & { approvedBy: string; config?: SettingsInput },
+  ): Promise<Revision> {
+    if (!options.approvedBy?.trim()) throw new InvalidInput("apply() needs `approvedBy`: who approved this revision.");
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const revision = await this.ledger.requireRevision(partition, id);
+    if (revision.status !== "proposed") {
+      throw new RevisionConflict(`Revision ${id} is ${revision.status}; only a proposed revision can be applied.`, {
+        context: { id, status: revision.status },
+      });
+    }
+    const card = await this.requireCard(partition, revision.tool);
+    if (card.version !== revision.cardVersionBefore) {
+      throw new RevisionConflict(
+        `The card of "${revision.tool}" changed since revision ${id} was proposed (version ${revision.cardVersionBefore} → ${card.version}); review again.`,
+        { context: { id, tool: revision.tool } },
+      );
+    }
+    const settings = parseSettings(options.config ?? {}, await this.ledger.getSettings(partition));
+    const displacedRequests = await this.displacements(partition, card, revision.queriesAdded, settings);
+    const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
+    const added = revision.queriesAdded.filter((q) => !withdrawn.includes(q));
+    const giveWay = yielding(card.learned, added, revision.queriesDisplaced, settings.maxQueries);
+
+    const now = Date.now();
+    const learned: Learned = {
+      examples: mergeExamples(card.learned.examples, added.map((text) => ({ text, cites: [] })), giveWay, id, now),
+      notes: [...card.learned.notes, ...revision.notesAdded.map((text) => ({ text, revisionId: id }))],
+      notFor: [...card.learned.notFor, ...revision.avoidAdded.map((n) => ({ ...n, revisionId: id }))],
+      exampleCall: revision.callExample !== null ? { text: revision.callExample, revisionId: id } : card.learned.exampleCall,
+    };
+    const applied: Revision = {
+      ...revision,
+      status: "applied",
+      approvedBy: options.approvedBy,
+      queriesWithdrawn: withdrawn,
+      displaced: displacedRequests,
+      queriesDisplaced: giveWay,
+      learnedBefore: card.learned,
+      cardVersionAfter: card.version + 1,
+      updatedAt: now,
+    };
+    const [saved] = await this.ledger.commit(partition, {
+      cards: [{ ...card, learned }],
+      revisions: [applied],
+      expectVersion: card.version,
+    });
+    await this.index.upsertCards(partition, [saved]);
+    return applied;
+  }
+
+  /** Dismiss a proposed revision. @throws NotFound, RevisionConflict */
+  async dismiss(id: string, options: PartitionOption & { by?: string } = {}): Promise<Revision> {
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const revision = await this.ledger.requireRevision(partition, id);
+    if (revision.status !== "proposed") {
+      throw new RevisionConflict(`Revision ${id} is ${revision.status}; only a proposed revision can be dismissed.`);
+    }
+    const dismissed: Revision = { ...revision, status: "dismissed", closedBy: options.by, updatedAt: Date.now() };
+    await this.ledger.putRevision(dismissed);
+    return dismissed;
+  }
+
+  /**
+   * Take back the newest applied revision of a tool, restoring what it replaced (synthetic
+   * examples that gave way included).
+   * @throws NotFound (nothing applied), RevisionConflict (the card was edited since)
+   */
+  async undo(tool: string, options: PartitionOption & { approvedBy: string }): Promise<Revision> {
+    if (!options.approvedBy?.trim()) throw new InvalidInput("undo() needs `approvedBy`: who approved the undo.");
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const [revision] = await this.ledger.listRevisions(partition, { tool, status: "applied" });
+    if (!revision || !revision.learnedBefore) {
+      throw new NotFound(`"${tool}" has no applied revision to undo.`, { context: { tool, partition } });
+    }
+    const card = await this.requireCard(partition, tool);
+    if (card.version !== revision.cardVersionAfter) {
+      throw new RevisionConflict(
+        `The card of "${tool}" was changed after revision ${revision.id} was applied (version ${revision.cardVersionAfter} → ${card.version}); undo would lose that change.`,
+        { context: { tool, id: revision.id } },
+      );
+    }
+    const undone: Revision = { ...revision, status: "undone", closedBy: options.approvedBy, updatedAt: Date.now() };
+    const [saved] = await this.ledger.commit(partition, {
+      cards: [{ ...card, learned: revision.learnedBefore }],
+      revisions: [undone],
+      expectVersion: card.version,
+    });
+    await this.index.upsertCards(partition, [saved]);
+    return undone;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private async window(partition: string, override: SettingsInput | undefined): Promise<Window> {
+    const settings = parseSettings(override ?? {}, await this.ledger.getSettings(partition));
+    const [cards, calls, turns] = await Promise.all([
+      this.ledger.listCards(partition),
+      this.ledger.listCalls(partition),
+      this.ledger.listTurns(partition),
+    ]);
+    return { settings, cards, calls, turns };
+  }
+
+  private async requireCard(partition: string, tool: string): Promise<ToolCard> {
+    const card = await this.ledger.getCard(partition, tool);
+    if (!card) throw new NotFound(`No tool "${tool}" is registered in partition "${partition}".`, { context: { tool } });
+    return card;
+  }
+
+  /**
+   * The tool's missed requests that routing still misses today (an earlier revision may have
+   * fixed some), each with what its wording would fix if added as an example.
+   */
+  private async coverMisses(
+    partition: string,
+    card: ToolCard,
+    td: ToolDetection,
+    settings: Settings,
+  ): Promise<{ miss: ToolDetection["misses"][number]; covers: string[]; coversFirst: string[]; probe: Probe }[]> {
+    if (td.misses.length === 0) return [];
+    const k = settings.routingK;
+    const current = await this.index.cardVectors(partition, card);
+    const open: { miss: ToolDetection["misses"][number]; probe: Probe }[] = [];
+    for (const miss of td.misses) {
+      const probe = await this.probe(partition, card.name, miss.request, k);
+      if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
+      open.push({ miss, probe });
+    }
+    const out = [];
+    for (const { miss, probe } of open) {
+      const variant = await this.index.cardVectors(partition, withExamples(card, [miss.request]));
+      const covers: string[] = [];
+      const coversFirst: string[] = [];
+      for (const other of open) {
+        const score = ToolIndex.bestScore(other.probe.vector, variant);
+        if (score > other.probe.kth) covers.push(other.miss.requestId);
+        if (score > other.probe.first) coversFirst.push(other.miss.requestId);
+      }
+      out.push({ miss, covers, coversFirst, probe });
+    }
+    return out;
+  }
+
+  /** Where routing puts a request today, without `tool`: the k-th and first scores. */
+  private async probe(partition: string, tool: string, request: string, k: number): Promise<Probe> {
+    const vector = await this.index.embedRequest(partition, request);
+    const others = await this.index.routeVector(partition, vector, { k, exclude: new Set([tool]) });
+    return {
+      vector,
+      others,
+      kth: others.length < k ? Number.NEGATIVE_INFINITY : others[k - 1].score,
+      first: others[0]?.score ?? Number.NEGATIVE_INFINITY,
+    };
+  }
+
+  private async ranks(
+    partition: string,
+    card: ToolCard,
+    misses: { miss: ToolDetection["misses"][number]; probe: Probe }[],
+    added: string[],
+    displaced: string[],
+  ): Promise<Revision["ranks"]> {
+    if (misses.length === 0 || added.length === 0) return [];
+    const before = await this.index.cardVectors(partition, card);
+    const afterCard = withExamples(card, added, displaced);
+    const after = await this.index.cardVectors(partition, afterCard);
+    return misses.map(({ miss, probe }) => ({
+      request: miss.request,
+      before: rankOf(ToolIndex.bestScore(probe.vector, before), probe),
+      after: rankOf(ToolIndex.bestScore(probe.vector, after), probe),
+    }));
+  }
+
+  /**
+   * For each new example, the requests served by another tool that it alone would push out of
+   * the offered set. Only requests sharing a word with the example are checked (an example can
+   * only raise the tool's score for requests that overlap it), newest first, bounded.
+   */
+  private async displacements(
+    partition: string,
+    card: ToolCard,
+    added: readonly string[],
+    settings: Settings,
+  ): Promise<Revision["displaced"]> {
+    if (added.length === 0) return [];
+    const turns = await this.ledger.listTurns(partition);
+    const served = turns.filter((t) => t.servedBy !== undefined && t.servedBy !== card.name);
+    const out: Revision["displaced"] = [];
+    const current = await this.index.cardVectors(partition, card);
+    const k = settings.routingK;
+    const probes = new Map<string, Probe>();
+    for (const query of added) {
+      const words = new Set(tokenize(query));
+      const near = served.filter((t) => tokenize(t.request).some((w) => words.has(w))).slice(-MAX_DISPLACEMENT_CHECKS);
+      if (near.length === 0) continue;
+      const variant = await this.index.cardVectors(partition, withExamples(card, [query]));
+      for (const turn of near) {
+        const key = `${turn.request}\u0000${turn.servedBy}`;
+        let probe = probes.get(key);
+        if (!probe) {
+          probe = await this.probe(partition, card.name, turn.request, k);
+          probes.set(key, probe);
+        }
+        const last = probe.others[k - 1];
+        if (!last || last.tool !== turn.servedBy) continue;
+        const wasIn = ToolIndex.bestScore(probe.vector, current) > probe.kth;
+        if (!wasIn && ToolIndex.bestScore(probe.vector, variant) > probe.kth) {
+          out.push({ query, request: turn.request, servedBy: turn.servedBy! });
+          break;
+        }
+      }
+    }
+    return out;
+  }
+}
+
+/** Most served requests checked per new example on apply. */
+const MAX_DISPLACEMENT_CHECKS = 400;
+
+interface Probe {
+  vector: number[];
+  /** The best other tools, best first. */
+  others: { tool: string; rank: number; score: number }[];
+  /** Score a tool must beat to be offered (the k-th other). */
+  kth: number;
+  /** Score a tool must beat to rank first. */
+  first: number;
+}
+
+/** Rank a tool with this score would get (1-based), or null when it would not be offered. */
+function rankOf(score: number, probe: Probe): number | null {
+  if (!(score > probe.kth)) return null;
+  return 1 + probe.others.filter((o) => o.score >= score).length;
+}
+
+function failedCount(td: ToolDetection): number {
+  return td.failures.reduce((n, f) => n + f.callIds.length, 0);
+}
+
+function withExamples(card: ToolCard, add: readonly string[], remove: readonly string[] = []): ToolCard {
+  const gone = new Set(remove);
+  const examples = [
+    ...card.learned.examples.filter((e) => !(e.source === "synthetic" && gone.has(e.text))),
+    ...add.map((text) => ({ text, source: "learned" as const, addedAt: 0 })),
+  ];
+  return { ...card, learned: { ...card.learned, examples } };
+}
+
+/**
+ * Which synthetic examples give way when only `added` of a revision's examples are applied:
+ * those equivalent to an added one, then as many of the rest as the cap needs.
+ */
+function yielding(learned: Learned, added: readonly string[], proposed: readonly string[], maxQueries: number): string[] {
+  const byEquivalence = proposed.filter((s) => added.some((a) => equivalent(a, s)));
+  const rest = proposed.filter((s) => !byEquivalence.includes(s));
+  const over = learned.examples.length - byEquivalence.length + added.length - maxQueries;
+  return [...byEquivalence, ...rest.slice(0, Math.max(0, over))];
+}
+
+/** The evidence the kept items rest on: cited failures, misses and confusions only. */
+function citedEvidence(td: ToolDetection, kept: Proposal): Evidence[] {
+  const calls = new Set(kept.notes.flatMap((n) => n.cites));
+  const missed = new Set(kept.examples.flatMap((e) => e.cites));
+  const confused = new Set(kept.notFor.flatMap((n) => n.cites));
+  const out: Evidence[] = [];
+  for (const f of td.failures) {
+    const cited = f.callIds.filter((id) => calls.has(id));
+    if (cited.length > 0) {
+      out.push({ kind: "failed_call", callIds: cited, errorClass: f.errorClass, errorMessage: f.errorMessage, argNames: f.argNames });
+    }
+  }
+  for (const m of td.misses) {
+    if (missed.has(m.requestId)) out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
+  }
+  for (const c of td.confusions) {
+    if (confused.has(c.requestId)) {
+      out.push({ kind: "confused_request", requestId: c.requestId, request: c.request, servedBy: c.servedBy, how: c.how });
+    }
+  }
+  return out;
+}
