@@ -7,7 +7,7 @@
  * (maps keyed by tool, request and thread; the only sort is of each thread's turns by id).
  */
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
-import type { ArgShape, CallRecord, ErrorClass, Evidence, RouteRecord, TurnRecord } from "../ledger/schema.js";
+import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
 
 /** How a request missed a tool. */
 export type MissKind = "served_unoffered" | "re_asked";
@@ -143,31 +143,24 @@ export const REFUSED_ERROR_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass
  *   T ≠ U: R went to U and belonged to T.
  * - **Confused, `ranked_first`**: routing ran for R with a choice, ranked U first, did not offer T,
  *   and T served R (T ≠ U).
- * - Each (tool, request) pair is reported once, under the first rule that found it. Only
+ * - Each (tool, request) pair is reported once (the rules cannot both fire on one pair). Only
  *   registered tools get an entry; a confusion may name any tool that served (the vet refuses a
  *   line naming an unregistered one). Turns without a thread id take no part in `re_asked`.
  *
- * Linear in the number of records, except for sorting each thread's turns by id.
+ * One pass over the turns in id order (sorted only when the input is not), with maps keyed by
+ * request, thread and tool: linear in the number of records.
  */
 export function detect(input: DetectInput): Detection {
   const maxCalls = input.settings?.maxCallsPerTool ?? DEFAULT_SETTINGS.maxCallsPerTool;
   const registered = new Set(input.tools);
   const out = new Map<string, ToolDetection>();
-  const seenMiss = new Map<string, Set<string>>();
-  const seenConfusion = new Map<string, Set<string>>();
+  // Per tool, the position (turn index) of each miss and confusion, for oldest-first order.
+  const state = new Map<string, { td: ToolDetection; missAt: number[]; confusionAt: number[] }>();
   for (const tool of input.tools) {
     if (out.has(tool)) continue;
-    out.set(tool, {
-      tool,
-      calls: 0,
-      failures: [],
-      refusedCount: 0,
-      misses: [],
-      confusions: [],
-      successes: [],
-    });
-    seenMiss.set(tool, new Set());
-    seenConfusion.set(tool, new Set());
+    const td: ToolDetection = { tool, calls: 0, failures: [], refusedCount: 0, misses: [], confusions: [], successes: [] };
+    out.set(tool, td);
+    state.set(tool, { td, missAt: [], confusionAt: [] });
   }
 
   readCalls(input.calls, out, maxCalls);
@@ -183,98 +176,104 @@ export function detect(input: DetectInput): Detection {
     const prior = routeByRequest.get(route.requestId);
     if (!prior || prior.id < route.id) routeByRequest.set(route.requestId, route);
   }
+  const ordered = [...turnByRequest.values()];
+  if (!isSortedById(ordered)) ordered.sort(byId);
 
-  const addMiss = (miss: MissedRequest): void => {
-    const seen = seenMiss.get(miss.tool);
-    if (!seen || seen.has(miss.requestId)) return;
-    seen.add(miss.requestId);
-    out.get(miss.tool)?.misses.push(miss);
+  // Each (tool, request) pair can arise from one rule only (the rules' conditions on who served
+  // the request exclude each other, and each request has one turn and one next turn), so no
+  // de-duplication is needed.
+  const addMiss = (miss: MissedRequest, at: number): void => {
+    const st = state.get(miss.tool);
+    if (!st) return;
+    st.td.misses.push(miss);
+    st.missAt.push(at);
   };
-  const addConfusion = (confusion: ConfusedRequest): void => {
-    const seen = seenConfusion.get(confusion.tool);
-    if (!seen || seen.has(confusion.requestId)) return;
-    seen.add(confusion.requestId);
-    out.get(confusion.tool)?.confusions.push(confusion);
+  const addConfusion = (confusion: ConfusedRequest, at: number): void => {
+    const st = state.get(confusion.tool);
+    if (!st) return;
+    st.td.confusions.push(confusion);
+    st.confusionAt.push(at);
   };
 
-  // Routed requests: served by a tool routing did not offer; ranked first but not the server.
-  const orderedTurns = [...turnByRequest.values()].sort(byId);
-  for (const turn of orderedTurns) {
+  // One pass in id order; `previous` holds the last turn seen in each thread.
+  const previous = new Map<string, { turn: TurnRecord; at: number }>();
+  for (let at = 0; at < ordered.length; at++) {
+    const turn = ordered[at];
     const served = turn.servedBy;
-    if (served === undefined) continue;
-    const route = routeByRequest.get(turn.requestId);
-    if (!route || route.allSent) continue;
-    let offered = false;
-    let first: { tool: string; rank: number } | undefined;
-    for (const offer of route.offered) {
-      if (offer.tool === served) offered = true;
-      if (!first || offer.rank < first.rank) first = { tool: offer.tool, rank: offer.rank };
-    }
-    if (offered) continue;
-    if (registered.has(served)) {
-      addMiss(withThread<MissedRequest>({ tool: served, requestId: turn.requestId, request: turn.request, how: "served_unoffered" }, turn));
-    }
-    if (first && first.tool !== served && registered.has(first.tool)) {
-      addConfusion(
-        withThread<ConfusedRequest>(
-          { tool: first.tool, requestId: turn.requestId, request: turn.request, servedBy: served, how: "ranked_first" },
-          turn,
-        ),
-      );
-    }
-  }
 
-  // Threads: the request after R was served by T.
-  const threads = new Map<string, TurnRecord[]>();
-  for (const turn of orderedTurns) {
+    // Routed requests: served by a tool routing did not offer; ranked first but not the server.
+    const route = served === undefined ? undefined : routeByRequest.get(turn.requestId);
+    if (served !== undefined && route && !route.allSent) {
+      let offered = false;
+      let first: Offer | undefined;
+      for (const offer of route.offered) {
+        if (offer.tool === served) offered = true;
+        if (!first || offer.rank < first.rank) first = offer;
+      }
+      if (!offered) {
+        if (registered.has(served)) {
+          addMiss(withThread<MissedRequest>({ tool: served, requestId: turn.requestId, request: turn.request, how: "served_unoffered" }, turn), at);
+        }
+        if (first && first.tool !== served && registered.has(first.tool)) {
+          const confusion: ConfusedRequest = {
+            tool: first.tool,
+            requestId: turn.requestId,
+            request: turn.request,
+            servedBy: served,
+            how: "ranked_first",
+          };
+          addConfusion(withThread(confusion, turn), at);
+        }
+      }
+    }
+
+    // Threads: the request before this one did not reach the tool that served this one.
     if (turn.threadId === undefined) continue;
     const key = `${turn.partition}\u0000${turn.threadId}`;
-    const list = threads.get(key);
-    if (list) list.push(turn);
-    else threads.set(key, [turn]);
-  }
-  for (const list of threads.values()) {
-    for (let i = 0; i + 1 < list.length; i++) {
-      const current = list[i];
-      const next = list[i + 1];
-      const target = next.servedBy;
-      if (target === undefined) continue;
-      if (registered.has(target) && !current.calls.some((c) => c.tool === target)) {
-        addMiss(
-          withThread<MissedRequest>(
-            { tool: target, requestId: current.requestId, request: current.request, how: "re_asked", nextRequestId: next.requestId },
-            current,
-          ),
-        );
-      }
-      const used = current.servedBy;
-      if (used !== undefined && used !== target && registered.has(used)) {
-        addConfusion(
-          withThread<ConfusedRequest>(
-            {
-              tool: used,
-              requestId: current.requestId,
-              request: current.request,
-              servedBy: target,
-              how: "re_asked",
-              nextRequestId: next.requestId,
-            },
-            current,
-          ),
-        );
-      }
+    const before = previous.get(key);
+    previous.set(key, { turn, at });
+    if (!before || served === undefined) continue;
+    const current = before.turn;
+    if (registered.has(served) && !current.calls.some((c) => c.tool === served)) {
+      const miss: MissedRequest = {
+        tool: served,
+        requestId: current.requestId,
+        request: current.request,
+        how: "re_asked",
+        nextRequestId: turn.requestId,
+      };
+      addMiss(withThread(miss, current), before.at);
+    }
+    const used = current.servedBy;
+    if (used !== undefined && used !== served && registered.has(used)) {
+      const confusion: ConfusedRequest = {
+        tool: used,
+        requestId: current.requestId,
+        request: current.request,
+        servedBy: served,
+        how: "re_asked",
+        nextRequestId: turn.requestId,
+      };
+      addConfusion(withThread(confusion, current), before.at);
     }
   }
 
   // Oldest first, whichever rule found them.
-  const order = new Map<string, number>();
-  orderedTurns.forEach((t, i) => order.set(t.requestId, i));
-  const rank = (id: string): number => order.get(id) ?? Number.MAX_SAFE_INTEGER;
-  for (const td of out.values()) {
-    td.misses.sort((a, b) => rank(a.requestId) - rank(b.requestId));
-    td.confusions.sort((a, b) => rank(a.requestId) - rank(b.requestId));
+  for (const st of state.values()) {
+    st.td.misses = byPosition(st.td.misses, st.missAt);
+    st.td.confusions = byPosition(st.td.confusions, st.confusionAt);
   }
   return { tools: out };
+}
+
+function byPosition<T>(items: T[], at: number[]): T[] {
+  let sorted = true;
+  for (let i = 1; i < at.length && sorted; i++) if (at[i - 1] > at[i]) sorted = false;
+  if (sorted) return items;
+  return items
+    .map((item, i) => ({ item, at: at[i] }))
+    .sort((x, y) => x.at - y.at)
+    .map((x) => x.item);
 }
 
 /** The call-record part of {@link detect}: failures, refused count and successes per tool. */
@@ -383,7 +382,8 @@ export function evidenceOf(td: ToolDetection): Evidence[] {
 }
 
 function withThread<T extends { threadId?: string }>(item: T, turn: TurnRecord): T {
-  return turn.threadId === undefined ? item : { ...item, threadId: turn.threadId };
+  if (turn.threadId !== undefined) item.threadId = turn.threadId;
+  return item;
 }
 
 function byId(a: { id: string }, b: { id: string }): number {
