@@ -199,7 +199,8 @@ export function checkSharedWord(
   compared: string,
   requests: readonly { id: string; request: string }[],
 ): Refusal | null {
-  const lacking = requests.filter((r) => !shareWord(compared, r.request)).map((r) => r.id);
+  const words = new Set(tokenize(compared));
+  const lacking = requests.filter((r) => !tokenize(r.request).some((t) => words.has(t))).map((r) => r.id);
   return lacking.length === 0 ? null : refuse(kind, text, "no_shared_word", `shares no word with request(s) ${lacking.join(", ")}`);
 }
 
