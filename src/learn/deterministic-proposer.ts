@@ -63,7 +63,7 @@ export interface RankExampleOptions {
   maxCites?: number;
   /**
    * Most missed requests considered (the newest); bounds the quadratic similarity pass.
-   * @default 300
+   * @default 100
    */
   maxCandidates?: number;
   /**
@@ -81,7 +81,7 @@ export const DEFAULT_RANK_EXAMPLE_OPTIONS: Required<RankExampleOptions> = Object
   duplicateThreshold: 0.8,
   maxLength: DEFAULT_SETTINGS.maxLineLength,
   maxCites: 8,
-  maxCandidates: 300,
+  maxCandidates: 100,
   exclude: [],
 });
 
@@ -172,6 +172,12 @@ export interface SharedPhraseOptions {
    * @default GENERIC_REQUEST_WORDS
    */
   genericWords?: ReadonlySet<string>;
+  /**
+   * Stems never used in a phrase: the proposer passes the tokens of the tool's own routing text,
+   * so a line never says "Not for" what the tool itself is described as doing.
+   * @default empty
+   */
+  avoidStems?: ReadonlySet<string>;
 }
 
 /** Words common in any request that say nothing of its kind. Matched on the lowercased surface word. */
@@ -186,7 +192,8 @@ export const GENERIC_REQUEST_WORDS: ReadonlySet<string> = new Set([
  * The words a group of requests share, as a short phrase, and which requests it covers (shares
  * a word with). Words in every request come first; otherwise words are added greedily, each
  * covering the most requests not yet covered. Surface forms are the most frequent form of each
- * stem, in the order they first appear. Generic words and words with digits are skipped.
+ * stem, in the order they first appear. Generic words, words with digits and `avoidStems` are
+ * skipped.
  */
 export function sharedPhrase(
   requests: readonly { id: string; request: string }[],
@@ -194,27 +201,28 @@ export function sharedPhrase(
 ): { phrase: string; covered: string[] } | null {
   const maxWords = options.maxWords ?? 4;
   const generic = options.genericWords ?? GENERIC_REQUEST_WORDS;
-  const docs = requests.map((r) => {
-    const stems = new Set<string>();
-    for (const word of splitWords(r.request)) {
-      if (!isContentWord(word) || generic.has(word) || /\d/.test(word)) continue;
-      stems.add(stem(word));
-    }
-    return { id: r.id, stems };
-  });
+  const avoid = options.avoidStems;
+  const stems = new Map<string, string>();
   const order = new Map<string, number>();
   const surface = new Map<string, Map<string, number>>();
-  let position = 0;
-  for (const r of requests) {
+  const docs = requests.map((r) => {
+    const own = new Set<string>();
     for (const word of splitWords(r.request)) {
       if (!isContentWord(word) || generic.has(word) || /\d/.test(word)) continue;
-      const s = stem(word);
-      if (!order.has(s)) order.set(s, position++);
+      let s = stems.get(word);
+      if (s === undefined) {
+        s = stem(word);
+        stems.set(word, s);
+      }
+      if (avoid?.has(s)) continue;
+      own.add(s);
+      if (!order.has(s)) order.set(s, order.size);
       const forms = surface.get(s) ?? new Map<string, number>();
       forms.set(word, (forms.get(word) ?? 0) + 1);
       surface.set(s, forms);
     }
-  }
+    return { id: r.id, stems: own };
+  });
   const df = new Map<string, number>();
   for (const d of docs) for (const s of d.stems) df.set(s, (df.get(s) ?? 0) + 1);
   const byDf = [...df.keys()].sort((a, b) => (df.get(b) ?? 0) - (df.get(a) ?? 0) || (order.get(a) ?? 0) - (order.get(b) ?? 0));
@@ -312,6 +320,11 @@ export interface DeterministicProposerOptions {
   rankOptions?: RankExampleOptions;
   /** Options of the "Not for" phrase. */
   phraseOptions?: SharedPhraseOptions;
+  /**
+   * Most confused requests (the newest) read for one "Not for" line.
+   * @default 100
+   */
+  maxRequestsPerLine?: number;
 }
 
 /**
@@ -322,7 +335,8 @@ export interface DeterministicProposerOptions {
  *   {@link rankExampleCandidates} (learned examples on the card excluded);
  * - one "Not for <shared words> requests; use <tool>." line per serving tool with at least
  *   `minConfusions` confused requests (up to the room left under `maxAvoid`, tools already named by
- *   a line skipped), citing the requests its words cover.
+ *   a line skipped), citing the requests its words cover. Words of the tool's own routing text
+ *   are never used: the line must not disown what the tool is for.
  */
 export class DeterministicProposer implements Proposer {
   readonly name = "deterministic";
@@ -381,13 +395,14 @@ export class DeterministicProposer implements Proposer {
       byTool.set(c.servedBy, list);
     }
     const groups = [...byTool].sort((a, b) => b[1].length - a[1].length);
+    const ownWords = new Set(tokenize(evidence.routingText));
     const out: ProposedNotFor[] = [];
     for (const [tool, confusions] of groups) {
       if (out.length >= room) break;
       if (confusions.length < minConfusions) continue;
       const found = sharedPhrase(
-        confusions.map((c) => ({ id: c.requestId, request: c.request })),
-        this.options.phraseOptions,
+        confusions.slice(-(this.options.maxRequestsPerLine ?? 100)).map((c) => ({ id: c.requestId, request: c.request })),
+        { avoidStems: ownWords, ...this.options.phraseOptions },
       );
       if (!found || found.covered.length < minConfusions) continue;
       const text = `Not for ${found.phrase} requests; use ${tool}.`;

@@ -182,6 +182,20 @@ describe("DeterministicProposer", () => {
     for (const e of proposal.examples) expect(e.cites.length).toBeGreaterThanOrEqual(3);
   });
 
+  it("never writes a Not-for line in the words of the tool's own description", async () => {
+    const turns = [
+      turn("q1", "recovery on a large loss claim", [{ tool: "start_recovery" }], { threadId: "a" }),
+      turn("q2", "large loss unit", [{ tool: "refer_llu" }], { threadId: "a" }),
+      turn("q3", "claim recovery for the warehouse loss", [{ tool: "start_recovery" }], { threadId: "b" }),
+      turn("q4", "refer the warehouse", [{ tool: "refer_llu" }], { threadId: "b" }),
+    ];
+    const td = detect({ calls: [], turns, routes: [], tools: ["start_recovery", "refer_llu"] }).tools.get("start_recovery");
+    if (!td) throw new Error("no detection");
+    const evidence = buildToolEvidence({ card: card("start_recovery", {}, "Start a recovery on a claim."), detection: td, tools: [] });
+    const [line] = (await new DeterministicProposer().propose(evidence)).notFor;
+    expect(line.text).toBe("Not for loss requests; use refer_llu.");
+  });
+
   it("takes a swapped ranking function", async () => {
     const desk = claimsDesk();
     const td = detect(desk).tools.get("start_recovery");
