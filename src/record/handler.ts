@@ -16,7 +16,7 @@ import {
   type TurnRecord,
 } from "../ledger/schema.js";
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
-import { maskArgs, maskText, valueFingerprints } from "./mask.js";
+import { createTextMasker, type FingerprintMemo, maskArgs, valueFingerprints } from "./mask.js";
 import { type PartitionResolver, resolvePartition } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 
@@ -215,7 +215,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   constructor(options: ToolLessonsCallbackHandlerOptions) {
     const awaitHandlers = options.awaitHandlers ?? DEFAULT_RECORDING_OPTIONS.awaitHandlers;
-    super({ _awaitHandler: awaitHandlers });
+    // Retriever and custom events carry nothing the recorder needs: skip them.
+    super({ _awaitHandler: awaitHandlers, ignoreRetriever: true, ignoreCustomEvent: true });
     this.awaitHandlers = awaitHandlers;
     if (!options?.ledger) {
       throw new InvalidInput("ToolLessonsCallbackHandler needs a `ledger` (new Ledger(store)).");
@@ -297,7 +298,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleChainEnd(outputs: ChainValues, runId: string): void {
+  override handleChainEnd(outputs: ChainValues, runId: string, _parentRunId?: string): void {
     this.guard("handleChainEnd", () => {
       const root = this.runs.get(runId);
       if (!root) return;
@@ -307,7 +308,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleChainError(_error: unknown, runId: string): void {
+  override handleChainError(_error: unknown, runId: string, _parentRunId?: string): void {
     this.guard("handleChainError", () => {
       const root = this.runs.get(runId);
       if (!root) return;
@@ -348,7 +349,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       if (toolCallId !== undefined) root.startedCallIds.add(toolCallId);
       this.tools.set(runId, {
         root,
-        tool: runName ?? requested?.name ?? "unknown",
+        tool: runName || requested?.name || "unknown",
         ...(toolCallId !== undefined ? { toolCallId } : {}),
         input,
         startedAt: performance.now(),
@@ -356,7 +357,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleToolEnd(output: unknown, runId: string): void {
+  override handleToolEnd(output: unknown, runId: string, _parentRunId?: string): void {
     this.guard("handleToolEnd", () => {
       const started = this.tools.get(runId);
       if (!started) return;
@@ -365,7 +366,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleToolError(error: unknown, runId: string): void {
+  override handleToolError(error: unknown, runId: string, _parentRunId?: string): void {
     this.guard("handleToolError", () => {
       const started = this.tools.get(runId);
       if (!started) return;
@@ -456,7 +457,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       if (!requested) continue;
       root.messageCallIds.add(id);
       root.calls.push({
-        tool: typeof message.name === "string" && message.name ? message.name : requested.name,
+        tool: (typeof message.name === "string" && message.name) || requested.name || "unknown",
         args: requested.args,
         outcome: "error",
         error: errorInfo(message.content),
@@ -567,9 +568,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
     const calls: NewRecord<CallRecord>[] = [];
     const turns: NewRecord<TurnRecord>[] = [];
+    // Shared by this batch only, then dropped: it holds normalised argument values.
+    const memo: FingerprintMemo = new Map();
     for (const unit of units) {
       try {
-        const built = buildRecords(unit.root, key, this.errorRules);
+        const built = buildRecords(unit.root, key, this.errorRules, memo);
         calls.push(...built.calls);
         if (built.turn) turns.push(built.turn);
         this.counters.failed += built.refused;
@@ -668,13 +671,15 @@ function buildRecords(
   root: RootRun,
   key: string,
   rules: readonly ErrorRule[],
+  memo: FingerprintMemo,
 ): { calls: NewRecord<CallRecord>[]; turn?: NewRecord<TurnRecord>; refused: number } {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
   for (const call of calls) argsOf.set(call, call.args ?? argsFromInput(call.input));
   const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
-  const request = root.turn ? clip(maskText(root.turn.text, runValues), MAX_REQUEST_LENGTH) : undefined;
+  const mask = createTextMasker(runValues);
+  const request = root.turn ? clip(mask(root.turn.text), MAX_REQUEST_LENGTH) : undefined;
   const common = {
     partition: root.partition,
     runId: root.id,
@@ -693,10 +698,10 @@ function buildRecords(
       ...(request !== undefined ? { request } : {}),
       tool: call.tool,
       args: maskArgs(args),
-      fingerprints: valueFingerprints(args, key),
+      fingerprints: valueFingerprints(args, key, memo),
       outcome: call.outcome,
       ...(errorClass !== undefined ? { errorClass } : {}),
-      ...(call.error ? { errorMessage: clip(maskText(call.error.message, runValues), MAX_ERROR_LENGTH) } : {}),
+      ...(call.error ? { errorMessage: clip(mask(call.error.message), MAX_ERROR_LENGTH) } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
       source: call.source,

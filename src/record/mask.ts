@@ -227,20 +227,41 @@ export function fingerprint(token: string, key: string): string {
   return hmac(normalise(token), key);
 }
 
-function hmac(normalised: string, key: string): string {
-  return createHmac("sha256", key).update(normalised).digest("hex").slice(0, FINGERPRINT_HEX_LENGTH);
+/** Fingerprints already computed, by normalised text. Pass one to reuse work within a batch. */
+export type FingerprintMemo = Map<string, string>;
+
+const keyBuffers = new Map<string, Buffer>();
+
+function keyBuffer(key: string): Buffer {
+  let buffer = keyBuffers.get(key);
+  if (buffer === undefined) {
+    if (keyBuffers.size >= 8) keyBuffers.clear();
+    buffer = Buffer.from(key, "utf8");
+    keyBuffers.set(key, buffer);
+  }
+  return buffer;
+}
+
+function hmac(normalised: string, key: string, memo?: FingerprintMemo): string {
+  const known = memo?.get(normalised);
+  if (known !== undefined) return known;
+  const digest = createHmac("sha256", keyBuffer(key)).update(normalised).digest("hex").slice(0, FINGERPRINT_HEX_LENGTH);
+  memo?.set(normalised, digest);
+  return digest;
 }
 
 /**
  * Fingerprints of every argument value (strings and numbers, nested ones too): of each whole
  * value and of each of its value tokens (see {@link valueTerms}). Sorted, without repeats.
+ * A `memo` shared across the calls of a batch saves recomputing repeated values (it holds
+ * normalised values: keep it no longer than the batch).
  */
-export function valueFingerprints(args: Record<string, unknown>, key: string): string[] {
+export function valueFingerprints(args: Record<string, unknown>, key: string, memo?: FingerprintMemo): string[] {
   const out = new Set<string>();
   for (const leaf of scalarLeaves(args)) {
     const terms = valueTerms(leaf);
-    if (terms.whole !== undefined) out.add(hmac(terms.whole, key));
-    for (const t of terms.tokens) out.add(hmac(t, key));
+    if (terms.whole !== undefined) out.add(hmac(terms.whole, key, memo));
+    for (const t of terms.tokens) out.add(hmac(t, key, memo));
   }
   return [...out].sort();
 }
@@ -277,6 +298,38 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Masks texts against a fixed set of argument values; see {@link maskText}. */
+export type TextMasker = (text: string) => string;
+
+const PLAIN_PATTERN = new RegExp(`(${EMAIL_IN_TEXT})|(${URL_IN_TEXT})|\\d`, "giu");
+
+/**
+ * A masker for many texts against the same values (a run's error messages and its request):
+ * the pattern is compiled once. See {@link maskText} for what is masked.
+ */
+export function createTextMasker(values?: unknown): TextMasker {
+  const phrases = new Set<string>();
+  for (const leaf of values === undefined ? [] : scalarLeaves(values)) {
+    const terms = valueTerms(leaf);
+    if (terms.raw.length >= MIN_VALUE_LENGTH) phrases.add(terms.raw.normalize("NFKC").toLowerCase());
+    for (const t of terms.tokens) phrases.add(t);
+  }
+  const alternation = [...phrases]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join("|");
+  const pattern = alternation
+    ? new RegExp(`(${EMAIL_IN_TEXT})|(${URL_IN_TEXT})|(?<![\\p{L}\\p{N}])(?:${alternation})(?![\\p{L}\\p{N}])|\\d`, "giu")
+    : PLAIN_PATTERN;
+  return (text) =>
+    text.normalize("NFKC").replace(pattern, (match: string, email?: string, url?: string) => {
+      if (email) return "<email>";
+      if (url) return "<url>";
+      if (match.length === 1 && match >= "0" && match <= "9") return "#";
+      return "<value>";
+    });
+}
+
 /**
  * Mask a free text (an error message, a user's request) for storage: emails `<email>`, URLs
  * `<url>`, every occurrence of a given argument value or of one of its value tokens
@@ -285,22 +338,5 @@ function escapeRegExp(s: string): string {
  * `values` may be any argument object or list: its string and number leaves are used.
  */
 export function maskText(text: string, values?: unknown): string {
-  const phrases = new Set<string>();
-  for (const leaf of values === undefined ? [] : scalarLeaves(values)) {
-    const terms = valueTerms(leaf);
-    if (terms.raw.length >= MIN_VALUE_LENGTH) phrases.add(terms.raw.toLowerCase());
-    for (const t of terms.tokens) phrases.add(t);
-  }
-  const alternation = [...phrases]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp)
-    .join("|");
-  const valuePart = alternation ? `|(?<![\\p{L}\\p{N}])(?:${alternation})(?![\\p{L}\\p{N}])` : "";
-  const pattern = new RegExp(`(${EMAIL_IN_TEXT})|(${URL_IN_TEXT})${valuePart}|\\d`, "giu");
-  return text.normalize("NFKC").replace(pattern, (match: string, email?: string, url?: string) => {
-    if (email) return "<email>";
-    if (url) return "<url>";
-    if (/^\d$/.test(match)) return "#";
-    return "<value>";
-  });
+  return createTextMasker(values)(text);
 }

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 
 /**
@@ -42,8 +41,15 @@ export interface PartitionContext {
 /** A user function naming the partition: a ready key, or parts to build one from. */
 export type PartitionResolver = (context: PartitionContext) => string | Partition | undefined;
 
-/** An id is a non-empty string or a finite number (user ids are often numeric). */
-const IdSchema = z.union([z.string().trim().min(1), z.number().finite().transform(String)]);
+/**
+ * An id is a non-empty string or a finite number (user ids are often numeric); anything else is
+ * ignored. A plain check rather than a schema: this runs once per run, in the run's path.
+ */
+function asId(value: unknown): string | undefined {
+  if (typeof value === "string") return value.trim() === "" ? undefined : value.trim();
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
 
 const PART_LABELS: readonly [keyof Partition, string][] = [
   ["tenantId", "t"],
@@ -80,8 +86,8 @@ export function partitionKey(partition: Partition = {}): string {
 function readId(...sources: (Record<string, unknown> | undefined)[]): (key: string) => string | undefined {
   return (key) => {
     for (const source of sources) {
-      const parsed = IdSchema.safeParse(source?.[key]);
-      if (parsed.success) return parsed.data;
+      const id = asId(source?.[key]);
+      if (id !== undefined) return id;
     }
     return undefined;
   };

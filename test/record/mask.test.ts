@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   containsFingerprint,
@@ -103,6 +104,18 @@ describe("fingerprints", () => {
     expect(fingerprint("ORD-12345", KEY)).toBe(fingerprint("ord 12345", KEY));
     expect(fingerprint("ORD-12345", KEY)).toMatch(/^[0-9a-f]{16}$/);
     expect(fingerprint("ORD-12345", "another key")).not.toBe(fingerprint("ORD-12345", KEY));
+  });
+
+  it("is plain HMAC-SHA256 of the normalised text, truncated: any other component can compute it", () => {
+    const expected = createHmac("sha256", KEY).update("ord 12345").digest("hex").slice(0, 16);
+    expect(fingerprint("ORD-12345", KEY)).toBe(expected);
+    expect(valueFingerprints({ order: "ORD-12345" }, KEY)).toContain(expected);
+    // A memo changes nothing but the work done.
+    const memo = new Map<string, string>();
+    expect(valueFingerprints({ a: "ORD-12345", b: "ORD-12345 again" }, KEY, memo)).toEqual(
+      valueFingerprints({ a: "ORD-12345", b: "ORD-12345 again" }, KEY),
+    );
+    expect(memo.size).toBeGreaterThan(0);
   });
 
   it("catches a text that contains an argument value", () => {
