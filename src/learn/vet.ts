@@ -308,18 +308,21 @@ function registeredSet(ctx: VetContext): ReadonlySet<string> {
   return ctx.registeredTools instanceof Set ? ctx.registeredTools : new Set(ctx.registeredTools);
 }
 
-/** The rules every kind of text passes: one line, not aimed at the model, no value. */
+/**
+ * The rules every kind of text passes: no value, one line, not aimed at the model. The value
+ * check comes first so that no refusal after it keeps a text holding a value.
+ */
 function checkText(kind: VetKind, text: string, ctx: VetContext, options: VetOptions): Refusal | null {
   return (
+    checkNoValue(kind, text, ctx.containsValue) ??
     checkLine(kind, text, settingsOf(ctx).maxLineLength) ??
-    checkNotAimedAtModel(kind, text, options.aimedPatterns ?? []) ??
-    checkNoValue(kind, text, ctx.containsValue)
+    checkNotAimedAtModel(kind, text, options.aimedPatterns ?? [])
   );
 }
 
 /**
- * The rules of one usage note, caps and repeats aside: one line, nothing aimed at the model, no
- * value, and at least `minFailures` cited failed calls of this tool.
+ * The rules of one usage note, caps and repeats aside: no value, one line, nothing aimed at the
+ * model, and at least `minFailures` cited failed calls of this tool.
  */
 export function vetNote(note: ProposedNote, ctx: VetContext, options: VetOptions = {}): Refusal | null {
   return (
@@ -329,8 +332,8 @@ export function vetNote(note: ProposedNote, ctx: VetContext, options: VetOptions
 }
 
 /**
- * The rules of one example request, caps, repeats and room aside: one line, nothing aimed at the
- * model, no value, at least `minMisses` cited missed requests of this tool, and a word shared
+ * The rules of one example request, caps, repeats and room aside: no value, one line, nothing
+ * aimed at the model, at least `minMisses` cited missed requests of this tool, and a word shared
  * with each of them.
  */
 export function vetExample(example: ProposedExample, ctx: VetContext, options: VetOptions = {}): Refusal | null {
@@ -354,8 +357,8 @@ export function vetExample(example: ProposedExample, ctx: VetContext, options: V
 }
 
 /**
- * The rules of one "Not for" line, caps and repeats aside: one line, nothing aimed at the model,
- * no value, the shape `Not for <kind of request>; use <tool>.` naming its `tool`, a registered
+ * The rules of one "Not for" line, caps and repeats aside: no value, one line, nothing aimed at
+ * the model, the shape `Not for <kind of request>; use <tool>.` naming its `tool`, a registered
  * tool other than its own, at least `minConfusions` cited requests that went to this tool, all
  * served by the named tool, and a word of the "kind of request" shared with each.
  */
@@ -383,7 +386,7 @@ export function vetNotFor(item: ProposedNotFor, ctx: VetContext, options: VetOpt
   );
 }
 
-/** The rules of the example call built by code: one line, nothing aimed at the model, no value. */
+/** The rules of the example call built by code: no value, one line, nothing aimed at the model. */
 export function vetExampleCall(
   text: string,
   ctx: Pick<VetContext, "containsValue" | "settings">,
@@ -391,9 +394,9 @@ export function vetExampleCall(
 ): Refusal | null {
   const maxLineLength = ctx.settings?.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength;
   return (
+    checkNoValue("example_call", text, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
-    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? []) ??
-    checkNoValue("example_call", text, ctx.containsValue)
+    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? [])
   );
 }
 
@@ -413,9 +416,10 @@ export interface VetResult {
 }
 
 /**
- * Vet one tool's proposal: every rule of the SPEC, per item, in this order: one line → not aimed
- * at the model → no value → (shape and named tool, for "Not for") → cited evidence and threshold
- * → served by the named tool → shared word → not a repeat → cap → room.
+ * Vet one tool's proposal: every rule of the SPEC, per item, in this order: no value (first, so
+ * no refusal keeps a value) → one line → not aimed at the model → (shape and named tool, for
+ * "Not for") → cited evidence and threshold → served by the named tool → shared word → not a
+ * repeat → cap → room.
  *
  * Caps count what the card holds plus what this review keeps: at most `maxNotes` notes and
  * `maxAvoid` "Not for" lines on the card, at most `maxNewQueries` new examples per review.
