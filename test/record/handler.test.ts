@@ -290,6 +290,38 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(await ledger.listCalls("default")).toHaveLength(1);
   });
 
+  it("records the same way through graph.stream and createReactAgent", async () => {
+    const { createReactAgent } = await import("@langchain/langgraph/prebuilt");
+    const plan = (step: number) =>
+      step === 0
+        ? [
+            { name: "refund", args: { order_id: "ORD-1", amount: "ten" } },
+            { name: "lookup_order", args: { order_id: "ORD-1" } },
+          ]
+        : undefined;
+    const ledger = new Ledger(new InMemoryStore());
+    const handler = new ToolLessonsCallbackHandler({ ledger });
+
+    const agent = createReactAgent({ llm: new ScriptedChatModel(planScript(plan)), tools: shopTools() });
+    await agent.invoke({ messages: [new HumanMessage("react")] }, { metadata: { user_id: "react" }, callbacks: [handler] });
+
+    const graph = buildAgent({ model: new ScriptedChatModel(planScript(plan)), tools: shopTools() });
+    const stream = await graph.stream({ messages: [new HumanMessage("stream")] }, { metadata: { user_id: "stream" }, callbacks: [handler] });
+    for await (const _chunk of stream) {
+      // drain
+    }
+    await handler.flush();
+    for (const partition of ["u:react", "u:stream"]) {
+      const calls = await ledger.listCalls(partition);
+      expect(calls.map((c) => [c.tool, c.outcome, c.errorClass, c.source])).toEqual([
+        ["refund", "error", "validation", "tool_message"],
+        ["lookup_order", "success", undefined, "callback"],
+      ]);
+      const [turn] = await ledger.listTurns(partition);
+      expect(turn.servedBy).toBe("lookup_order");
+    }
+  });
+
   it("does not count LangGraph interrupts raised inside a tool as failures", async () => {
     const { interrupt } = await import("@langchain/langgraph");
     const ask = tool(async () => interrupt("confirm?"), { name: "ask", description: "Ask.", schema: z.object({}) });
