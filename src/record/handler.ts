@@ -3,7 +3,7 @@ import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
-import { InvalidInput } from "../errors.js";
+import { InvalidInput, ToolLessonsError } from "../errors.js";
 import { timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import {
@@ -508,7 +508,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       if (!this.dropping) {
         this.dropping = true;
         this.reportError(
-          new Error(`The recording buffer is full (${this.maxBuffer} records); dropping records until it drains.`),
+          new ToolLessonsError(
+            `The recording buffer is full (${this.maxBuffer} records): dropping new records until the ledger catches up. ` +
+              "Check that the ledger's store is reachable, or raise maxBuffer.",
+            { context: { maxBuffer: this.maxBuffer, records } },
+          ),
           { stage: "drop", records },
         );
       }
