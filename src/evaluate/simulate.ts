@@ -7,6 +7,7 @@ import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
 import { maskText } from "../record/mask.js";
+import type { SettingsInput } from "../settings.js";
 import { hitAtK, mean, ndcgAtK } from "./metrics.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
@@ -55,6 +56,14 @@ export interface SimulateOptions {
   cycles?: number;
   /** Who proposes lessons. @default the manager's deterministic proposer */
   proposer?: Proposer;
+  /** Settings for the simulated partition (e.g. `{ maxNewQueries: 12 }`), validated. */
+  settings?: SettingsInput;
+  /**
+   * Replay the traffic in a seeded random order instead of file order. Useful when the file is
+   * sorted (MetaTool's is grouped by tool, so in file order each tool is reviewed only once).
+   * @default undefined (file order)
+   */
+  shuffleSeed?: number;
   /** Called after each cycle (progress). */
   onCycle?: (info: { cycle: number; revisions: number; examplesAdded: number }) => void;
 }
@@ -69,6 +78,8 @@ export interface SimulationReport {
   perTool: { tool: string; n: number; before: number; after: number }[];
   cycles: number;
   k: number;
+  /** Seed of the replay order, when shuffled. */
+  shuffleSeed?: number;
 }
 
 const PARTITION = "simulation";
@@ -91,6 +102,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     routingK: k,
     maxTools: options.tools.length,
     retainTurns: Math.max(20_000, options.traffic.length + 1),
+    ...options.settings,
   });
   await registerTools(
     ledger,
@@ -103,7 +115,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
 
   const beforeRanks = await routeAll(index, options.eval, k);
   const lessons = { examplesAdded: 0, notForAdded: 0, withdrawn: 0 };
-  const slices = split(options.traffic, cycles);
+  const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
+  const slices = split(traffic, cycles);
   let seq = 0;
   for (let cycle = 0; cycle < slices.length; cycle++) {
     for (const request of slices[cycle]) {
@@ -152,6 +165,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     perTool: perTool(options.eval, beforeRanks, afterRanks),
     cycles,
     k,
+    shuffleSeed: options.shuffleSeed,
   };
 }
 
@@ -195,6 +209,24 @@ function perTool(
     .filter(([, v]) => v.b.length >= 10)
     .map(([tool, v]) => ({ tool, n: v.b.length, before: mean(v.b), after: mean(v.a) }))
     .sort((x, y) => x.tool.localeCompare(y.tool));
+}
+
+/** Fisher-Yates with a small seeded generator (mulberry32), so a run is repeatable. */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 function split<T>(items: readonly T[], parts: number): T[][] {

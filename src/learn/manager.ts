@@ -2,20 +2,20 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
 import { ToolIndex } from "../index/tool-index.js";
-import { tokenize } from "../index/tokenize.js";
 import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, Evidence, Learned, Refusal, Revision, ToolCard, TurnRecord } from "../ledger/schema.js";
 import { containsFingerprint } from "../record/mask.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
-import { type CoveredMiss, rankByCoverage } from "./coverage.js";
-import { type ToolDetection, detect } from "./detect.js";
+import { rankByCoverage } from "./coverage.js";
+import { type MissedRequest, type ToolDetection, detect } from "./detect.js";
 import { DeterministicProposer } from "./deterministic-proposer.js";
 import { buildExampleCall } from "./example-call.js";
 import { ModelProposer } from "./model-proposer.js";
 import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
 import { equivalent, evidenceMaps, mergeExamples, vetExampleCall, vetProposal } from "./vet.js";
+import { type Displacement, type Probe, WhatIf, rankOf } from "./what-if.js";
 
 /** Who applies a revision under `autoApply`. */
 export const AUTO_APPROVER = "tool-lessons:auto";
@@ -169,9 +169,11 @@ export class LessonManager {
     const neighbours = w.cards.map((c) => ({ name: c.name, description: c.author.description }));
     const newMarks = new Map<string, string>();
 
+    const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
+    const served = w.turns.filter((t) => t.servedBy !== undefined);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
       if (td.lastCallId) newMarks.set(card.name, td.lastCallId);
-      const misses = await this.coverMisses(partition, card, td, w.settings);
+      const misses = await this.coverMisses(whatIf, card, td, served);
       const evidence = buildToolEvidence({
         card,
         detection: { ...td, misses: misses.map((m) => m.miss) },
@@ -218,7 +220,7 @@ export class LessonManager {
         displaced: [],
         queriesDisplaced: vetted.displaced,
         evidence: citedEvidence(td, kept),
-        ranks: await this.ranks(partition, card, misses, kept.examples.map((e) => e.text), vetted.displaced),
+        ranks: await this.ranks(whatIf, card, misses, kept.examples.map((e) => e.text), vetted.displaced),
         refused,
         proposer: this.proposer.name,
         cardVersionBefore: card.version,
@@ -365,61 +367,57 @@ export class LessonManager {
 
   /**
    * The tool's missed requests that routing still misses today (an earlier revision may have
-   * fixed some), each with what its wording would fix if added as an example.
+   * fixed some), each with what its wording would fix if added as an example. A wording that
+   * would push another tool out of routing for a request that tool served covers nothing: apply
+   * would withdraw it.
    */
   private async coverMisses(
-    partition: string,
+    whatIf: WhatIf,
     card: ToolCard,
     td: ToolDetection,
-    settings: Settings,
-  ): Promise<{ miss: ToolDetection["misses"][number]; covers: string[]; coversFirst: string[]; probe: Probe }[]> {
+    served: readonly TurnRecord[],
+  ): Promise<CoveredMissRecord[]> {
     if (td.misses.length === 0) return [];
-    const k = settings.routingK;
-    const current = await this.index.cardVectors(partition, card);
-    const open: { miss: ToolDetection["misses"][number]; probe: Probe }[] = [];
+    const current = await whatIf.cardVectors(card.name);
+    const open: { miss: MissedRequest; probe: Probe }[] = [];
     for (const miss of td.misses) {
-      const probe = await this.probe(partition, card.name, miss.request, k);
+      const probe = await whatIf.probe(miss.request, card.name);
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
     }
-    const out = [];
-    for (const { miss, probe } of open) {
-      const variant = await this.index.cardVectors(partition, withExamples(card, [miss.request]));
+    const out: CoveredMissRecord[] = [];
+    const seen = new Set<string>();
+    for (let i = open.length - 1; i >= 0; i--) {
+      const { miss, probe } = open[i];
       const covers: string[] = [];
       const coversFirst: string[] = [];
-      for (const other of open) {
-        const score = ToolIndex.bestScore(other.probe.vector, variant);
-        if (score > other.probe.kth) covers.push(other.miss.requestId);
-        if (score > other.probe.first) coversFirst.push(other.miss.requestId);
+      const text = miss.request.toLowerCase().trim();
+      if (!seen.has(text) && seen.size < MAX_CANDIDATES) {
+        seen.add(text);
+        const variant = await whatIf.variant(card, [miss.request]);
+        if (!(await whatIf.displaces(card.name, miss.request, variant, served))) {
+          for (const other of open) {
+            const score = ToolIndex.bestScore(other.probe.vector, variant);
+            if (score > other.probe.kth) covers.push(other.miss.requestId);
+            if (score > other.probe.first) coversFirst.push(other.miss.requestId);
+          }
+        }
       }
       out.push({ miss, covers, coversFirst, probe });
     }
-    return out;
-  }
-
-  /** Where routing puts a request today, without `tool`: the k-th and first scores. */
-  private async probe(partition: string, tool: string, request: string, k: number): Promise<Probe> {
-    const vector = await this.index.embedRequest(partition, request);
-    const others = await this.index.routeVector(partition, vector, { k, exclude: new Set([tool]) });
-    return {
-      vector,
-      others,
-      kth: others.length < k ? Number.NEGATIVE_INFINITY : others[k - 1].score,
-      first: others[0]?.score ?? Number.NEGATIVE_INFINITY,
-    };
+    return out.reverse();
   }
 
   private async ranks(
-    partition: string,
+    whatIf: WhatIf,
     card: ToolCard,
-    misses: { miss: ToolDetection["misses"][number]; probe: Probe }[],
+    misses: readonly CoveredMissRecord[],
     added: string[],
     displaced: string[],
   ): Promise<Revision["ranks"]> {
     if (misses.length === 0 || added.length === 0) return [];
-    const before = await this.index.cardVectors(partition, card);
-    const afterCard = withExamples(card, added, displaced);
-    const after = await this.index.cardVectors(partition, afterCard);
+    const before = await whatIf.cardVectors(card.name);
+    const after = await whatIf.variant(card, added, displaced);
     return misses.map(({ miss, probe }) => ({
       request: miss.request,
       before: rankOf(ToolIndex.bestScore(probe.vector, before), probe),
@@ -428,78 +426,40 @@ export class LessonManager {
   }
 
   /**
-   * For each new example, the requests served by another tool that it alone would push out of
-   * the offered set. Only requests sharing a word with the example are checked (an example can
-   * only raise the tool's score for requests that overlap it), newest first, bounded.
+   * For each new example, the first request served by another tool that it alone would push
+   * that tool out of the offered set for (see {@link WhatIf.displaces}), against the index now.
    */
   private async displacements(
     partition: string,
     card: ToolCard,
     added: readonly string[],
     settings: Settings,
-  ): Promise<Revision["displaced"]> {
+  ): Promise<Displacement[]> {
     if (added.length === 0) return [];
-    const turns = await this.ledger.listTurns(partition);
-    const served = turns.filter((t) => t.servedBy !== undefined && t.servedBy !== card.name);
-    const out: Revision["displaced"] = [];
-    const current = await this.index.cardVectors(partition, card);
-    const k = settings.routingK;
-    const probes = new Map<string, Probe>();
+    const [cards, turns] = await Promise.all([this.ledger.listCards(partition), this.ledger.listTurns(partition)]);
+    const whatIf = new WhatIf(this.index, partition, settings.routingK, new Map(cards.map((c) => [c.name, c])));
+    const served = turns.filter((t) => t.servedBy !== undefined);
+    const out: Displacement[] = [];
     for (const query of added) {
-      const words = new Set(tokenize(query));
-      const near = served.filter((t) => tokenize(t.request).some((w) => words.has(w))).slice(-MAX_DISPLACEMENT_CHECKS);
-      if (near.length === 0) continue;
-      const variant = await this.index.cardVectors(partition, withExamples(card, [query]));
-      for (const turn of near) {
-        const key = `${turn.request}\u0000${turn.servedBy}`;
-        let probe = probes.get(key);
-        if (!probe) {
-          probe = await this.probe(partition, card.name, turn.request, k);
-          probes.set(key, probe);
-        }
-        const last = probe.others[k - 1];
-        if (!last || last.tool !== turn.servedBy) continue;
-        const wasIn = ToolIndex.bestScore(probe.vector, current) > probe.kth;
-        if (!wasIn && ToolIndex.bestScore(probe.vector, variant) > probe.kth) {
-          out.push({ query, request: turn.request, servedBy: turn.servedBy! });
-          break;
-        }
-      }
+      const hit = await whatIf.displaces(card.name, query, await whatIf.variant(card, [query]), served);
+      if (hit) out.push(hit);
     }
     return out;
   }
 }
 
-/** Most served requests checked per new example on apply. */
-const MAX_DISPLACEMENT_CHECKS = 400;
+/** Distinct missed wordings tried as examples per tool and review (the newest). */
+const MAX_CANDIDATES = 60;
 
-interface Probe {
-  vector: number[];
-  /** The best other tools, best first. */
-  others: { tool: string; rank: number; score: number }[];
-  /** Score a tool must beat to be offered (the k-th other). */
-  kth: number;
-  /** Score a tool must beat to rank first. */
-  first: number;
-}
-
-/** Rank a tool with this score would get (1-based), or null when it would not be offered. */
-function rankOf(score: number, probe: Probe): number | null {
-  if (!(score > probe.kth)) return null;
-  return 1 + probe.others.filter((o) => o.score >= score).length;
+interface CoveredMissRecord {
+  miss: MissedRequest;
+  covers: string[];
+  coversFirst: string[];
+  probe: Probe;
 }
 
 function failedCount(td: ToolDetection): number {
   return td.failures.reduce((n, f) => n + f.callIds.length, 0);
-}
-
-function withExamples(card: ToolCard, add: readonly string[], remove: readonly string[] = []): ToolCard {
-  const gone = new Set(remove);
-  const examples = [
-    ...card.learned.examples.filter((e) => !(e.source === "synthetic" && gone.has(e.text))),
-    ...add.map((text) => ({ text, source: "learned" as const, addedAt: 0 })),
-  ];
-  return { ...card, learned: { ...card.learned, examples } };
 }
 
 /**

@@ -1,0 +1,118 @@
+import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+import { modelDescription, withDescriptions, type ToolSource } from "../ledger/cards.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { ToolRouter } from "../index/router.js";
+import { maskText } from "../record/mask.js";
+import { type PartitionResolver, resolvePartition } from "../record/partition.js";
+import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
+import type { Settings } from "../settings.js";
+
+/**
+ * Graph state for an agent with routed tools: LangGraph's messages plus the tools routed for the
+ * current turn. Spread `ToolLessonsAnnotation.spec` into your own annotation to add fields.
+ */
+export const ToolLessonsAnnotation = Annotation.Root({
+  ...MessagesAnnotation.spec,
+  /** Names of the tools to bind this turn (set by the route node). */
+  routedTools: Annotation<string[]>({ reducer: (_previous, next) => next, default: () => [] }),
+});
+export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
+
+/** Options of {@link createRouteNode}. */
+export interface RouteNodeOptions {
+  /** The router. */
+  router: ToolRouter;
+  /**
+   * Where routed turns are recorded (request, offered tools and ranks), so misses and confusions
+   * can be found later. Without it nothing is recorded.
+   */
+  ledger?: Ledger;
+  /**
+   * Names the partition from the run's `configurable` / `metadata` (`tenant_id`, `user_id`,
+   * `agent_id`), like the recording handler.
+   * @default resolvePartition(metadata, configurable)
+   */
+  partition?: PartitionResolver;
+  /**
+   * Where a recording failure goes. Never thrown into the run.
+   * @default console.warn
+   */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * A node that routes the newest user turn: it sets `routedTools` to the top-k tools plus the
+ * tools the thread already uses, and records what routing offered. Put it before the agent node
+ * and bind only the routed tools there ({@link bindRoutedTools}).
+ */
+export function createRouteNode(options: RouteNodeOptions) {
+  const onError = options.onError ?? ((error: unknown) => console.warn("[tool-lessons] recording a routed turn failed:", error));
+  return async function route(
+    state: { messages: BaseMessage[] },
+    config?: RunnableConfig,
+  ): Promise<{ routedTools: string[] }> {
+    const turn = latestHumanTurn(state.messages);
+    if (!turn) return { routedTools: [] };
+    const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+    const metadata = (config?.metadata ?? {}) as Record<string, unknown>;
+    const partition = resolvePartition(metadata, configurable, options.partition);
+    const routed = await options.router.route(turn.text, { partition, sticky: toolsInUse(state.messages) }, config);
+    if (options.ledger) {
+      const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
+      const requestId = requestIdFor(threadId, state.messages);
+      try {
+        await options.ledger.appendRoutes([
+          {
+            partition,
+            threadId,
+            requestId: requestId ?? "",
+            request: maskText(turn.text),
+            offered: routed.offered,
+            allSent: routed.allSent,
+            k: options.router.k,
+          },
+        ]);
+      } catch (error) {
+        onError(error);
+      }
+    }
+    return { routedTools: routed.tools };
+  };
+}
+
+/** Tools the thread has already called (kept visible on later turns). */
+export function toolsInUse(messages: readonly BaseMessage[]): string[] {
+  const names = new Set<string>();
+  for (const message of messages) {
+    if (messageRole(message) !== "ai") continue;
+    const calls = (message as { tool_calls?: { name?: unknown }[] }).tool_calls ?? [];
+    for (const call of calls) if (typeof call.name === "string") names.add(call.name);
+  }
+  return [...names];
+}
+
+/**
+ * Bind exactly the routed tools to the model for this turn, each described as its card says
+ * (the author's description plus what was learned; see `modelDescription`). With no routing
+ * (an empty list), every tool is bound.
+ */
+export function bindRoutedTools<T extends ToolSource & object>(
+  model: BaseChatModel,
+  tools: readonly T[],
+  routedTools: readonly string[],
+  cards: Parameters<typeof withDescriptions>[1] = [],
+  settings?: Pick<Settings, "showLearnedExamples">,
+) {
+  const wanted = new Set(routedTools);
+  const chosen = routedTools.length === 0 ? [...tools] : tools.filter((t) => wanted.has(t.name));
+  const described = withDescriptions(chosen, cards, settings);
+  if (!model.bindTools) {
+    throw new TypeError(`The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`);
+  }
+  return model.bindTools(described as unknown as BindToolsInput[]);
+}
+
+export { modelDescription };
