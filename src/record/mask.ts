@@ -291,49 +291,88 @@ export function containsFingerprint(text: string, fingerprints: Iterable<string>
 
 // ---------------------------------------------------------------- text masking
 
-const EMAIL_IN_TEXT = String.raw`[^\s@<>()"',;]+@[^\s@<>()"',;]+\.[A-Za-z]{2,}`;
-const URL_IN_TEXT = String.raw`(?:[a-z][a-z0-9+.-]*:\/\/|www\.)[^\s<>"']+`;
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
+const EMAIL_OR_URL = /([^\s@<>()"',;]+@[^\s@<>()"',;]+\.[A-Za-z]{2,})|(?:[a-z][a-z0-9+.-]*:\/\/|www\.)[^\s<>"']+/giu;
+const TEXT_TOKEN = /[\p{L}\p{N}]+/gu;
+/** Most separator characters between two tokens of one value found in a text ("ORD - 12"). */
+const MAX_GAP = 3;
+/** Longest value, in tokens, matched as a phrase (longer ones are masked token by token). */
+const MAX_PHRASE_TOKENS = 8;
 
 /** Masks texts against a fixed set of argument values; see {@link maskText}. */
 export type TextMasker = (text: string) => string;
 
-const PLAIN_PATTERN = new RegExp(`(${EMAIL_IN_TEXT})|(${URL_IN_TEXT})|\\d`, "giu");
+interface TextToken {
+  start: number;
+  end: number;
+  norm: string;
+}
 
 /**
  * A masker for many texts against the same values (a run's error messages and its request):
- * the pattern is compiled once. See {@link maskText} for what is masked.
+ * the values are prepared once. See {@link maskText} for what is masked.
  */
 export function createTextMasker(values?: unknown): TextMasker {
-  const phrases = new Set<string>();
+  const wholes = new Set<string>();
+  const valueTokens = new Set<string>();
+  let longest = 1;
   for (const leaf of values === undefined ? [] : scalarLeaves(values)) {
     const terms = valueTerms(leaf);
-    if (terms.raw.length >= MIN_VALUE_LENGTH) phrases.add(terms.raw.normalize("NFKC").toLowerCase());
-    for (const t of terms.tokens) phrases.add(t);
+    if (terms.whole !== undefined) {
+      wholes.add(terms.whole);
+      longest = Math.max(longest, Math.min(MAX_PHRASE_TOKENS, terms.whole.split(" ").length));
+    }
+    for (const t of terms.tokens) valueTokens.add(t);
   }
-  const alternation = [...phrases]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp)
-    .join("|");
-  const pattern = alternation
-    ? new RegExp(`(${EMAIL_IN_TEXT})|(${URL_IN_TEXT})|(?<![\\p{L}\\p{N}])(?:${alternation})(?![\\p{L}\\p{N}])|\\d`, "giu")
-    : PLAIN_PATTERN;
-  return (text) =>
-    text.normalize("NFKC").replace(pattern, (match: string, email?: string, url?: string) => {
-      if (email) return "<email>";
-      if (url) return "<url>";
-      if (match.length === 1 && match >= "0" && match <= "9") return "#";
-      return "<value>";
-    });
+  const isValue = (phrase: string, n: number) => wholes.has(phrase) || (n === 1 && valueTokens.has(phrase));
+
+  const maskPlain = (segment: string): string => {
+    if (wholes.size === 0 && valueTokens.size === 0) return segment.replace(/\d/g, "#");
+    const toks: TextToken[] = [];
+    for (const m of segment.matchAll(TEXT_TOKEN)) {
+      toks.push({ start: m.index, end: m.index + m[0].length, norm: m[0].toLowerCase() });
+    }
+    let out = "";
+    let kept = 0;
+    for (let i = 0; i < toks.length; ) {
+      let matched = 0;
+      for (let n = Math.min(longest, toks.length - i); n >= 1 && matched === 0; n -= 1) {
+        let phrase = toks[i].norm;
+        let contiguous = true;
+        for (let j = i + 1; j < i + n; j += 1) {
+          if (toks[j].start - toks[j - 1].end > MAX_GAP) contiguous = false;
+          phrase += ` ${toks[j].norm}`;
+        }
+        if (contiguous && isValue(phrase, n)) matched = n;
+      }
+      if (matched === 0) {
+        i += 1;
+        continue;
+      }
+      out += segment.slice(kept, toks[i].start).replace(/\d/g, "#") + "<value>";
+      kept = toks[i + matched - 1].end;
+      i += matched;
+    }
+    return out + segment.slice(kept).replace(/\d/g, "#");
+  };
+
+  return (raw) => {
+    const text = raw.normalize("NFKC");
+    let out = "";
+    let last = 0;
+    for (const m of text.matchAll(EMAIL_OR_URL)) {
+      out += maskPlain(text.slice(last, m.index)) + (m[1] !== undefined ? "<email>" : "<url>");
+      last = m.index + m[0].length;
+    }
+    return out + maskPlain(text.slice(last));
+  };
 }
 
 /**
  * Mask a free text (an error message, a user's request) for storage: emails `<email>`, URLs
- * `<url>`, every occurrence of a given argument value or of one of its value tokens
- * (case-insensitive, whole words) `<value>`, then every remaining digit `#`.
+ * `<url>`, every argument value (as a phrase of its normalised tokens, so `ORD-12345`,
+ * `ord 12345` and `Ord_12345` all match) and every value token (see {@link valueTerms})
+ * `<value>`, then every remaining digit `#`. Matching uses the normalisation of the
+ * fingerprints, so a text is masked exactly where the vet would find a value.
  *
  * `values` may be any argument object or list: its string and number leaves are used.
  */

@@ -89,6 +89,13 @@ describe("maskText", () => {
     expect(maskText("Sarahs' ORD prefix", values)).toBe("Sarahs' ORD prefix");
   });
 
+  it("matches a value however it is written, as the fingerprints do", () => {
+    const values = { order: "ORD-918273", name: "Sarah Connor" };
+    expect(maskText("ord_918273 / Ord 918273 / ORD-918273", values)).toBe("<value> / <value> / <value>");
+    expect(maskText("Connor, Sarah", values)).toBe("<value>, <value>");
+    expect(maskText("no values here: 42", values)).toBe("no values here: ##");
+  });
+
   it("does not re-mask its own placeholders", () => {
     expect(maskText("mail bob@example.com", { channel: "email" })).toBe("mail <email>");
   });
