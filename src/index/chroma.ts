@@ -246,7 +246,12 @@ export class ChromaVectorIndex extends VectorStore {
       const batch = rows.slice(start, start + this.batchSize);
       const batchMeta = metadatas.slice(start, start + this.batchSize);
       const batchIds = batch.map((i) => ids[i]);
-      await this.call("replace records in", () => collection.delete({ ids: batchIds }));
+      // Replace, not merge: delete the ids already stored (looked up first, since a lookup is far
+      // cheaper than a delete), then add.
+      const existing = await this.call("read records from", () => collection.get({ ids: batchIds, include: [] }));
+      if (existing.ids.length > 0) {
+        await this.call("replace records in", () => collection.delete({ ids: existing.ids }));
+      }
       // Chroma refuses an empty metadata object, so records without metadata go in their own call.
       const records = batch.map((i, j) => ({ id: ids[i], vector: vectors[i], text: documents[i].pageContent, meta: batchMeta[j] }));
       const withMeta = records.filter((r) => Object.keys(r.meta).length > 0);
