@@ -1,0 +1,243 @@
+/**
+ * Human output of the CLI: pure functions from results to lines, so they are tested without a
+ * ledger and `--json` never goes through them.
+ */
+import type { RoutingScores, SimulationReport } from "../evaluate/simulate.js";
+import type { UsageFlag } from "../index/usage-flags.js";
+import type { Review } from "../learn/manager.js";
+import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js";
+import type { Settings } from "../settings.js";
+
+/** Lay out rows in columns, two spaces apart; the header row is underlined by nothing, just first. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], rightAligned: readonly number[] = []): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...all.map((r) => (r[c] ?? "").length)));
+  const right = new Set(rightAligned);
+  return all.map((row) =>
+    row
+      .map((cell, c) => (right.has(c) ? cell.padStart(widths[c]) : c === row.length - 1 ? cell : cell.padEnd(widths[c])))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/** A date as `YYYY-MM-DD HH:MM` UTC. */
+export function when(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+const quote = (text: string): string => JSON.stringify(text);
+const rank = (r: number | null): string => (r === null ? "not offered" : `#${r}`);
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** A refusal on one line: what was refused and why. */
+export function refusalLine(r: Refusal): string {
+  const what = r.text ? `${r.kind.replace("_", " ")} ${quote(r.text)}` : r.kind.replace("_", " ");
+  return `${what}: ${r.reason}${r.detail ? ` (${r.detail})` : ""}`;
+}
+
+/** Evidence counts: failed calls by error class, missed and confused requests. */
+export function evidenceSummary(evidence: readonly Evidence[]): string {
+  let failed = 0;
+  let missed = 0;
+  let confused = 0;
+  for (const e of evidence) {
+    if (e.kind === "failed_call") failed += e.callIds.length;
+    else if (e.kind === "missed_request") missed += 1;
+    else confused += 1;
+  }
+  return `${plural(failed, "failed call")}, ${plural(missed, "missed request")}, ${plural(confused, "confused request")}`;
+}
+
+/** Everything a person needs to judge one revision. */
+export function renderRevision(r: Revision): string[] {
+  const out = [`revision ${r.id}  ${r.tool}  [${r.status}]`];
+  const field = (label: string, value: string): void => {
+    out.push(`  ${`${label}:`.padEnd(16)}${value}`);
+  };
+  const list = (label: string, items: readonly string[]): void => {
+    if (items.length === 0) return;
+    out.push(`  ${label}:`);
+    for (const item of items) out.push(`    + ${item}`);
+  };
+  list("examples added", r.queriesAdded.map(quote));
+  list("notes added", r.notesAdded.map(quote));
+  list("Not for added", r.avoidAdded.map((n) => `${quote(n.text)} (-> ${n.tool})`));
+  if (r.callExample !== null) field("example call", r.callExample.replace(/^Example call:\s*/i, ""));
+  if (r.queriesDisplaced.length > 0) list("synthetic examples giving way", r.queriesDisplaced.map(quote));
+  if (r.queriesWithdrawn.length > 0) {
+    out.push("  withdrawn on apply:");
+    for (const d of r.displaced) out.push(`    - ${quote(d.query)} would push ${d.servedBy} out for ${quote(d.request)}`);
+    for (const q of r.queriesWithdrawn) if (!r.displaced.some((d) => d.query === q)) out.push(`    - ${quote(q)}`);
+  }
+  field("evidence", evidenceSummary(r.evidence));
+  for (const e of r.evidence) {
+    if (e.kind === "failed_call") {
+      out.push(`    ${e.errorClass} x${e.callIds.length}${e.errorMessage ? `: ${quote(e.errorMessage)}` : ""}${e.argNames.length ? ` (args: ${e.argNames.join(", ")})` : ""}`);
+    }
+  }
+  if (r.ranks.length > 0) {
+    out.push("  routing rank of missed requests (before -> after):");
+    const rows = r.ranks.map((x) => [`    ${rank(x.before)}`, "->", rank(x.after), quote(x.request)]);
+    out.push(...table(["", "", "", ""], rows).slice(1));
+  }
+  if (r.refused.length > 0) {
+    out.push("  refused:");
+    for (const x of r.refused) out.push(`    - ${refusalLine(x)}`);
+  }
+  field("proposed by", `${r.proposer}, ${when(r.createdAt)}`);
+  if (r.approvedBy) field("approved by", r.approvedBy);
+  if (r.closedBy) field(r.status === "undone" ? "undone by" : "closed by", r.closedBy);
+  if (r.status !== "proposed") field("updated", when(r.updatedAt));
+  const versions = r.cardVersionAfter !== undefined ? `${r.cardVersionBefore} -> ${r.cardVersionAfter}` : `${r.cardVersionBefore}`;
+  field("card version", versions);
+  return out;
+}
+
+/** The result of `review`: revisions, refusals of tools without one, skipped tools, flags. */
+export function renderReview(review: Review, options: { dryRun: boolean; autoApply: boolean }): string[] {
+  const verb = options.dryRun ? "would be proposed (dry run: nothing stored)" : options.autoApply ? "applied" : "proposed";
+  const out = [`partition ${quote(review.partition)}: ${plural(review.revisions.length, "revision")} ${verb}`];
+  for (const r of review.revisions) out.push("", ...renderRevision(r));
+  const withRevision = new Set(review.revisions.map((r) => r.tool));
+  const orphan = review.refused.filter((x) => !withRevision.has(x.tool));
+  if (orphan.length > 0) {
+    out.push("", "refused (no revision):");
+    for (const x of orphan) out.push(`  ${x.tool}: ${refusalLine(x.refusal)}`);
+  }
+  if (review.skipped.length > 0) {
+    out.push("", "skipped:");
+    out.push(...table(["  tool", "reason"], review.skipped.map((s) => [`  ${s.tool}`, s.reason.replace(/_/g, " ")])).slice(1));
+  }
+  if (review.flags.length > 0) out.push("", "usage flags:", ...renderFlags(review.flags).map((l) => `  ${l}`));
+  const waiting = review.revisions.filter((r) => r.status === "proposed");
+  if (!options.dryRun && waiting.length > 0) {
+    out.push("", `next: tool-lessons apply ${waiting[0].id} --by NAME   (or dismiss ${waiting[0].id})`);
+  }
+  return out;
+}
+
+/** Usage flags as a table. */
+export function renderFlags(flags: readonly UsageFlag[]): string[] {
+  if (flags.length === 0) return ["no usage flags"];
+  return table(
+    ["tool", "flag", "offered", "calls", "routed turns"],
+    flags.map((f) => [f.tool, f.flag, String(f.offeredTurns), String(f.calls), String(f.routedTurns)]),
+    [2, 3, 4],
+  );
+}
+
+/** Counts of a card's learned parts. */
+export interface CardSummary {
+  name: string;
+  version: number;
+  examples: { synthetic: number; learned: number; unknown: number };
+  notes: number;
+  notFor: number;
+  exampleCall: boolean;
+  /** Revisions waiting for apply or dismiss. */
+  proposed: number;
+  updatedAt: number;
+}
+
+/** Summarise a card for `cards`. */
+export function summariseCard(card: ToolCard, proposed: number): CardSummary {
+  const count = (source: string): number => card.learned.examples.filter((e) => e.source === source).length;
+  return {
+    name: card.name,
+    version: card.version,
+    examples: { synthetic: count("synthetic"), learned: count("learned"), unknown: count("unknown") },
+    notes: card.learned.notes.length,
+    notFor: card.learned.notFor.length,
+    exampleCall: card.learned.exampleCall !== null,
+    proposed,
+    updatedAt: card.updatedAt,
+  };
+}
+
+/** Cards as a table with learned counts. */
+export function renderCards(partition: string, cards: readonly CardSummary[]): string[] {
+  if (cards.length === 0) return [`no tools registered in partition ${quote(partition)}`];
+  return [
+    ...table(
+      ["tool", "version", "learned examples", "synthetic", "notes", "not for", "example call", "proposed"],
+      cards.map((c) => [
+        c.name,
+        String(c.version),
+        String(c.examples.learned),
+        String(c.examples.synthetic + c.examples.unknown),
+        String(c.notes),
+        String(c.notFor),
+        c.exampleCall ? "yes" : "-",
+        c.proposed > 0 ? String(c.proposed) : "-",
+      ]),
+      [1, 2, 3, 4, 5, 7],
+    ),
+    `${plural(cards.length, "tool")} in partition ${quote(partition)}`,
+  ];
+}
+
+/** A card's learned parts in full (after apply or undo). */
+export function renderLearned(card: ToolCard): string[] {
+  const out = [`card ${card.name} (version ${card.version})`];
+  const l = card.learned;
+  const learned = l.examples.filter((e) => e.source === "learned");
+  out.push(`  learned examples: ${learned.length ? "" : "none"}`);
+  for (const e of learned) out.push(`    ${quote(e.text)}`);
+  out.push(`  notes: ${l.notes.length ? "" : "none"}`);
+  for (const n of l.notes) out.push(`    ${quote(n.text)}`);
+  if (l.notFor.length > 0) {
+    out.push("  Not for:");
+    for (const n of l.notFor) out.push(`    ${quote(n.text)}`);
+  }
+  if (l.exampleCall) out.push(`  example call: ${l.exampleCall.text.replace(/^Example call:\s*/i, "")}`);
+  return out.map((line) => line.trimEnd());
+}
+
+/** Settings, marking those that differ from the defaults. */
+export function renderSettings(partition: string, settings: Settings, defaults: Settings): string[] {
+  const rows = (Object.keys(settings) as (keyof Settings)[]).map((key) => [
+    key,
+    String(settings[key]),
+    settings[key] === defaults[key] ? "" : `(default ${String(defaults[key])})`,
+  ]);
+  return [`settings of partition ${quote(partition)}:`, ...table(["setting", "value", ""], rows).slice(1).map((l) => `  ${l}`)];
+}
+
+/** Tools with at least 10 eval requests whose recall@5 fell by more than `points` points. */
+export function regressedTools(report: SimulationReport, points = 5): SimulationReport["perTool"] {
+  return report.perTool.filter((t) => (t.before - t.after) * 100 > points);
+}
+
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+const delta = (x: number): string => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
+
+/** The short human table of `simulate`. */
+export function renderSimulation(report: SimulationReport, seconds: number): string[] {
+  const row = (label: string, s: RoutingScores): string[] => [label, pct(s.top1), pct(s["recall@5"]), pct(s["ndcg@5"]), String(s.n)];
+  const b = report.before;
+  const a = report.after;
+  const lines = table(
+    ["", "top1", "recall@5", "ndcg@5", "n"],
+    [
+      row("before", b),
+      row("after", a),
+      ["change (points)", delta(a.top1 - b.top1), delta(a["recall@5"] - b["recall@5"]), delta(a["ndcg@5"] - b["ndcg@5"]), ""],
+    ],
+    [1, 2, 3, 4],
+  );
+  const l = report.lessons;
+  lines.push(
+    "",
+    `lessons: ${plural(l.examplesAdded, "example")} added (at most ${report.maxExamplesPerTool} on one tool), ` +
+      `${plural(l.notForAdded, '"Not for" line')}, ${plural(l.withdrawn, "example")} withdrawn on apply`,
+  );
+  const fell = regressedTools(report);
+  const names = fell.map((t) => `${t.tool} ${pct(t.before)} -> ${pct(t.after)}`);
+  lines.push(
+    `tools (>= 10 eval requests) whose recall@5 fell by more than 5 points: ${fell.length} of ${report.perTool.length}` +
+      (names.length > 0 ? ` (${names.slice(0, 10).join(", ")}${names.length > 10 ? ", ..." : ""})` : ""),
+    `k ${report.k}, ${plural(report.cycles, "cycle")}, ${seconds.toFixed(1)} s`,
+  );
+  return lines;
+}

@@ -1,0 +1,167 @@
+import { performance } from "node:perf_hooks";
+import { type LabelledRequest, simulate, type SimulationReport } from "../evaluate/simulate.js";
+import {
+  flag,
+  foldsOption,
+  type OptionSpec,
+  parseCommandArgs,
+  positiveIntOption,
+  stringOption,
+  UsageError,
+} from "./args.js";
+import { type FoldedRequest, type JsonlRow, labelled, readRequests, readTools } from "./files.js";
+import { regressedTools, renderSimulation } from "./format.js";
+import { type CliIo, type Command, EXIT, println } from "./io.js";
+
+/** Defaults of `simulate`. */
+export const DEFAULT_SIMULATE = {
+  /** Tools routing offers per request. */
+  k: 5,
+  /** Review + apply rounds over the traffic. */
+  cycles: 4,
+} as const;
+
+const OPTIONS: OptionSpec = {
+  tools: { type: "string" },
+  traffic: { type: "string" },
+  eval: { type: "string" },
+  queries: { type: "string" },
+  "traffic-folds": { type: "string" },
+  "eval-folds": { type: "string" },
+  k: { type: "string" },
+  cycles: { type: "string" },
+  json: { type: "boolean" },
+};
+
+const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
+                              | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
+                              [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--json]
+
+How much would learning help on this traffic? Registers the tools in a throw-away in-memory
+ledger, replays the traffic as routed turns (each served by its first expected tool), reviews and
+applies lessons after each of --cycles equal slices (deterministic proposer, no model), and routes
+every eval request before and after. Nothing is written anywhere.
+
+Files are JSON lines in the MetaTool format; other fields (id, source, ...) are ignored:
+  tools     {"name": "...", "description": "...", "parameters": {...} | null}
+  requests  {"query": "...", "expect": ["tool name", ...]}   ("expect": [] means no tool)
+
+Options:
+  --tools FILE            the tools (required)
+  --traffic FILE          requests replayed and learned from
+  --eval FILE             requests scored before and after, never learned from
+  --queries FILE          one request file split by its "fold" field, instead of --traffic/--eval
+  --eval-folds LIST       folds scored, e.g. 1
+  --traffic-folds LIST    folds replayed, e.g. 2,3,4 (default: every fold not in --eval-folds)
+  --k N                   tools routing offers per request (default ${DEFAULT_SIMULATE.k})
+  --cycles N              review + apply rounds (default ${DEFAULT_SIMULATE.cycles})
+  --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
+                          perTool, regressedTools, k, cycles, seconds
+  -h, --help              this help
+
+Progress goes to stderr. Exit codes: 0 done, 1 failed while running, 2 bad arguments or files.
+
+Example:
+  tool-lessons simulate --queries ../shared/data/metatool/queries.jsonl \\
+    --tools ../shared/data/metatool/tools.jsonl --traffic-folds 2,3,4 --eval-folds 1 --json
+`;
+
+/** The `--json` output of `simulate`. */
+export interface SimulateJson extends SimulationReport {
+  /** Tools (>= 10 eval requests) whose recall@5 fell by more than 5 points. */
+  regressedTools: string[];
+  /** Wall time of the simulation, in seconds. */
+  seconds: number;
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs(argv, OPTIONS);
+  const toolsFile = stringOption(values, "tools");
+  if (toolsFile === undefined) throw new UsageError("missing --tools FILE (one tool per line).");
+  const k = positiveIntOption(values, "k") ?? DEFAULT_SIMULATE.k;
+  const cycles = positiveIntOption(values, "cycles") ?? DEFAULT_SIMULATE.cycles;
+  const { traffic, evaluation } = await readTraffic(values);
+  const tools = await readTools(toolsFile);
+
+  const known = new Set(tools.map((t) => t.name));
+  const unknown = [...traffic, ...evaluation].filter((r) => r.expect.some((t) => !known.has(t))).length;
+  println(io.stderr, `simulate: ${tools.length} tools, ${traffic.length} traffic requests, ${evaluation.length} eval requests; k ${k}, ${cycles} cycles`);
+  if (unknown > 0) println(io.stderr, `simulate: warning: ${unknown} requests expect a tool not in ${toolsFile}`);
+  if (evaluation.every((r) => r.expect.length === 0)) {
+    throw new UsageError("no eval request expects a tool, so nothing can be scored; check --eval or --eval-folds.");
+  }
+
+  const started = performance.now();
+  const report = await simulate({
+    tools,
+    traffic,
+    eval: evaluation,
+    k,
+    cycles,
+    onCycle: ({ cycle, revisions, examplesAdded }) =>
+      println(
+        io.stderr,
+        `simulate: cycle ${cycle}/${cycles}: ${revisions} revisions applied, ${examplesAdded} examples added (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+      ),
+  });
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
+
+  if (flag(values, "json")) {
+    const out: SimulateJson = { ...report, regressedTools: regressedTools(report).map((t) => t.tool), seconds };
+    println(io.stdout, JSON.stringify(out));
+  } else {
+    println(io.stdout, renderSimulation(report, seconds));
+  }
+  return EXIT.ok;
+}
+
+/** Traffic and eval requests from --traffic/--eval, or from --queries split by folds. */
+async function readTraffic(
+  values: Parameters<typeof stringOption>[0],
+): Promise<{ traffic: LabelledRequest[]; evaluation: LabelledRequest[] }> {
+  const trafficFile = stringOption(values, "traffic");
+  const evalFile = stringOption(values, "eval");
+  const queriesFile = stringOption(values, "queries");
+  const trafficFolds = foldsOption(values, "traffic-folds");
+  const evalFolds = foldsOption(values, "eval-folds");
+
+  if (queriesFile === undefined) {
+    if (trafficFolds || evalFolds) throw new UsageError("--traffic-folds and --eval-folds need --queries FILE.");
+    if (trafficFile === undefined || evalFile === undefined) {
+      throw new UsageError("missing --traffic FILE and --eval FILE (or --queries FILE with --eval-folds).");
+    }
+    const [traffic, evaluation] = await Promise.all([readRequests(trafficFile, "--traffic"), readRequests(evalFile, "--eval")]);
+    if (evaluation.length === 0) throw new UsageError(`the --eval file ${JSON.stringify(evalFile)} has no requests.`);
+    return { traffic: labelled(traffic), evaluation: labelled(evaluation) };
+  }
+
+  if (trafficFile !== undefined || evalFile !== undefined) {
+    throw new UsageError("give either --queries with folds, or --traffic and --eval, not both.");
+  }
+  if (!evalFolds) throw new UsageError("--queries needs --eval-folds LIST (e.g. --eval-folds 1).");
+  const overlap = trafficFolds?.filter((f) => evalFolds.includes(f)) ?? [];
+  if (overlap.length > 0) {
+    throw new UsageError(`fold ${overlap.join(", ")} is in both --traffic-folds and --eval-folds; eval requests must not be learned from.`);
+  }
+  const rows = await readRequests(queriesFile, "--queries");
+  const missing = rows.find((r) => r.value.fold === undefined);
+  if (missing) {
+    throw new UsageError(`${queriesFile}:${missing.line}: no "fold" field; splitting by folds needs one on every line.`);
+  }
+  const inFolds = (folds: readonly number[]) => (r: JsonlRow<FoldedRequest>) => folds.includes(r.value.fold!);
+  const evaluation = rows.filter(inFolds(evalFolds));
+  const traffic = trafficFolds ? rows.filter(inFolds(trafficFolds)) : rows.filter((r) => !evalFolds.includes(r.value.fold!));
+  if (evaluation.length === 0) {
+    const present = [...new Set(rows.map((r) => r.value.fold!))].sort((a, b) => a - b);
+    throw new UsageError(`no request of ${queriesFile} is in --eval-folds ${evalFolds.join(",")}; its folds are ${present.join(", ")}.`);
+  }
+  return { traffic: labelled(traffic), evaluation: labelled(evaluation) };
+}
+
+/** `tool-lessons simulate`. */
+export const simulateCommand: Command = {
+  name: "simulate",
+  summary: "measure how much learning would help routing on labelled traffic (no ledger needed)",
+  help: HELP,
+  run,
+};
