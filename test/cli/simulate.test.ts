@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, tempDir, writeJsonl } from "./run-cli.js";
+import { EVAL, TOOLS, TRAFFIC } from "./synthetic-data.js";
+
+const SCORE_KEYS = ["top1", "recall@5", "ndcg@5", "n"];
+
+describe("tool-lessons simulate", () => {
+  const tmp = tempDir();
+  let tools: string;
+  let traffic: string;
+  let evaluation: string;
+  let queries: string;
+
+  beforeAll(() => {
+    tools = writeJsonl(tmp.dir, "tools.jsonl", TOOLS);
+    traffic = writeJsonl(tmp.dir, "traffic.jsonl", TRAFFIC);
+    evaluation = writeJsonl(tmp.dir, "eval.jsonl", EVAL);
+    queries = writeJsonl(tmp.dir, "queries.jsonl", [...TRAFFIC, ...EVAL]);
+  });
+  afterAll(() => tmp.cleanup());
+
+  it("--json prints one JSON object with the documented keys, and learning helps", async () => {
+    const run = await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(Object.keys(report)).toEqual(expect.arrayContaining(["before", "after", "lessons", "maxExamplesPerTool", "perTool", "k", "cycles", "seconds"]));
+    expect(Object.keys(report.before).sort()).toEqual([...SCORE_KEYS].sort());
+    expect(Object.keys(report.after).sort()).toEqual([...SCORE_KEYS].sort());
+    expect(Object.keys(report.lessons).sort()).toEqual(["examplesAdded", "notForAdded", "withdrawn"]);
+    expect(report.before.n).toBe(EVAL.length);
+    expect(report.k).toBe(2);
+    expect(report.cycles).toBe(2);
+    expect(report.lessons.examplesAdded).toBeGreaterThan(0);
+    expect(report.maxExamplesPerTool).toBeGreaterThan(0);
+    expect(report.after["recall@5"]).toBeGreaterThanOrEqual(report.before["recall@5"]);
+    expect(report.after.top1).toBeGreaterThan(report.before.top1);
+    // Progress goes to stderr, never into the JSON on stdout.
+    expect(run.stderr).toMatch(/cycle 1\/2/);
+  });
+
+  it("splits one --queries file by fold like separate --traffic and --eval files", async () => {
+    const run = await runCli("simulate", "--tools", tools, "--queries", queries, "--traffic-folds", "2", "--eval-folds", "1", "--k", "2", "--cycles", "2", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const split = JSON.parse(run.stdout);
+    const separate = JSON.parse(
+      (await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json")).stdout,
+    );
+    expect(split.before).toEqual(separate.before);
+    expect(split.after).toEqual(separate.after);
+    expect(split.lessons).toEqual(separate.lessons);
+    expect(run.stderr).toContain(`${TRAFFIC.length} traffic requests, ${EVAL.length} eval requests`);
+  });
+
+  it("prints a short table and the count of tools whose recall fell without --json", async () => {
+    const run = await runCli("simulate", "--tools", tools, "--queries", queries, "--eval-folds", "1", "--k", "2");
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split("\n");
+    expect(lines[0]).toMatch(/^\s+top1\s+recall@5\s+ndcg@5\s+n$/);
+    expect(lines[1]).toMatch(/^before\s+\d+\.\d%/);
+    expect(lines[2]).toMatch(/^after\s+\d+\.\d%/);
+    expect(run.stdout).toMatch(/lessons: \d+ examples? added/);
+    expect(run.stdout).toMatch(/tools \(>= 10 eval requests\) whose recall@5 fell by more than 5 points: \d+ of \d+/);
+    expect(() => JSON.parse(run.stdout)).toThrow();
+  });
+});
