@@ -257,12 +257,14 @@ function hmac(normalised: string, key: string, memo?: FingerprintMemo): string {
  * normalised values: keep it no longer than the batch).
  */
 export function valueFingerprints(args: Record<string, unknown>, key: string, memo?: FingerprintMemo): string[] {
-  const out = new Set<string>();
+  const texts = new Set<string>();
   for (const leaf of scalarLeaves(args)) {
     const terms = valueTerms(leaf);
-    if (terms.whole !== undefined) out.add(hmac(terms.whole, key, memo));
-    for (const t of terms.tokens) out.add(hmac(t, key, memo));
+    if (terms.whole !== undefined) texts.add(terms.whole);
+    for (const t of terms.tokens) texts.add(t);
   }
+  const out = new Set<string>();
+  for (const text of texts) out.add(hmac(text, key, memo));
   return [...out].sort();
 }
 
