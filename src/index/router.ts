@@ -91,14 +91,14 @@ export class ToolRouter extends BaseRetriever {
     const partition = options.partition ?? this.partition;
     const k = options.k ?? this.k;
     const always = [...new Set(this.alwaysOffer)];
-    const registered = this.index.indexedTools(partition);
-    const choosable = registered.filter((t) => !always.includes(t));
-    const allSent = choosable.length <= k && this.minScore === undefined;
     const offered = await this.index.route(partition, request, {
       k,
       minScore: this.minScore,
       exclude: new Set(always),
     });
+    // After route(): the index has loaded the partition.
+    const choosable = this.index.indexedTools(partition).filter((t) => !always.includes(t));
+    const allSent = choosable.length <= k && this.minScore === undefined;
     const sticky = [...new Set(options.sticky ?? [])].filter(
       (t) => !offered.some((o) => o.tool === t) && !always.includes(t),
     );

@@ -172,7 +172,6 @@ export class LessonManager {
     const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
-      if (td.lastCallId) newMarks.set(card.name, td.lastCallId);
       const misses = await this.coverMisses(whatIf, card, td, served);
       const evidence = buildToolEvidence({
         card,
@@ -182,6 +181,8 @@ export class LessonManager {
       });
       evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
       const proposal = await this.proposer.propose(evidence, config);
+      // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
+      if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
       const vetted = vetProposal(proposal, {
         tool: card.name,
         registeredTools: names,
@@ -331,9 +332,10 @@ export class LessonManager {
       throw new NotFound(`"${tool}" has no applied revision to undo.`, { context: { tool, partition } });
     }
     const card = await this.requireCard(partition, tool);
-    if (card.version !== revision.cardVersionAfter) {
+    const left = await this.versionLeftBy(partition, revision);
+    if (card.version !== left) {
       throw new RevisionConflict(
-        `The card of "${tool}" was changed after revision ${revision.id} was applied (version ${revision.cardVersionAfter} → ${card.version}); undo would lose that change.`,
+        `The card of "${tool}" was changed after revision ${revision.id} was applied (version ${left} → ${card.version}); undo would lose that change.`,
         { context: { tool, id: revision.id } },
       );
     }
@@ -359,6 +361,22 @@ export class LessonManager {
     return { settings, cards, calls, turns };
   }
 
+  /**
+   * The card version a revision's apply left, carried past later revisions of the tool that were
+   * applied and undone since: each left the card as it found it, two versions on. So a second
+   * undo takes back the revision before the one undone.
+   */
+  private async versionLeftBy(partition: string, revision: Revision): Promise<number | undefined> {
+    const undone = (await this.ledger.listRevisions(partition, { tool: revision.tool, status: "undone" })).sort(
+      (a, b) => a.cardVersionBefore - b.cardVersionBefore,
+    );
+    let version = revision.cardVersionAfter;
+    for (const later of undone) {
+      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version) version = later.cardVersionAfter + 1;
+    }
+    return version;
+  }
+
   private async requireCard(partition: string, tool: string): Promise<ToolCard> {
     const card = await this.ledger.getCard(partition, tool);
     if (!card) throw new NotFound(`No tool "${tool}" is registered in partition "${partition}".`, { context: { tool } });
@@ -380,7 +398,7 @@ export class LessonManager {
     if (td.misses.length === 0) return [];
     const current = await whatIf.cardVectors(card.name);
     const open: { miss: MissedRequest; probe: Probe }[] = [];
-    for (const miss of td.misses) {
+    for (const miss of td.misses.slice(-MAX_MISSES)) {
       const probe = await whatIf.probe(miss.request, card.name);
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
@@ -448,8 +466,11 @@ export class LessonManager {
   }
 }
 
+/** Missed requests read per tool and review (the newest): ample evidence for 4 new examples. */
+const MAX_MISSES = 50;
+
 /** Distinct missed wordings tried as examples per tool and review (the newest). */
-const MAX_CANDIDATES = 60;
+const MAX_CANDIDATES = 24;
 
 interface CoveredMissRecord {
   miss: MissedRequest;

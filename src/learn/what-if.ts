@@ -21,7 +21,7 @@ export interface Displacement {
 }
 
 /** Most served requests checked per candidate example (newest first). */
-export const MAX_DISPLACEMENT_CHECKS = 400;
+export const MAX_DISPLACEMENT_CHECKS = 200;
 
 /**
  * Routing "what if" questions for one review or apply, against the index as it is now: would this

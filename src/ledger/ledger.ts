@@ -176,13 +176,12 @@ export class Ledger {
 
   /** Call records of one tool (or of every tool), oldest first. */
   async listCalls(partition: string, options: ListOptions & { tool?: string } = {}): Promise<CallRecord[]> {
-    const tools = options.tool !== undefined ? [options.tool] : await this.listCalledTools(partition);
-    const all: CallRecord[] = [];
-    for (const tool of tools) {
-      const items = await this.listNamespace(namespaceFor(this.root, partition, "calls", tool));
-      all.push(...this.parseItems(CallRecordSchema, items, options.after));
-    }
-    return newest(all.sort(byId), options.limit);
+    // One search for every tool (a store scans per search): keep the rows one level below.
+    const items =
+      options.tool !== undefined
+        ? await this.listNamespace(namespaceFor(this.root, partition, "calls", options.tool))
+        : await this.listNamespace(namespaceFor(this.root, partition, "calls"), 1);
+    return newest(this.parseItems(CallRecordSchema, items, options.after).sort(byId), options.limit);
   }
 
   /** Tools that have call records in a partition. */
@@ -529,13 +528,13 @@ export class Ledger {
    * Every item of exactly this namespace. Stores differ (InMemoryStore and PostgresStore match
    * prefixes as strings, so ["calls","a"] also finds ["calls","ab"]): keep exact matches only.
    */
-  private async listNamespace(ns: string[]): Promise<Item[]> {
+  private async listNamespace(ns: string[], depthBelow = 0): Promise<Item[]> {
     const out = new Map<string, Item>();
     for (let offset = 0; ; offset += this.pageSize) {
       const page = await this.store.search(ns, { limit: this.pageSize, offset });
       for (const item of page) {
-        if (item.namespace.length === ns.length && item.namespace.every((label, i) => label === ns[i])) {
-          out.set(item.key, item);
+        if (item.namespace.length === ns.length + depthBelow && ns.every((label, i) => label === item.namespace[i])) {
+          out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
         }
       }
       if (page.length < this.pageSize) break;

@@ -1,0 +1,88 @@
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
+import { END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRouteNode, bindRoutedTools, toolsInUse, ToolLessonsAnnotation } from "../../src/graph/route-node.js";
+import { ToolRouter } from "../../src/index/router.js";
+import { ToolIndex } from "../../src/index/tool-index.js";
+import { registerTools } from "../../src/learn/register.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import { planScript, ScriptedChatModel } from "../helpers/record-agent.js";
+
+/** A scripted model that remembers which tools each turn bound. */
+class CapturingModel extends ScriptedChatModel {
+  bound: string[][] = [];
+  override bindTools(tools: unknown[]): this {
+    this.bound.push(tools.map((t) => (t as { name: string }).name));
+    return this;
+  }
+}
+
+const make = (name: string, description: string) =>
+  tool(async () => `${name} ok`, { name, description, schema: z.object({ q: z.string() }) });
+
+const TOOLS: StructuredToolInterface[] = [
+  make("reset_password", "Send a password reset link to an account's email address."),
+  make("track_shipment", "Track a parcel with the carrier's tracking number."),
+  make("refund_order", "Refund an order to the original payment method."),
+  make("search_public_docs", "Search the published product documentation."),
+  make("send_email", "Send an email to a customer."),
+];
+
+async function build() {
+  const ledger = new Ledger(new InMemoryStore());
+  for (const partition of ["u:ann", "u:bob", "default"]) await registerTools(ledger, TOOLS, { partition });
+  const index = new ToolIndex({ ledger });
+  const router = new ToolRouter({ index, k: 2 });
+  const model = new CapturingModel(
+    planScript((step, messages) => (step === 0 && /password/.test(String(messages.at(-1)?.content)) ? [{ name: "reset_password", args: { q: "x" } }] : undefined)),
+  );
+  const graph = new StateGraph(ToolLessonsAnnotation)
+    .addNode("route", createRouteNode({ router, ledger }))
+    .addNode("agent", async (state, config) => ({
+      messages: [await bindRoutedTools(model, TOOLS, state.routedTools).invoke(state.messages, config)],
+    }))
+    .addNode("tools", new ToolNode(TOOLS))
+    .addEdge(START, "route")
+    .addEdge("route", "agent")
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent")
+    .compile();
+  return { ledger, model, graph };
+}
+
+describe("route node", () => {
+  it("binds only the routed tools and records what routing offered, joined to the run's turn", async () => {
+    const { ledger, model, graph } = await build();
+    const handler = new ToolLessonsCallbackHandler({ ledger });
+    await graph.invoke(
+      { messages: [new HumanMessage("I forgot my password, please reset it")] },
+      { configurable: { thread_id: "t1", user_id: "ann" }, metadata: { user_id: "ann" }, callbacks: [handler] },
+    );
+    await handler.flush();
+    expect(model.bound[0]).toHaveLength(2);
+    expect(model.bound[0][0]).toBe("reset_password");
+    const routes = await ledger.listRoutes("u:ann");
+    expect(routes).toHaveLength(1);
+    expect(routes[0].offered[0]).toMatchObject({ tool: "reset_password", rank: 1 });
+    expect(routes[0].allSent).toBe(false);
+    const turns = await ledger.listTurns("u:ann");
+    expect(turns.map((t) => t.requestId)).toContain(routes[0].requestId);
+    expect(await ledger.listRoutes("u:bob")).toHaveLength(0);
+  });
+
+  it("keeps tools the thread already used visible on later turns", async () => {
+    const { model, graph } = await build();
+    const config = { configurable: { thread_id: "t2" }, metadata: {} };
+    const first = await graph.invoke({ messages: [new HumanMessage("reset my password")] }, config);
+    const messages: BaseMessage[] = [...first.messages, new HumanMessage("and where is my parcel, tracking number please")];
+    expect(toolsInUse(messages)).toEqual(["reset_password"]);
+    await graph.invoke({ messages }, config);
+    const last = model.bound.at(-1)!;
+    expect(last).toContain("track_shipment");
+    expect(last).toContain("reset_password");
+  });
+});

@@ -1,0 +1,157 @@
+import { InMemoryStore } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolRouter } from "../../src/index/router.js";
+import { registerTools } from "../../src/learn/register.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+
+const TOOLS = [
+  { name: "lookup_order", description: "Look up an order's status and items by its order id." },
+  { name: "refund_order", description: "Refund an order in full or in part to the original payment method." },
+  { name: "search_public_docs", description: "Search the published product documentation customers can read." },
+  { name: "search_internal_runbooks", description: "Search internal runbooks and incident postmortems." },
+  { name: "send_email", description: "Send an email to a customer." },
+  { name: "reset_password", description: "Send a password reset link to an account's email address." },
+  { name: "track_shipment", description: "Track a parcel with the carrier's tracking number." },
+];
+
+async function setup(partitions = ["p1"]) {
+  const ledger = new Ledger(new InMemoryStore());
+  for (const partition of partitions) await registerTools(ledger, TOOLS, { partition });
+  const index = new ToolIndex({ ledger });
+  for (const partition of partitions) await index.reindex(partition);
+  return { ledger, index };
+}
+
+describe("ToolIndex", () => {
+  it("routes a request to the tool whose text matches, with ranks from 1", async () => {
+    const { index } = await setup();
+    const offers = await index.route("p1", "where is my parcel? here is the tracking number", { k: 3 });
+    expect(offers[0].tool).toBe("track_shipment");
+    expect(offers.map((o) => o.rank)).toEqual([1, 2, 3]);
+    expect(offers[0].score).toBeGreaterThan(offers[1].score);
+  });
+
+  it("keeps partitions apart: a tool registered in one is never offered in another", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS.slice(0, 3), { partition: "a" });
+    await registerTools(ledger, [{ name: "private_tool", description: "Track a parcel for tenant b only." }], { partition: "b" });
+    const index = new ToolIndex({ ledger });
+    const inA = await index.route("a", "track my parcel", { k: 10 });
+    const inB = await index.route("b", "track my parcel", { k: 10 });
+    expect(inA.map((o) => o.tool)).not.toContain("private_tool");
+    expect(inB.map((o) => o.tool)).toEqual(["private_tool"]);
+  });
+
+  it("a learned example makes routing find the tool for the users' words", async () => {
+    const { ledger, index } = await setup();
+    const request = "my stuff never arrived";
+    const before = await index.route("p1", request, { k: 1 });
+    expect(before[0]?.tool).not.toBe("track_shipment");
+    const card = (await ledger.getCard("p1", "track_shipment"))!;
+    const saved = await ledger.putCard({
+      ...card,
+      learned: { ...card.learned, examples: [{ text: "stuff never arrived", source: "learned", addedAt: 1 }] },
+    });
+    await index.upsertCards("p1", [saved]);
+    const after = await index.route("p1", request, { k: 1 });
+    expect(after[0].tool).toBe("track_shipment");
+  });
+
+  it("never lets notes or Not-for lines into what routing searches", async () => {
+    const { ledger, index } = await setup();
+    const card = (await ledger.getCard("p1", "send_email"))!;
+    const saved = await ledger.putCard({
+      ...card,
+      learned: {
+        ...card.learned,
+        notes: [{ text: "zebra quantum marmalade", revisionId: "r1" }],
+        notFor: [{ text: "Not for zebra quantum marmalade; use track_shipment.", tool: "track_shipment", revisionId: "r1" }],
+      },
+    });
+    await index.upsertCards("p1", [saved]);
+    const offers = await index.route("p1", "zebra quantum marmalade", { k: 7 });
+    const email = offers.find((o) => o.tool === "send_email")!;
+    expect(email.score).toBeLessThan(0.05);
+  });
+
+  it("reindex from the ledger gives the same rankings as incremental upserts", async () => {
+    const { ledger, index } = await setup();
+    const card = (await ledger.getCard("p1", "refund_order"))!;
+    const saved = await ledger.putCard({
+      ...card,
+      learned: { ...card.learned, examples: [{ text: "I want my money back", source: "learned", addedAt: 1 }] },
+    });
+    await index.upsertCards("p1", [saved]);
+    const fresh = new ToolIndex({ ledger });
+    await fresh.reindex("p1");
+    await index.reindex("p1");
+    for (const request of ["I want my money back", "reset my password", "internal incident postmortem"]) {
+      expect((await fresh.route("p1", request, { k: 5 })).map((o) => o.tool)).toEqual(
+        (await index.route("p1", request, { k: 5 })).map((o) => o.tool),
+      );
+    }
+  });
+
+  it("re-embeds only tools whose routing text changed", async () => {
+    const { ledger, index } = await setup();
+    const cards = await ledger.listCards("p1");
+    let embedded = 0;
+    const spy = index.store.addVectors.bind(index.store);
+    index.store.addVectors = async (vectors, docs, options) => {
+      embedded += vectors.length;
+      return spy(vectors, docs, options);
+    };
+    await index.upsertCards("p1", cards);
+    expect(embedded).toBe(0);
+  });
+
+  it("per-example mode scores a tool by its best example", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    const card = (await ledger.getCard("p1", "refund_order"))!;
+    await ledger.putCard({
+      ...card,
+      learned: { ...card.learned, examples: [{ text: "charge reversal for a double payment", source: "learned", addedAt: 1 }] },
+    });
+    const index = new ToolIndex({ ledger, mode: "examples" });
+    const offers = await index.route("p1", "charge reversal for a double payment", { k: 3 });
+    expect(offers[0].tool).toBe("refund_order");
+    expect(new Set(offers.map((o) => o.tool)).size).toBe(offers.length);
+  });
+
+  it("minScore gives the no-tool path", async () => {
+    const { index } = await setup();
+    expect(await index.route("p1", "hello there", { k: 5, minScore: 0.5 })).toEqual([]);
+  });
+});
+
+describe("ToolRouter", () => {
+  it("is a retriever: invoke returns one document per offered tool", async () => {
+    const { index } = await setup();
+    const router = new ToolRouter({ index, partition: "p1", k: 2 });
+    const docs = await router.invoke("reset my password please");
+    expect(docs).toHaveLength(2);
+    expect(docs[0].metadata.tool).toBe("reset_password");
+    expect(docs[0].metadata.rank).toBe(1);
+  });
+
+  it("adds always-offered and sticky tools without counting them as offered", async () => {
+    const { index } = await setup();
+    const router = new ToolRouter({ index, partition: "p1", k: 2, alwaysOffer: ["send_email"] });
+    const routed = await router.route("reset my password please", { sticky: ["lookup_order", "send_email"] });
+    expect(routed.offered.map((o) => o.tool)).not.toContain("send_email");
+    expect(routed.offered).toHaveLength(2);
+    expect(routed.always).toEqual(["send_email"]);
+    expect(routed.sticky).toEqual(["lookup_order"]);
+    expect(routed.tools).toEqual([...routed.offered.map((o) => o.tool), "send_email", "lookup_order"]);
+    expect(routed.allSent).toBe(false);
+  });
+
+  it("says every tool was sent when there is nothing to choose", async () => {
+    const { index } = await setup();
+    const routed = await new ToolRouter({ index, partition: "p1", k: 10 }).route("anything");
+    expect(routed.allSent).toBe(true);
+    expect(routed.offered).toHaveLength(TOOLS.length);
+  });
+});
