@@ -337,4 +337,31 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(await ledger.listCalls("default")).toEqual([]);
     expect(handler.stats().openRuns).toBe(0);
   });
+
+  it("joins a resumed run to the request it paused on", async () => {
+    const { Command, interrupt } = await import("@langchain/langgraph");
+    const ask = tool(async ({ question }) => `answer ${String(interrupt(question))}`, {
+      name: "ask",
+      description: "Ask the user.",
+      schema: z.object({ question: z.string() }),
+    });
+    const ledger = new Ledger(new InMemoryStore());
+    const handler = new ToolLessonsCallbackHandler({ ledger });
+    const graph = buildAgent({
+      model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "ask", args: { question: "Refund ORD-77?" } }] : undefined))),
+      tools: [ask],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { configurable: { thread_id: "pause" }, callbacks: [handler] };
+    await graph.invoke({ messages: [new HumanMessage("refund ORD-77")] }, config);
+    await graph.invoke(new Command({ resume: "yes" }), config);
+    await handler.flush();
+    const turns = await ledger.listTurns("default");
+    expect(turns.map((t) => t.calls.length)).toEqual([0, 1]);
+    expect(turns[0].requestId).toBe(turns[1].requestId);
+    const [call] = await ledger.listCalls("default");
+    expect(call).toMatchObject({ tool: "ask", outcome: "success", requestId: turns[0].requestId });
+    // The resumed run never saw the model step; the call still has its arguments' shapes.
+    expect(call.args).toEqual([{ name: "question", kind: "string", shape: "<text>" }]);
+  });
 });
