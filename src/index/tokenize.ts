@@ -132,7 +132,7 @@ export function isContentWord(word: string): boolean {
  * tokenizer routing embeds and vetting compares ("shares a word with each request" means the two
  * token lists intersect).
  *
- * @example tokenize("getUserById returns the users' booking_dates") // ["get", "user", "id", "return", "user", "book", "date"]
+ * @example tokenize("getUserById returns the users' booking_dates") // ["get", "user", "id", "return", "user", "book", "dat"]
  */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
