@@ -172,6 +172,7 @@ export class LessonManager {
     const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
+      if (td.lastCallId) newMarks.set(card.name, td.lastCallId);
       const misses = await this.coverMisses(whatIf, card, td, served);
       const evidence = buildToolEvidence({
         card,
@@ -181,8 +182,6 @@ export class LessonManager {
       });
       evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
       const proposal = await this.proposer.propose(evidence, config);
-      // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
-      if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
       const vetted = vetProposal(proposal, {
         tool: card.name,
         registeredTools: names,
@@ -398,7 +397,7 @@ export class LessonManager {
     if (td.misses.length === 0) return [];
     const current = await whatIf.cardVectors(card.name);
     const open: { miss: MissedRequest; probe: Probe }[] = [];
-    for (const miss of td.misses.slice(-MAX_MISSES)) {
+    for (const miss of td.misses) {
       const probe = await whatIf.probe(miss.request, card.name);
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
@@ -466,11 +465,8 @@ export class LessonManager {
   }
 }
 
-/** Missed requests read per tool and review (the newest): ample evidence for 4 new examples. */
-const MAX_MISSES = 50;
-
 /** Distinct missed wordings tried as examples per tool and review (the newest). */
-const MAX_CANDIDATES = 24;
+const MAX_CANDIDATES = 60;
 
 interface CoveredMissRecord {
   miss: MissedRequest;

@@ -591,6 +591,48 @@ describe("LessonManager.undo", () => {
     expect(await w.card("lookup_order")).toEqual(edited);
     expect((await w.ledger.getRevision(P, next.id))?.status).toBe("applied");
   });
+
+  it("walks back: a second undo takes back the revision before the one undone", async () => {
+    const w = await world();
+    const original = (await w.card("lookup_order")).learned;
+    await w.lookupsWithoutPrefix(2);
+    const first = only((await w.manager.review()).revisions);
+    await w.manager.apply(first.id, { approvedBy: "alice" });
+    const afterFirst = (await w.card("lookup_order")).learned;
+    for (const id of ["12121", "34343"]) {
+      await w.turn(`lookup ${id}`, [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }], {
+        routed: false,
+      });
+    }
+    const second = only((await w.manager.review()).revisions);
+    await w.manager.apply(second.id, { approvedBy: "bob" });
+
+    expect((await w.manager.undo("lookup_order", { approvedBy: "carol" })).id).toBe(second.id);
+    expect((await w.card("lookup_order")).learned).toEqual(afterFirst);
+    expect((await w.manager.undo("lookup_order", { approvedBy: "carol" })).id).toBe(first.id);
+    expect((await w.card("lookup_order")).learned).toEqual(original);
+    await expect(w.manager.undo("lookup_order", { approvedBy: "carol" })).rejects.toThrow(NotFound);
+  });
+
+  it("does not walk back past a manual edit made after an undo", async () => {
+    const w = await world();
+    await w.lookupsWithoutPrefix(2);
+    const first = only((await w.manager.review()).revisions);
+    await w.manager.apply(first.id, { approvedBy: "alice" });
+    await w.lookupsWithoutPrefix(2, ["13131", "24242"]);
+    await w.turn("lookup 5", [{ tool: "lookup_order", args: { order_id: "ORD-5" }, error: "order not found", errorClass: "not_found" }], { routed: false });
+    await w.turn("lookup 6", [{ tool: "lookup_order", args: { order_id: "ORD-6" }, error: "order not found", errorClass: "not_found" }], { routed: false });
+    const second = only((await w.manager.review()).revisions);
+    await w.manager.apply(second.id, { approvedBy: "bob" });
+    await w.manager.undo("lookup_order", { approvedBy: "carol" });
+
+    const card = await w.card("lookup_order");
+    await w.ledger.putCard({ ...card, learned: { ...card.learned, notFor: [{ text: "Not for refunds; use refund_order.", tool: "refund_order", revisionId: "manual" }] } });
+    const edited = await w.card("lookup_order");
+    await expect(w.manager.undo("lookup_order", { approvedBy: "carol" })).rejects.toThrow(RevisionConflict);
+    expect(await w.card("lookup_order")).toEqual(edited);
+    expect((await w.ledger.getRevision(P, first.id))?.status).toBe("applied");
+  });
 });
 
 describe("LessonManager.history", () => {
