@@ -172,7 +172,6 @@ export class LessonManager {
     const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
-      if (td.lastCallId) newMarks.set(card.name, td.lastCallId);
       const misses = await this.coverMisses(whatIf, card, td, served);
       const evidence = buildToolEvidence({
         card,
@@ -182,6 +181,8 @@ export class LessonManager {
       });
       evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
       const proposal = await this.proposer.propose(evidence, config);
+      // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
+      if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
       const vetted = vetProposal(proposal, {
         tool: card.name,
         registeredTools: names,

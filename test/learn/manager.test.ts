@@ -745,6 +745,30 @@ describe("LessonManager with a model proposer", () => {
     expect(JSON.stringify(review).toLowerCase()).not.toMatch(/48213|77120|connolly/);
   });
 
+  it("asks again at the next review when the model call failed, though no call came since", async () => {
+    let down = true;
+    const model = new ScriptedJsonModel((e) => {
+      if (down) throw new Error("503 Service Unavailable");
+      return JSON.stringify({ notes: [{ text: "order_id needs its ORD- prefix.", cites: e.failedCalls[0].callIds }], examples: [], notFor: [] });
+    });
+    const w = await world({ model });
+    for (let i = 0; i < 3; i++) {
+      await w.turn("where is my order", [{ tool: "lookup_order", args: { order_id: `${4000 + i}` }, error: "order_id must start with ORD-" }], {
+        routed: false,
+      });
+    }
+    const failed = await w.manager.review();
+    expect(failed.revisions).toEqual([]);
+    expect(failed.refused).toEqual([
+      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
+    ]);
+
+    down = false;
+    const again = await w.manager.review();
+    expect(model.seen).toHaveLength(2);
+    expect(only(again.revisions).notesAdded).toEqual(["order_id needs its ORD- prefix."]);
+  });
+
   it("turns a bad model reply into a recorded refusal: no revision, no throw", async () => {
     const chatty = new ScriptedJsonModel(() => "Sure! I would add a note about the ORD- prefix.");
     const w = await world({ model: chatty });
