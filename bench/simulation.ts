@@ -1,0 +1,62 @@
+/**
+ * The learning simulation on MetaTool: traffic folds 2-4 replayed as routed turns served by the
+ * labelled tool, review + apply after each of 4 slices (deterministic proposer), eval on fold 1
+ * (never learned from). Run alone with `npx tsx bench/simulation.ts`.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { type LabelledRequest, simulate, type SimulationReport, type ToolSpec } from "../src/evaluate/simulate.js";
+
+const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
+
+function readJsonl<T>(file: string): T[] {
+  return readFileSync(path.join(dataDir, file), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as T);
+}
+
+export async function runMetaToolSimulation(shuffleSeed?: number): Promise<SimulationReport & { seconds: number }> {
+  const tools = readJsonl<ToolSpec>("tools.jsonl");
+  const queries = readJsonl<LabelledRequest & { fold: number }>("queries.jsonl");
+  const t0 = performance.now();
+  const report = await simulate({
+    tools,
+    traffic: queries.filter((q) => q.fold >= 2),
+    eval: queries.filter((q) => q.fold === 1),
+    k: 5,
+    cycles: 4,
+    shuffleSeed,
+  });
+  return { ...report, seconds: (performance.now() - t0) / 1000 };
+}
+
+const pct = (x: number): string => x.toFixed(3);
+
+/** Markdown section: before/after routing on MetaTool fold 1, in file order and shuffled. */
+export async function benchSimulation(): Promise<string> {
+  const runs = [
+    { label: "file order", report: await runMetaToolSimulation() },
+    { label: "shuffled (seed 1)", report: await runMetaToolSimulation(1) },
+  ];
+  const rows = runs.map(({ label, report: r }) => {
+    const drops = r.perTool.filter((t) => t.after < t.before - 0.05).length;
+    return `| ${label} | ${pct(r.before.top1)} → **${pct(r.after.top1)}** | ${pct(r.before["recall@5"])} → **${pct(r.after["recall@5"])}** | ${pct(r.before["ndcg@5"])} → ${pct(r.after["ndcg@5"])} | ${r.lessons.examplesAdded} / ${r.lessons.withdrawn} / ${r.lessons.notForAdded} | ${r.maxExamplesPerTool} | ${drops} of ${r.perTool.length} | ${r.seconds.toFixed(0)} |`;
+  });
+  return [
+    "## Learning simulation (MetaTool)",
+    "",
+    "`npx tool-lessons simulate --queries ../shared/data/metatool/queries.jsonl --tools ../shared/data/metatool/tools.jsonl --traffic-folds 2,3,4 --eval-folds 1 --json`: 199 tools registered without augmentation; traffic folds 2-4 replayed as routed turns (k = 5) served by the first labelled tool; review + auto-apply after each of 4 equal slices with the deterministic proposer; then every fold-1 request with a label is routed (never learned from). The file is sorted by tool, so in file order each tool's requests fall into one slice and it is reviewed about once (at most `maxNewQueries` = 4 new examples a review); shuffled, each tool is reviewed in every cycle.",
+    "",
+    "| traffic order | top-1 | recall@5 | nDCG@5 | examples added / withdrawn / Not-for lines | max examples per tool | tools (≥ 10 eval requests) losing > 5 pts recall@5 | seconds |",
+    "|---|---|---|---|---|---:|---|---:|",
+    ...rows,
+    "",
+    "Reference (data README, TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
+  ].join("\n");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  console.log(await benchSimulation());
+}
