@@ -398,7 +398,7 @@ export class LessonManager {
     if (td.misses.length === 0) return [];
     const current = await whatIf.cardVectors(card.name);
     const open: { miss: MissedRequest; probe: Probe }[] = [];
-    for (const miss of td.misses) {
+    for (const miss of td.misses.slice(-MAX_MISSES)) {
       const probe = await whatIf.probe(miss.request, card.name);
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
@@ -466,8 +466,11 @@ export class LessonManager {
   }
 }
 
+/** Missed requests read per tool and review (the newest): ample evidence for 4 new examples. */
+const MAX_MISSES = 50;
+
 /** Distinct missed wordings tried as examples per tool and review (the newest). */
-const MAX_CANDIDATES = 60;
+const MAX_CANDIDATES = 24;
 
 interface CoveredMissRecord {
   miss: MissedRequest;
