@@ -4,6 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DemoSummary, main } from "../../examples/quickstart.js";
+import { agentThatLearns } from "../../examples/readme-snippet.js";
+import { ScriptedSupportModel, supportDeskTools } from "../../examples/support-desk.js";
 
 /** Values the demo's users typed or the model passed as arguments; none may be stored. */
 const PLANTED = [
@@ -118,5 +120,29 @@ describe("examples/quickstart (npm run demo)", () => {
     const files = [summary.ledgerPath, `${summary.ledgerPath}-wal`].filter((f) => existsSync(f));
     const raw = files.map((f) => readFileSync(f).toString("latin1").toLowerCase()).join("\n");
     for (const value of ["whitfield", "okafor", "northwind"]) expect(raw).not.toContain(value);
+  });
+});
+
+describe("examples/readme-snippet (the README's usage code)", () => {
+  it("runs: records, learns a note for lookup_order, applies and undoes it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tool-lessons-snippet-"));
+    // openLedger() reads its location from the environment: point it at a temp file, not Postgres.
+    const saved = { ledger: process.env.TOOL_LESSONS_LEDGER, postgres: process.env.TOOL_LESSONS_POSTGRES_URL };
+    process.env.TOOL_LESSONS_LEDGER = join(dir, "ledger.db");
+    delete process.env.TOOL_LESSONS_POSTGRES_URL;
+    try {
+      const history = await agentThatLearns(new ScriptedSupportModel(), supportDeskTools());
+      expect(history.map((r) => [r.status, r.approvedBy, r.closedBy])).toEqual([["undone", "you", "you"]]);
+      expect(history[0].notesAdded[0]).toMatch(/^order_id must look like ORD-#{6}/);
+    } finally {
+      for (const [key, value] of [
+        ["TOOL_LESSONS_LEDGER", saved.ledger],
+        ["TOOL_LESSONS_POSTGRES_URL", saved.postgres],
+      ] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
