@@ -246,8 +246,9 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
     for (const r of review.revisions) printRevision(r, out);
     const quiet = review.refused.filter((f) => !review.revisions.some((r) => r.tool === f.tool));
     for (const { tool, refusal } of quiet) out(`    ${tool}: refused (${refusal.reason}): ${clip(refusal.text, 80)}`);
-    const skipped = review.skipped.map((s) => `${s.tool} (${s.reason})`);
-    if (skipped.length > 0) out(`    not reviewed: ${skipped.join(", ")}`);
+    for (const [reason, tools] of groupBy(review.skipped, (s) => s.reason)) {
+      out(`    not reviewed, ${reason.replace(/_/g, " ")}: ${tools.map((s) => s.tool).join(", ")}`);
+    }
     for (const f of review.flags) out(`    usage flag: ${f.tool} ${f.flag} (offered in ${f.offeredTurns} of ${f.routedTurns} routed turns)`);
   }
   out();
