@@ -515,6 +515,25 @@ describe("LessonManager.apply", () => {
   });
 });
 
+describe("LessonManager.review and the routing re-check", () => {
+  it("does not propose a wording that apply would withdraw", async () => {
+    const w = await world();
+    const wording = MONEY_BACK[0];
+    const served = "track the broken blender parcel, then cancel";
+    const other = await w.turn(served, [
+      { tool: "track_parcel", args: { tracking_no: "TRK-7" } },
+      { tool: "cancel_order", args: { order_id: "ORD-7" } },
+    ]);
+    expect(other.offered).toEqual(["track_parcel", "cancel_order"]);
+    await w.moneyBack([wording, wording]);
+    await w.turn("refund order ORD-20202", [{ tool: "refund_order", args: { order_id: "ORD-20202", amount: 5 } }]);
+
+    const review = await w.manager.review();
+    expect(review.revisions.filter((r) => r.tool === "refund_order").flatMap((r) => r.queriesAdded)).toEqual([]);
+    expect((await w.card("refund_order")).learned.examples).toEqual([]);
+  });
+});
+
 describe("LessonManager.dismiss", () => {
   it("closes a proposed revision without touching the card, once", async () => {
     const w = await world();
@@ -714,6 +733,8 @@ describe("LessonManager with a model proposer", () => {
       return JSON.stringify({
         notes: [
           { text: "Use ORD-48213 style ids, never 48213.", cites: ids },
+          // Refused for its value, not for its shape: a refusal keeps no value either.
+          { text: "Ids look like ORD-77120\nnot like 77120", cites: ids },
           { text: "order_id needs its ORD- prefix.", cites: ids },
         ],
         examples: missed.length > 0 ? [{ text: "money back for order 77120", cites: missed }] : [],
@@ -736,6 +757,7 @@ describe("LessonManager with a model proposer", () => {
     const withheld = review.refused.filter((r) => r.refusal.reason === "contains_value");
     expect(withheld.map((r) => [r.tool, r.refusal.kind, r.refusal.text])).toEqual(
       expect.arrayContaining([
+        ["lookup_order", "note", WITHHELD_TEXT],
         ["lookup_order", "note", WITHHELD_TEXT],
         ["send_email", "note", WITHHELD_TEXT],
       ]),
