@@ -114,6 +114,8 @@ export function stem(word: string): string {
 export function splitWords(text: string): string[] {
   const spaced = text
     .normalize("NFKC")
+    // Mask placeholders ("<value>", "<email>") stand for something removed: they are not words.
+    .replace(/<[a-z_]{1,20}>/g, " ")
     .replace(/['\u2019]s\b/gu, "")
     .replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")
     .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")

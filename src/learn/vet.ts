@@ -7,6 +7,7 @@
  * Nothing the vet refuses is stored as a lesson. A refusal keeps the proposed text for the
  * operator, except when the text holds an argument value: then the text is withheld.
  */
+import { EXAMPLE_CALL_PREFIX } from "./example-call.js";
 import type { Example, Learned, Refusal } from "../ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { tokenize } from "../index/tokenize.js";
@@ -394,7 +395,8 @@ export function vetExampleCall(
 ): Refusal | null {
   const maxLineLength = ctx.settings?.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength;
   return (
-    checkNoValue("example_call", text, ctx.containsValue) ??
+    // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
+    checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
     checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? [])
   );

@@ -15,7 +15,7 @@ import { planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 /** A scripted model that remembers which tools each turn bound. */
 class CapturingModel extends ScriptedChatModel {
   bound: string[][] = [];
-  override bindTools(tools: unknown[]): this {
+  override bindTools(tools: unknown[] = []): this {
     this.bound.push(tools.map((t) => (t as { name: string }).name));
     return this;
   }

@@ -80,3 +80,10 @@ describe("sharesWord", () => {
     expect(sharesWord("what is the weather", "what is the stock price")).toBe(false);
   });
 });
+
+describe("mask placeholders", () => {
+  it("are not words: a masked request shares no word with another through <value>", () => {
+    expect(tokenize("refund <value> for order ######")).toEqual(["refund", "order"]);
+    expect(sharesWord("check <value> cluster", "send <value> now")).toBe(false);
+  });
+});

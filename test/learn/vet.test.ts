@@ -378,3 +378,13 @@ describe("REFUSAL_REASONS", () => {
     ]);
   });
 });
+
+describe("example call and the value check", () => {
+  it("does not refuse an example call because a value contains the words of its prefix", () => {
+    const key = "k";
+    const fingerprints = new Set(valueFingerprints({ to: "call.example@example.com" }, key));
+    const containsValue = (text: string) => containsFingerprint(text, fingerprints, key);
+    expect(vetExampleCall('Example call: {"to": "<email>"}', { containsValue })).toBeNull();
+    expect(vetExampleCall('Example call: {"to": "call.example@example.com"}', { containsValue })?.reason).toBe("contains_value");
+  });
+});
