@@ -5,7 +5,9 @@ import {
   foldsOption,
   type OptionSpec,
   parseCommandArgs,
+  parseSettingAssignments,
   positiveIntOption,
+  stringList,
   stringOption,
   UsageError,
 } from "./args.js";
@@ -30,12 +32,15 @@ const OPTIONS: OptionSpec = {
   "eval-folds": { type: "string" },
   k: { type: "string" },
   cycles: { type: "string" },
+  shuffle: { type: "string" },
+  set: { type: "string", multiple: true },
   json: { type: "boolean" },
 };
 
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
-                              [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--json]
+                              [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
+                              [--set key=value ...] [--json]
 
 How much would learning help on this traffic? Registers the tools in a throw-away in-memory
 ledger, replays the traffic as routed turns (each served by its first expected tool), reviews and
@@ -55,6 +60,9 @@ Options:
   --traffic-folds LIST    folds replayed, e.g. 2,3,4 (default: every fold not in --eval-folds)
   --k N                   tools routing offers per request (default ${DEFAULT_SIMULATE.k})
   --cycles N              review + apply rounds (default ${DEFAULT_SIMULATE.cycles})
+  --shuffle SEED          replay the traffic in a seeded random order instead of file order
+                          (a file sorted by tool puts each tool in one slice: reviewed ~once)
+  --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
                           perTool, regressedTools, k, cycles, seconds
   -h, --help              this help
@@ -80,6 +88,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (toolsFile === undefined) throw new UsageError("missing --tools FILE (one tool per line).");
   const k = positiveIntOption(values, "k") ?? DEFAULT_SIMULATE.k;
   const cycles = positiveIntOption(values, "cycles") ?? DEFAULT_SIMULATE.cycles;
+  const shuffle = stringOption(values, "shuffle");
+  const shuffleSeed = shuffle === undefined ? undefined : Number(shuffle);
+  if (shuffleSeed !== undefined && !(Number.isInteger(shuffleSeed) && shuffleSeed >= 0)) {
+    throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
+  }
+  const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const { traffic, evaluation } = await readTraffic(values);
   const tools = await readTools(toolsFile);
 
@@ -98,6 +112,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     eval: evaluation,
     k,
     cycles,
+    shuffleSeed,
+    settings,
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,

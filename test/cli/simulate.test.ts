@@ -62,4 +62,22 @@ describe("tool-lessons simulate", () => {
     expect(run.stdout).toMatch(/tools \(>= 10 eval requests\) whose recall@5 fell by more than 5 points: \d+ of \d+/);
     expect(() => JSON.parse(run.stdout)).toThrow();
   });
+
+  it("--shuffle replays in a seeded order (same seed, same result) and --set reaches the settings", async () => {
+    const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json"];
+    const a = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
+    const b = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
+    expect(a.after).toEqual(b.after);
+    expect(a.shuffleSeed).toBe(3);
+    const capped = JSON.parse((await runCli(...args, "--set", "maxNewQueries=1", "--set", "maxQueries=1")).stdout);
+    expect(capped.maxExamplesPerTool).toBeLessThanOrEqual(1);
+  });
+
+  it("refuses a bad --shuffle seed or an unknown --set key with exit 2", async () => {
+    const base = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation];
+    const bad = await runCli(...base, "--shuffle", "x");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--shuffle takes a non-negative integer seed/);
+    expect((await runCli(...base, "--set", "maxQueriez=3")).code).toBe(2);
+  });
 });
