@@ -5,8 +5,9 @@ import type { MissedRequest } from "./detect.js";
 
 /**
  * A missed request with what routing says about its wording as an example: which missed requests
- * (ids) the tool would be offered for if this wording were added to its routing text, and for
- * which it would rank first. Filled by the manager from the index ("what if"), never by a model.
+ * (ids) the tool would be offered for if this wording were added to its routing text, and which
+ * requests it served it would then rank first for. Filled by the manager from the index
+ * ("what if"), never by a model.
  */
 export interface CoveredMiss extends Pick<MissedRequest, "requestId" | "request"> {
   covers?: readonly string[];
@@ -16,7 +17,8 @@ export interface CoveredMiss extends Pick<MissedRequest, "requestId" | "request"
 /** Options of {@link rankByCoverage}, on top of {@link RankExampleOptions}. */
 export interface CoverageOptions extends RankExampleOptions {
   /**
-   * Weight of a missed request brought to rank 1, on top of being brought into the offered set.
+   * Weight of a request the tool served that a pick lifts to rank 1, against one missed request
+   * brought into the offered set.
    * @default 0.5
    */
   firstWeight?: number;
@@ -26,9 +28,10 @@ const DEFAULT_COVERAGE = { firstWeight: 0.5 };
 
 /**
  * Choose example requests by what they would fix, greedily: each pick is the missed wording that
- * brings the tool into the offered set for the most missed requests not fixed by an earlier pick
- * (plus `firstWeight` for each it would bring to rank 1). A pick cites the misses it fixes that
- * share a word with it; one citing fewer than `minMisses` is not proposed.
+ * brings the tool into the offered set for the most missed requests not fixed by an earlier pick,
+ * plus `firstWeight` for each request the tool served that it would lift to rank 1. A pick cites
+ * itself and the missed requests it shares a word with; one citing fewer than `minMisses` is not
+ * proposed, nor one that fixes nothing.
  *
  * Falls back to {@link rankExampleCandidates} when the misses carry no coverage (no index).
  * Pure: the coverage sets come in with the misses.
@@ -42,7 +45,7 @@ export function rankByCoverage(
   const o = { ...DEFAULT_RANK_EXAMPLE_OPTIONS, ...DEFAULT_COVERAGE, ...definedOnly(options) };
   const tokensOf = new Map(misses.map((m) => [m.requestId, new Set(tokenize(m.request))]));
   const routing = new Set(tokenize(currentRoutingText));
-  const excluded = o.exclude.map((t) => t.toLowerCase().replace(/\s+/g, " ").trim());
+  const excluded = o.exclude.map(normal);
   const covered = new Set<string>();
   const coveredFirst = new Set<string>();
   const picked: ExampleCandidate[] = [];
@@ -52,31 +55,36 @@ export function rankByCoverage(
   while (picked.length < o.limit) {
     let best: { miss: CoveredMiss; gain: number; cites: string[] } | undefined;
     for (const miss of candidates) {
-      const key = miss.request.toLowerCase().replace(/\s+/g, " ").trim();
-      if (pickedTexts.has(key)) continue;
+      const key = normal(miss.request);
+      if (pickedTexts.has(key) || miss.covers === undefined) continue;
       const own = tokensOf.get(miss.requestId)!;
-      const shares = (id: string): boolean => id === miss.requestId || intersects(own, tokensOf.get(id));
-      const fixes = (miss.covers ?? []).filter((id) => !covered.has(id) && shares(id));
-      const firsts = (miss.coversFirst ?? []).filter((id) => !coveredFirst.has(id) && shares(id));
-      const gain = fixes.length + o.firstWeight * firsts.length;
-      const cites = [...new Set([miss.requestId, ...(miss.covers ?? []).filter(shares)])];
-      if (cites.length < o.minMisses || fixes.length === 0) continue;
-      if (!best || gain > best.gain) best = { miss, gain, cites };
+      const fixes = miss.covers.filter((id) => !covered.has(id)).length;
+      const firsts = (miss.coversFirst ?? []).filter((id) => !coveredFirst.has(id)).length;
+      const gain = fixes + o.firstWeight * firsts;
+      if (gain <= 0 || (best && gain <= best.gain)) continue;
+      // Evidence: the missed requests this wording shares a word with, its own first.
+      const cites = [miss.requestId, ...misses.filter((m) => m.requestId !== miss.requestId && intersects(own, tokensOf.get(m.requestId))).map((m) => m.requestId)];
+      if (new Set(cites).size < o.minMisses) continue;
+      best = { miss, gain, cites };
     }
     if (!best) break;
     const { miss, cites } = best;
     for (const id of miss.covers ?? []) covered.add(id);
     for (const id of miss.coversFirst ?? []) coveredFirst.add(id);
-    pickedTexts.add(miss.request.toLowerCase().replace(/\s+/g, " ").trim());
+    pickedTexts.add(normal(miss.request));
     const own = tokensOf.get(miss.requestId)!;
     picked.push({
       text: miss.request.replace(/\s+/g, " ").trim(),
-      cites: cites.slice(0, Math.max(o.maxCites, o.minMisses)),
+      cites: [...new Set(cites)].slice(0, Math.max(o.maxCites, o.minMisses)),
       score: best.gain,
       novelWords: [...own].filter((t) => !routing.has(t)),
     });
   }
   return picked;
+}
+
+function normal(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
 function intersects(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {

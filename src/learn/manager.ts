@@ -403,6 +403,14 @@ export class LessonManager {
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
     }
+    // Requests this tool served where it did not rank first: an example that lifts it to first
+    // for them helps too (their ids are only scored, never cited).
+    const notFirst: { id: string; probe: Probe }[] = [];
+    const own = served.filter((t) => t.servedBy === card.name).slice(-MAX_MISSES);
+    for (const turn of own) {
+      const probe = await whatIf.probe(turn.request, card.name);
+      if (ToolIndex.bestScore(probe.vector, current) <= probe.first) notFirst.push({ id: turn.requestId, probe });
+    }
     const out: CoveredMissRecord[] = [];
     const seen = new Set<string>();
     for (let i = open.length - 1; i >= 0; i--) {
@@ -415,9 +423,10 @@ export class LessonManager {
         const variant = await whatIf.variant(card, [miss.request]);
         if (!(await whatIf.displaces(card.name, miss.request, variant, served))) {
           for (const other of open) {
-            const score = ToolIndex.bestScore(other.probe.vector, variant);
-            if (score > other.probe.kth) covers.push(other.miss.requestId);
-            if (score > other.probe.first) coversFirst.push(other.miss.requestId);
+            if (ToolIndex.bestScore(other.probe.vector, variant) > other.probe.kth) covers.push(other.miss.requestId);
+          }
+          for (const target of notFirst) {
+            if (ToolIndex.bestScore(target.probe.vector, variant) > target.probe.first) coversFirst.push(target.id);
           }
         }
       }
