@@ -11,6 +11,7 @@ import { VectorStore } from "@langchain/core/vectorstores";
 import { ChromaClient, ChromaConnectionError, type Collection, type Metadata, type Where } from "chromadb";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import {
+  checkOneVectorPerDocument,
   resolveIds,
   type AddToIndexOptions,
   type DeleteFromIndexParams,
@@ -231,11 +232,7 @@ export class ChromaVectorIndex extends VectorStore {
    * @throws InvalidInput for nested metadata or mismatched lengths; StoreUnavailable when no server answers.
    */
   async addVectors(vectors: number[][], documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
-    if (vectors.length !== documents.length) {
-      throw new InvalidInput(`Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`, {
-        context: { vectors: vectors.length, documents: documents.length },
-      });
-    }
+    checkOneVectorPerDocument(vectors, documents);
     const ids = resolveIds(documents, options?.ids);
     const last = new Map<string, number>();
     ids.forEach((id, i) => last.set(id, i));

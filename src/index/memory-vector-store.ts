@@ -80,6 +80,15 @@ function toPredicate(filter: InMemoryFilter | undefined): DocumentPredicate | un
 }
 
 /** Resolves the ids of a batch: explicit ids, else `document.id`, else a fresh UUID. */
+/** @throws InvalidInput unless there is exactly one vector per document. */
+export function checkOneVectorPerDocument(vectors: readonly unknown[], documents: readonly unknown[]): void {
+  if (vectors.length !== documents.length) {
+    throw new InvalidInput(`Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`, {
+      context: { vectors: vectors.length, documents: documents.length },
+    });
+  }
+}
+
 export function resolveIds(documents: readonly DocumentInterface[], ids: readonly string[] | undefined): string[] {
   if (ids !== undefined && ids.length !== documents.length) {
     throw new InvalidInput(`Got ${ids.length} ids for ${documents.length} documents; pass one id per document.`, {
@@ -213,11 +222,7 @@ export class InMemoryVectorIndex extends VectorStore {
 
   /** Upserts precomputed vectors with their documents; returns their ids in order. */
   async addVectors(vectors: number[][], documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
-    if (vectors.length !== documents.length) {
-      throw new InvalidInput(`Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`, {
-        context: { vectors: vectors.length, documents: documents.length },
-      });
-    }
+    checkOneVectorPerDocument(vectors, documents);
     const ids = resolveIds(documents, options?.ids);
     for (let i = 0; i < vectors.length; i++) {
       const vector = vectors[i];

@@ -58,8 +58,8 @@ export const CallRecordSchema = z.object({
 });
 export type CallRecord = z.infer<typeof CallRecordSchema>;
 
-/** What a run did for one request: written when the run ends (or reported by the application). */
-export const TurnRecordSchema = z.object({
+/** Fields every per-request row has (turn and route records), joined on `requestId`. */
+const requestRowFields = {
   v: z.literal(SCHEMA_VERSION),
   id: z.string(),
   partition: z.string(),
@@ -67,6 +67,12 @@ export const TurnRecordSchema = z.object({
   requestId: z.string(),
   /** The user turn, masked (digits, emails and any argument value of the run). */
   request: z.string(),
+  at: z.number(),
+};
+
+/** What a run did for one request: written when the run ends (or reported by the application). */
+export const TurnRecordSchema = z.object({
+  ...requestRowFields,
   /** Tools the run called, in order, with their outcome. */
   calls: z.array(
     z.object({
@@ -80,7 +86,6 @@ export const TurnRecordSchema = z.object({
    * application reported. Absent when no tool served it.
    */
   servedBy: z.string().optional(),
-  at: z.number(),
 });
 export type TurnRecord = z.infer<typeof TurnRecordSchema>;
 
@@ -94,19 +99,12 @@ export type Offer = z.infer<typeof OfferSchema>;
 
 /** What routing offered for one request. */
 export const RouteRecordSchema = z.object({
-  v: z.literal(SCHEMA_VERSION),
-  id: z.string(),
-  partition: z.string(),
-  threadId: z.string().optional(),
-  requestId: z.string(),
-  /** The request, masked like a turn's. */
-  request: z.string(),
+  ...requestRowFields,
   /** Offered tools, best first. */
   offered: z.array(OfferSchema),
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
   allSent: z.boolean(),
   k: z.number().int(),
-  at: z.number(),
 });
 export type RouteRecord = z.infer<typeof RouteRecordSchema>;
 
