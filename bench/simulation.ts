@@ -6,7 +6,12 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { InMemoryStore } from "@langchain/langgraph";
+import { hitAtK, mean, ndcgAtK } from "../src/evaluate/metrics.js";
 import { type LabelledRequest, simulate, type SimulationReport, type ToolSpec } from "../src/evaluate/simulate.js";
+import { ToolIndex } from "../src/index/tool-index.js";
+import { registerTools } from "../src/learn/register.js";
+import { Ledger } from "../src/ledger/ledger.js";
 
 const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
@@ -32,6 +37,36 @@ export async function runMetaToolSimulation(shuffleSeed?: number): Promise<Simul
   return { ...report, seconds: (performance.now() - t0) / 1000 };
 }
 
+/**
+ * The chance reference: each tool given `n` of its real traffic requests (folds 2-4) picked at
+ * random (seeded) as example requests, no learning rules, then fold 1 routed.
+ */
+export async function randomExamplesReference(n = 12): Promise<{ top1: number; recall5: number; ndcg5: number }> {
+  const tools = readJsonl<ToolSpec>("tools.jsonl");
+  const queries = readJsonl<LabelledRequest & { fold: number }>("queries.jsonl");
+  const ledger = new Ledger(new InMemoryStore());
+  await registerTools(ledger, tools.map((t) => ({ name: t.name, description: t.description })), { partition: "p" });
+  let seed = 7;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (const card of await ledger.listCards("p")) {
+    const own = queries.filter((q) => q.fold >= 2 && q.expect[0] === card.name).map((q) => q.query);
+    const pick = new Set<string>();
+    while (pick.size < Math.min(n, new Set(own).size)) pick.add(own[Math.floor(next() * own.length)]);
+    await ledger.putCard({ ...card, learned: { ...card.learned, examples: [...pick].map((text) => ({ text, source: "learned" as const, addedAt: 1 })) } });
+  }
+  const index = new ToolIndex({ ledger });
+  const top1: number[] = [];
+  const recall5: number[] = [];
+  const ndcg5: number[] = [];
+  for (const q of queries.filter((x) => x.fold === 1 && x.expect.length > 0)) {
+    const ranked = (await index.route("p", q.query, { k: 5 })).map((o) => o.tool);
+    top1.push(hitAtK(ranked, q.expect, 1));
+    recall5.push(hitAtK(ranked, q.expect, 5));
+    ndcg5.push(ndcgAtK(ranked, q.expect, 5));
+  }
+  return { top1: mean(top1), recall5: mean(recall5), ndcg5: mean(ndcg5) };
+}
+
 const pct = (x: number): string => x.toFixed(3);
 
 /** Markdown section: before/after routing on MetaTool fold 1, in file order and shuffled. */
@@ -44,6 +79,8 @@ export async function benchSimulation(): Promise<string> {
     const drops = r.perTool.filter((t) => t.after < t.before - 0.05).length;
     return `| ${label} | ${pct(r.before.top1)} → **${pct(r.after.top1)}** | ${pct(r.before["recall@5"])} → **${pct(r.after["recall@5"])}** | ${pct(r.before["ndcg@5"])} → ${pct(r.after["ndcg@5"])} | ${r.lessons.examplesAdded} / ${r.lessons.withdrawn} / ${r.lessons.notForAdded} | ${r.maxExamplesPerTool} | ${drops} of ${r.perTool.length} | ${r.seconds.toFixed(0)} |`;
   });
+  const chance = await randomExamplesReference(12);
+  rows.push(`| chance: 12 random real requests per tool, no rules | ${pct(chance.top1)} | ${pct(chance.recall5)} | ${pct(chance.ndcg5)} | 12 per tool (fewer where a tool has fewer) | 12 | - | - |`);
   return [
     "## Learning simulation (MetaTool)",
     "",
@@ -53,7 +90,7 @@ export async function benchSimulation(): Promise<string> {
     "|---|---|---|---|---|---:|---|---:|",
     ...rows,
     "",
-    "Reference (data README, TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
+    "Targets (issue 4): recall@5 >= 0.85, top-1 >= 0.65, at most 12 examples per tool, no tool losing more than 5 points. Not met yet: learned examples are the wordings routing missed, which are the atypical ones; they lift recall@5 above the random reference but top-1 stays below it. Data README reference (TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
   ].join("\n");
 }
 
