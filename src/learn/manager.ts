@@ -179,7 +179,7 @@ export class LessonManager {
         tools: neighbours,
         settings: w.settings,
       });
-      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
+      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst, outranks: m.outranks }));
       const proposal = await this.proposer.propose(evidence, config);
       // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
       if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
@@ -237,11 +237,11 @@ export class LessonManager {
       await this.ledger.markReviewed(partition, newMarks);
       if (options.autoApply) {
         for (let i = 0; i < review.revisions.length; i++) {
-          review.revisions[i] = await this.apply(review.revisions[i].id, {
-            partition,
-            approvedBy: AUTO_APPROVER,
-            config: options.config,
-          });
+          review.revisions[i] = await this.applyRevision(
+            review.revisions[i].id,
+            { partition, approvedBy: AUTO_APPROVER, config: options.config },
+            w.turns,
+          );
         }
       }
     }
@@ -259,6 +259,15 @@ export class LessonManager {
     id: string,
     options: PartitionOption & { approvedBy: string; config?: SettingsInput },
   ): Promise<Revision> {
+    return this.applyRevision(id, options);
+  }
+
+  /** {@link apply}, with the turn records already read (a review applying its own revisions). */
+  private async applyRevision(
+    id: string,
+    options: PartitionOption & { approvedBy: string; config?: SettingsInput },
+    turns?: readonly TurnRecord[],
+  ): Promise<Revision> {
     if (!options.approvedBy?.trim()) throw new InvalidInput("apply() needs `approvedBy`: who approved this revision.");
     const partition = options.partition ?? DEFAULT_PARTITION;
     const revision = await this.ledger.requireRevision(partition, id);
@@ -275,8 +284,7 @@ export class LessonManager {
       );
     }
     const settings = parseSettings(options.config ?? {}, await this.ledger.getSettings(partition));
-    const displacedRequests = await this.displacements(partition, card, revision.queriesAdded, settings);
-    const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
+    const displacedRequests = await this.displacements(partition, card, revision.queriesAdded, settings, turns);    const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
     const added = revision.queriesAdded.filter((q) => !withdrawn.includes(q));
     const giveWay = yielding(card.learned, added, revision.queriesDisplaced, settings.maxQueries);
 
@@ -417,11 +425,14 @@ export class LessonManager {
       const { miss, probe } = open[i];
       const covers: string[] = [];
       const coversFirst: string[] = [];
+      let outranks = 0;
       const text = miss.request.toLowerCase().trim();
       if (!seen.has(text) && seen.size < MAX_CANDIDATES) {
         seen.add(text);
         const variant = await whatIf.variant(card, [miss.request]);
-        if (!(await whatIf.displaces(card.name, miss.request, variant, served))) {
+        const impact = await whatIf.impact(card.name, miss.request, variant, served);
+        outranks = impact.outranks;
+        if (!impact.displaced) {
           for (const other of open) {
             if (ToolIndex.bestScore(other.probe.vector, variant) > other.probe.kth) covers.push(other.miss.requestId);
           }
@@ -430,7 +441,7 @@ export class LessonManager {
           }
         }
       }
-      out.push({ miss, covers, coversFirst, probe });
+      out.push({ miss, covers, coversFirst, outranks, probe });
     }
     return out.reverse();
   }
@@ -461,9 +472,10 @@ export class LessonManager {
     card: ToolCard,
     added: readonly string[],
     settings: Settings,
+    known?: readonly TurnRecord[],
   ): Promise<Displacement[]> {
     if (added.length === 0) return [];
-    const [cards, turns] = await Promise.all([this.ledger.listCards(partition), this.ledger.listTurns(partition)]);
+    const [cards, turns] = await Promise.all([this.ledger.listCards(partition), known ?? this.ledger.listTurns(partition)]);
     const whatIf = new WhatIf(this.index, partition, settings.routingK, new Map(cards.map((c) => [c.name, c])));
     const served = turns.filter((t) => t.servedBy !== undefined);
     const out: Displacement[] = [];
@@ -485,6 +497,7 @@ interface CoveredMissRecord {
   miss: MissedRequest;
   covers: string[];
   coversFirst: string[];
+  outranks: number;
   probe: Probe;
 }
 

@@ -12,6 +12,7 @@ import {
 } from "./keys.js";
 import {
   CallRecordSchema,
+  ErrorClassSchema,
   type CallRecord,
   type NewRecord,
   RevisionSchema,
@@ -181,7 +182,7 @@ export class Ledger {
       options.tool !== undefined
         ? await this.listNamespace(namespaceFor(this.root, partition, "calls", options.tool))
         : await this.listNamespace(namespaceFor(this.root, partition, "calls"), 1);
-    return newest(this.parseItems(CallRecordSchema, items, options.after).sort(byId), options.limit);
+    return newest(this.parseItems(CallRecordSchema, items, options.after, looksLikeCall).sort(byId), options.limit);
   }
 
   /** Tools that have call records in a partition. */
@@ -200,13 +201,13 @@ export class Ledger {
   /** Turn records, oldest first. */
   async listTurns(partition: string, options: ListOptions = {}): Promise<TurnRecord[]> {
     const items = await this.listNamespace(namespaceFor(this.root, partition, "turns"));
-    return newest(this.parseItems(TurnRecordSchema, items, options.after).sort(byId), options.limit);
+    return newest(this.parseItems(TurnRecordSchema, items, options.after, looksLikeTurn).sort(byId), options.limit);
   }
 
   /** Route records, oldest first. */
   async listRoutes(partition: string, options: ListOptions = {}): Promise<RouteRecord[]> {
     const items = await this.listNamespace(namespaceFor(this.root, partition, "routes"));
-    return newest(this.parseItems(RouteRecordSchema, items, options.after).sort(byId), options.limit);
+    return newest(this.parseItems(RouteRecordSchema, items, options.after, looksLikeRoute).sort(byId), options.limit);
   }
 
   // ---------------------------------------------------------------- cards
@@ -564,15 +565,57 @@ export class Ledger {
     return null;
   }
 
-  private parseItems<T>(schema: z.ZodType<T>, items: Item[], after?: string): T[] {
+  /**
+   * Parse many rows. With `looksValid`, a row that passes that cheap structural check (the shape
+   * this version writes) is taken as is; zod parses the rest, so a row that does not fit is still
+   * skipped and counted. Append-only records are read by the hundred thousand in a review.
+   */
+  private parseItems<T>(schema: z.ZodType<T>, items: Item[], after?: string, looksValid?: (value: Record<string, unknown>) => boolean): T[] {
     const out: T[] = [];
     for (const item of items) {
       if (after !== undefined && item.key <= after) continue;
-      const row = this.parseItem(schema, item);
+      const row = looksValid?.(item.value) ? (item.value as T) : this.parseItem(schema, item);
       if (row !== null) out.push(row);
     }
     return out;
   }
+}
+
+// Cheap structural checks of the append-only records as this version writes them (see
+// `parseItems`): every required field present with its type. Anything else goes through zod.
+const str = (v: unknown): boolean => typeof v === "string";
+const optStr = (v: unknown): boolean => v === undefined || typeof v === "string";
+const num = (v: unknown): boolean => typeof v === "number";
+
+function looksLikeRequestRow(v: Record<string, unknown>): boolean {
+  return v.v === SCHEMA_VERSION && str(v.id) && str(v.partition) && str(v.requestId) && str(v.request) && num(v.at) && optStr(v.threadId);
+}
+
+const ERROR_CLASSES = new Set<unknown>(ErrorClassSchema.options);
+const optClass = (v: unknown): boolean => v === undefined || ERROR_CLASSES.has(v);
+const outcome = (v: unknown): boolean => v === "success" || v === "error";
+const every = (v: unknown, ok: (x: Record<string, unknown>) => boolean): boolean =>
+  Array.isArray(v) && v.every((x) => typeof x === "object" && x !== null && ok(x as Record<string, unknown>));
+
+function looksLikeCall(v: Record<string, unknown>): boolean {
+  return (
+    v.v === SCHEMA_VERSION && str(v.id) && str(v.partition) && str(v.tool) && str(v.runId) && num(v.at) &&
+    outcome(v.outcome) && optClass(v.errorClass) && optStr(v.errorMessage) && optStr(v.requestId) && optStr(v.threadId) &&
+    (v.source === "callback" || v.source === "tool_message" || v.source === "api") &&
+    Array.isArray(v.fingerprints) && v.fingerprints.every(str) &&
+    every(v.args, (a) => str(a.name) && str(a.kind) && str(a.shape))
+  );
+}
+
+function looksLikeTurn(v: Record<string, unknown>): boolean {
+  return looksLikeRequestRow(v) && optStr(v.servedBy) && every(v.calls, (c) => str(c.tool) && outcome(c.outcome) && optClass(c.errorClass));
+}
+
+function looksLikeRoute(v: Record<string, unknown>): boolean {
+  return (
+    looksLikeRequestRow(v) && typeof v.allSent === "boolean" && Number.isInteger(v.k) &&
+    every(v.offered, (o) => str(o.tool) && Number.isInteger(o.rank) && (o.rank as number) >= 1 && num(o.score))
+  );
 }
 
 function keyOf(item: Item | null | undefined): string | undefined {
