@@ -179,7 +179,7 @@ export class LessonManager {
         tools: neighbours,
         settings: w.settings,
       });
-      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst, outranks: m.outranks }));
+      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
       const proposal = await this.proposer.propose(evidence, config);
       // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
       if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
@@ -425,14 +425,11 @@ export class LessonManager {
       const { miss, probe } = open[i];
       const covers: string[] = [];
       const coversFirst: string[] = [];
-      let outranks = 0;
       const text = miss.request.toLowerCase().trim();
       if (!seen.has(text) && seen.size < MAX_CANDIDATES) {
         seen.add(text);
         const variant = await whatIf.variant(card, [miss.request]);
-        const impact = await whatIf.impact(card.name, miss.request, variant, served);
-        outranks = impact.outranks;
-        if (!impact.displaced) {
+        if (!(await whatIf.displaces(card.name, miss.request, variant, served))) {
           for (const other of open) {
             if (ToolIndex.bestScore(other.probe.vector, variant) > other.probe.kth) covers.push(other.miss.requestId);
           }
@@ -441,7 +438,7 @@ export class LessonManager {
           }
         }
       }
-      out.push({ miss, covers, coversFirst, outranks, probe });
+      out.push({ miss, covers, coversFirst, probe });
     }
     return out.reverse();
   }
@@ -497,7 +494,6 @@ interface CoveredMissRecord {
   miss: MissedRequest;
   covers: string[];
   coversFirst: string[];
-  outranks: number;
   probe: Probe;
 }
 
