@@ -68,18 +68,27 @@ export function usageFlags(input: UsageFlagsInput): UsageFlag[] {
   const fromCalls = countBy((input.calls ?? []).map((c) => c.tool));
   const fromTurns = countBy((input.turns ?? []).flatMap((t) => t.calls.map((c) => c.tool)));
 
+  // One pass: when each routed turn happened, and when each tool was offered. Then per tool a
+  // binary search over the sorted times, instead of a scan of every turn per tool.
+  const turnTimes: number[] = [];
+  const offeredAt = new Map<string, number[]>();
+  for (const turn of routed.values()) {
+    turnTimes.push(turn.at);
+    for (const tool of turn.offered) {
+      const times = offeredAt.get(tool);
+      if (times) times.push(turn.at);
+      else offeredAt.set(tool, [turn.at]);
+    }
+  }
+  turnTimes.sort((a, b) => a - b);
+
   const flags: UsageFlag[] = [];
   for (const tool of [...new Set(input.tools)].sort()) {
-    const since = input.registeredAt?.[tool] ?? Number.NEGATIVE_INFINITY;
-    let routedTurns = 0;
-    let offeredTurns = 0;
-    for (const turn of routed.values()) {
-      if (turn.at < since) continue;
-      routedTurns += 1;
-      if (turn.offered.has(tool)) offeredTurns += 1;
-    }
     const calls = Math.max(fromCalls.get(tool) ?? 0, fromTurns.get(tool) ?? 0);
     if (calls > 0) continue;
+    const since = input.registeredAt?.[tool] ?? Number.NEGATIVE_INFINITY;
+    const routedTurns = turnTimes.length - firstAtOrAfter(turnTimes, since);
+    const offeredTurns = (offeredAt.get(tool) ?? []).filter((at) => at >= since).length;
     if (offeredTurns >= settings.minOffers) {
       flags.push({ tool, flag: "retrieved_never_called", offeredTurns, calls, routedTurns });
     } else if (offeredTurns === 0 && routedTurns >= settings.minTurns) {
@@ -87,6 +96,18 @@ export function usageFlags(input: UsageFlagsInput): UsageFlag[] {
     }
   }
   return flags;
+}
+
+/** Index of the first value >= `at` in ascending `sorted` (its length when none). */
+function firstAtOrAfter(sorted: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function countBy(keys: readonly string[]): Map<string, number> {

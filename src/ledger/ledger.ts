@@ -530,15 +530,22 @@ export class Ledger {
    * prefixes as strings, so ["calls","a"] also finds ["calls","ab"]): keep exact matches only.
    */
   private async listNamespace(ns: string[], depthBelow = 0): Promise<Item[]> {
+    const depth = ns.length + depthBelow;
+    const inside = (item: Item): boolean => {
+      if (item.namespace.length !== depth) return false;
+      for (let i = 0; i < ns.length; i++) if (item.namespace[i] !== ns[i]) return false;
+      return true;
+    };
+    const first = await this.store.search(ns, { limit: this.pageSize, offset: 0 });
+    if (first.length < this.pageSize) return first.filter(inside);
+    // Several pages: rows may shift between pages as others write, so keep each row once.
     const out = new Map<string, Item>();
-    for (let offset = 0; ; offset += this.pageSize) {
-      const page = await this.store.search(ns, { limit: this.pageSize, offset });
-      for (const item of page) {
-        if (item.namespace.length === ns.length + depthBelow && ns.every((label, i) => label === item.namespace[i])) {
-          out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
-        }
-      }
+    let page = first;
+    for (let offset = 0; ; ) {
+      for (const item of page) if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
       if (page.length < this.pageSize) break;
+      offset += this.pageSize;
+      page = await this.store.search(ns, { limit: this.pageSize, offset });
     }
     return [...out.values()];
   }
