@@ -22,7 +22,9 @@ function readJsonl<T>(file: string): T[] {
     .map((l) => JSON.parse(l) as T);
 }
 
-export async function runMetaToolSimulation(shuffleSeed?: number): Promise<SimulationReport & { seconds: number }> {
+export async function runMetaToolSimulation(
+  options: { shuffleSeed?: number; k?: number; cycles?: number } = {},
+): Promise<SimulationReport & { seconds: number }> {
   const tools = readJsonl<ToolSpec>("tools.jsonl");
   const queries = readJsonl<LabelledRequest & { fold: number }>("queries.jsonl");
   const t0 = performance.now();
@@ -30,9 +32,9 @@ export async function runMetaToolSimulation(shuffleSeed?: number): Promise<Simul
     tools,
     traffic: queries.filter((q) => q.fold >= 2),
     eval: queries.filter((q) => q.fold === 1),
-    k: 5,
-    cycles: 4,
-    shuffleSeed,
+    k: options.k ?? 5,
+    cycles: options.cycles ?? 4,
+    shuffleSeed: options.shuffleSeed,
   });
   return { ...report, seconds: (performance.now() - t0) / 1000 };
 }
@@ -72,8 +74,10 @@ const pct = (x: number): string => x.toFixed(3);
 /** Markdown section: before/after routing on MetaTool fold 1, in file order and shuffled. */
 export async function benchSimulation(): Promise<string> {
   const runs = [
-    { label: "file order", report: await runMetaToolSimulation() },
-    { label: "shuffled (seed 1)", report: await runMetaToolSimulation(1) },
+    { label: "file order, k 5 (the command above)", report: await runMetaToolSimulation() },
+    { label: "`--shuffle 1`, k 5", report: await runMetaToolSimulation({ shuffleSeed: 1 }) },
+    { label: "`--shuffle 1 --k 2`", report: await runMetaToolSimulation({ shuffleSeed: 1, k: 2 }) },
+    { label: "`--shuffle 1 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 1, k: 1, cycles: 8 }) },
   ];
   const rows = runs.map(({ label, report: r }) => {
     const drops = r.perTool.filter((t) => t.after < t.before - 0.05).length;
@@ -84,13 +88,13 @@ export async function benchSimulation(): Promise<string> {
   return [
     "## Learning simulation (MetaTool)",
     "",
-    "`npx tool-lessons simulate --queries ../shared/data/metatool/queries.jsonl --tools ../shared/data/metatool/tools.jsonl --traffic-folds 2,3,4 --eval-folds 1 --json`: 199 tools registered without augmentation; traffic folds 2-4 replayed as routed turns (k = 5) served by the first labelled tool; review + auto-apply after each of 4 equal slices with the deterministic proposer; then every fold-1 request with a label is routed (never learned from). The file is sorted by tool, so in file order each tool's requests fall into one slice and it is reviewed about once (at most `maxNewQueries` = 4 new examples a review); shuffled, each tool is reviewed in every cycle.",
+    "`npx tool-lessons simulate --queries ../shared/data/metatool/queries.jsonl --tools ../shared/data/metatool/tools.jsonl --traffic-folds 2,3,4 --eval-folds 1 --json`: 199 tools registered without augmentation; traffic folds 2-4 replayed as routed turns (k = 5) served by the first labelled tool; review + auto-apply after each of 4 equal slices with the deterministic proposer; then every fold-1 request with a label is routed (never learned from). The file is sorted by tool, so in file order each tool's requests fall into one slice and it is reviewed about once (at most `maxNewQueries` = 4 new examples a review); shuffled, each tool is reviewed in every cycle. `--k` is how many tools the simulated router offers (and so what counts as a miss); eval always scores the first 5.",
     "",
-    "| traffic order | top-1 | recall@5 | nDCG@5 | examples added / withdrawn / Not-for lines | max examples per tool | tools (≥ 10 eval requests) losing > 5 pts recall@5 | seconds |",
+    "| run | top-1 | recall@5 | nDCG@5 | examples added / withdrawn / Not-for lines | max examples per tool | tools (≥ 10 eval requests) losing > 5 pts recall@5 | seconds |",
     "|---|---|---|---|---|---:|---|---:|",
     ...rows,
     "",
-    "Targets (issue 4): recall@5 >= 0.85, top-1 >= 0.65, at most 12 examples per tool, no tool losing more than 5 points. Not met yet: learned examples are the wordings routing missed, which are the atypical ones; they lift recall@5 above the random reference but top-1 stays below it. Data README reference (TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
+    "Targets (issue 4): recall@5 >= 0.85, top-1 >= 0.65, at most 12 examples per tool, no tool losing more than 5 points. Not met together: `--k 2` meets recall@5 and `--k 1` comes closest on top-1, and every run leaves some tools losing more than 5 points. Learned examples are the wordings routing missed, the atypical ones, so top-1 stays near the random reference. Switching the apply-time routing re-check off (a measurement, not a mode) moved `--shuffle 1`, k 5 only from 0.590 / 0.834 to 0.598 / 0.850: the rule is not what holds top-1 back. Data README reference (TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
   ].join("\n");
 }
 
