@@ -36,6 +36,7 @@ import {
   summariseCard,
 } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
+import { redactUrl } from "../internal.js";
 
 const LOCATION_OPTIONS: OptionSpec = {
   ledger: { type: "string" },
@@ -76,7 +77,7 @@ async function withLedger<T>(
     throw new UsageError("give --ledger PATH or --postgres URL, not both.");
   }
   if (postgres !== undefined && !PostgresUrl.safeParse(postgres).success) {
-    throw new UsageError(`--postgres must be a postgres:// or postgresql:// connection string; got ${JSON.stringify(redact(postgres))}.`);
+    throw new UsageError(`--postgres must be a postgres:// or postgresql:// connection string; got ${JSON.stringify(redactUrl(postgres))}.`);
   }
   const env = io.env ?? readEnv();
   const postgresUrl = postgres ?? (path === undefined ? env.postgresUrl : undefined);
@@ -98,10 +99,6 @@ async function withLedger<T>(
   }
 }
 
-/** A connection string without its password, for messages. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
-}
 
 function json(io: CliIo, value: unknown): void {
   println(io.stdout, JSON.stringify(value, null, 2));

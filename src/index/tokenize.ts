@@ -153,3 +153,10 @@ export function sharesWord(a: string, b: string): boolean {
   for (const t of tokenize(b)) if (left.has(t)) return true;
   return false;
 }
+
+/** True when two token sets share a token. */
+export function intersects(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
+  if (!b) return false;
+  for (const t of a) if (b.has(t)) return true;
+  return false;
+}

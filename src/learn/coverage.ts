@@ -1,7 +1,8 @@
-import { tokenize } from "../index/tokenize.js";
+import { intersects, tokenize } from "../index/tokenize.js";
 import type { ExampleCandidate, RankExampleOptions } from "./deterministic-proposer.js";
 import { DEFAULT_RANK_EXAMPLE_OPTIONS, rankExampleCandidates } from "./deterministic-proposer.js";
 import type { MissedRequest } from "./detect.js";
+import { definedOnly, oneLine } from "../internal.js";
 
 /**
  * A missed request with what routing says about its wording as an example: which missed requests
@@ -45,7 +46,7 @@ export function rankByCoverage(
   const o = { ...DEFAULT_RANK_EXAMPLE_OPTIONS, ...DEFAULT_COVERAGE, ...definedOnly(options) };
   const tokensOf = new Map(misses.map((m) => [m.requestId, new Set(tokenize(m.request))]));
   const routing = new Set(tokenize(currentRoutingText));
-  const excluded = o.exclude.map(normal);
+  const excluded = o.exclude.map(normalized);
   const covered = new Set<string>();
   const coveredFirst = new Set<string>();
   const picked: ExampleCandidate[] = [];
@@ -55,7 +56,7 @@ export function rankByCoverage(
   while (picked.length < o.limit) {
     let best: { miss: CoveredMiss; gain: number; cites: string[] } | undefined;
     for (const miss of candidates) {
-      const key = normal(miss.request);
+      const key = normalized(miss.request);
       if (pickedTexts.has(key) || miss.covers === undefined) continue;
       const own = tokensOf.get(miss.requestId)!;
       const fixes = miss.covers.filter((id) => !covered.has(id)).length;
@@ -71,10 +72,10 @@ export function rankByCoverage(
     const { miss, cites } = best;
     for (const id of miss.covers ?? []) covered.add(id);
     for (const id of miss.coversFirst ?? []) coveredFirst.add(id);
-    pickedTexts.add(normal(miss.request));
+    pickedTexts.add(normalized(miss.request));
     const own = tokensOf.get(miss.requestId)!;
     picked.push({
-      text: miss.request.replace(/\s+/g, " ").trim(),
+      text: oneLine(miss.request),
       cites: [...new Set(cites)].slice(0, Math.max(o.maxCites, o.minMisses)),
       score: best.gain,
       novelWords: [...own].filter((t) => !routing.has(t)),
@@ -83,16 +84,6 @@ export function rankByCoverage(
   return picked;
 }
 
-function normal(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
-}
-
-function intersects(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
-  if (!b) return false;
-  for (const t of a) if (b.has(t)) return true;
-  return false;
-}
-
-function definedOnly<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+function normalized(text: string): string {
+  return oneLine(text).toLowerCase();
 }

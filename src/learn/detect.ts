@@ -8,6 +8,7 @@
  */
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
+import { byId } from "../internal.js";
 
 /** How a request missed a tool. */
 export type MissKind = "served_unoffered" | "re_asked";
@@ -386,9 +387,6 @@ function withThread<T extends { threadId?: string }>(item: T, turn: TurnRecord):
   return item;
 }
 
-function byId(a: { id: string }, b: { id: string }): number {
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
 
 function isSortedById(rows: readonly { id: string }[]): boolean {
   for (let i = 1; i < rows.length; i++) if (rows[i - 1].id > rows[i].id) return false;

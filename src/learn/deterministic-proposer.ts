@@ -7,11 +7,12 @@
  * It proposes what the vet would keep, but the vet still decides.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { isContentWord, splitWords, stem, tokenize } from "../index/tokenize.js";
+import { intersects, isContentWord, splitWords, stem, tokenize } from "../index/tokenize.js";
 import type { ArgShapeSummary, ConfusedRequest, FailureGroup, MissedRequest } from "./detect.js";
 import { isSharedFormat } from "./example-call.js";
 import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, Proposer, ToolEvidence } from "./proposer.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
+import { definedOnly, oneLine } from "../internal.js";
 
 // ------------------------------------------------------------------ example requests
 
@@ -415,9 +416,6 @@ export class DeterministicProposer implements Proposer {
 
 // ------------------------------------------------------------------ helpers
 
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
 
 function fit(text: string, max: number): string | null {
   return text.length <= max ? text : null;
@@ -430,11 +428,4 @@ function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   return shared / (a.size + b.size - shared);
 }
 
-function intersects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  for (const t of a) if (b.has(t)) return true;
-  return false;
-}
 
-function definedOnly<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

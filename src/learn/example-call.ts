@@ -4,6 +4,7 @@
  * formats (`CW-######`) and placeholders (`<text>`, `<number>`).
  */
 import type { ArgShape, CallRecord } from "../ledger/schema.js";
+import { definedOnly } from "../internal.js";
 
 /** Options of {@link buildExampleCall}. */
 export interface ExampleCallOptions {
@@ -136,6 +137,3 @@ function uniqueNames(args: readonly ArgShape[]): string[] {
   return [...new Set(args.map((a) => a.name))];
 }
 
-function definedOnly<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -16,6 +16,7 @@ import {
   type Proposer,
   type ToolEvidence,
 } from "./proposer.js";
+import { clip, errorMessage } from "../internal.js";
 
 /** The reply a model must give: the three kinds of lesson, each citing its evidence. */
 export const ProposalReplySchema = z.object({
@@ -259,10 +260,4 @@ function modelName(model: BaseChatModel): string {
   return typeof named === "string" && named.length > 0 ? named : model.getName();
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -15,6 +15,7 @@ import {
   type ToolDetection,
   summarizeShapes,
 } from "./detect.js";
+import { definedOnly } from "../internal.js";
 
 /** A usage note: how to call the tool, from repeated calling errors. */
 export interface ProposedNote {
@@ -217,6 +218,3 @@ function pickLimits(s: EvidenceLimits): EvidenceLimits {
   };
 }
 
-function definedOnly<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -14,6 +14,7 @@ import { tokenize } from "../index/tokenize.js";
 import type { ToolDetection } from "./detect.js";
 import { findAimedAtModel } from "./injection.js";
 import type { EvidenceLimits, Proposal, ProposedExample, ProposedNote, ProposedNotFor } from "./proposer.js";
+import { oneLine } from "../internal.js";
 
 /** Every reason the vet gives, as stable machine codes. */
 export const REFUSAL_REASONS = [
@@ -271,7 +272,7 @@ export function equivalent(a: string, b: string, threshold: number = DEFAULT_VET
   const left = new Set(tokenize(a));
   const right = new Set(tokenize(b));
   if (left.size === 0 || right.size === 0) {
-    return left.size === right.size && normalise(a) === normalise(b);
+    return left.size === right.size && normalized(a) === normalized(b);
   }
   let shared = 0;
   for (const t of left) if (right.has(t)) shared += 1;
@@ -576,6 +577,6 @@ export function mergeExamples(
   return out;
 }
 
-function normalise(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
+function normalized(text: string): string {
+  return oneLine(text).toLowerCase();
 }

@@ -1,5 +1,5 @@
 import { ToolIndex } from "../index/tool-index.js";
-import { tokenize } from "../index/tokenize.js";
+import { intersects, tokenize } from "../index/tokenize.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 
 /** Where routing puts a request today, with one tool left out. */
@@ -104,7 +104,7 @@ export class WhatIf {
       const turn = served[i];
       const servedBy = turn.servedBy;
       if (servedBy === undefined || servedBy === tool) continue;
-      if (!overlaps(this.words(turn.request), words)) continue;
+      if (!intersects(this.words(turn.request), words)) continue;
       checked += 1;
       const q = await this.vector(turn.request);
       const after = ToolIndex.bestScore(q, variant);
@@ -145,7 +145,3 @@ export function withExamples(card: ToolCard, add: readonly string[], remove: rea
   return { ...card, learned: { ...card.learned, examples } };
 }
 
-function overlaps(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  for (const t of a) if (b.has(t)) return true;
-  return false;
-}

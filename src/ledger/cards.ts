@@ -17,6 +17,7 @@ import { InvalidInput } from "../errors.js";
 import { splitWords } from "../index/tokenize.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { type ExampleSource, ExampleSourceSchema, SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "./schema.js";
+import { oneLine } from "../internal.js";
 
 /**
  * What a card is built from: any LangChain tool (`StructuredTool`, `tool()`,
@@ -271,7 +272,3 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-/** Whitespace (newlines included) collapsed to single spaces, ends trimmed. */
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}

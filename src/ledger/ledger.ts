@@ -28,6 +28,7 @@ import {
   TurnRecordSchema,
   type TurnRecord,
 } from "./schema.js";
+import { byId } from "../internal.js";
 
 /** Receives the ledger's warnings (a skipped row, a failed prune). Never thrown. */
 export type WarningSink = (message: string, context?: Record<string, unknown>) => void;
@@ -634,9 +635,6 @@ function time(date: Date | string | number): number {
   return new Date(date).getTime();
 }
 
-function byId(a: { id: string }, b: { id: string }): number {
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
 
 function newest<T>(rows: T[], limit: number | undefined): T[] {
   return limit !== undefined && rows.length > limit ? rows.slice(rows.length - limit) : rows;

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Operation, OperationResults, PutOperation } from "@langchain/langgraph";
 import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
+import { isRecord, redactUrl } from "../internal.js";
 
 /**
  * The scale-out ledger backend: LangGraph's own `PostgresStore`, shared by any number of agent
@@ -276,9 +277,8 @@ export async function openPostgresStore(
 }
 
 /** A connection string with its password replaced by `***`, fit for messages and logs. */
-export function redact(connectionString: string): string {
-  return connectionString.replace(/^(postgres(?:ql)?:\/\/[^:/?#@]*:)[^@/?#]*@/, "$1***@");
-}
+/** A connection string without its password, for messages. */
+export const redact = redactUrl;
 
 /**
  * `PostgresStore` keeps its `pg.Pool` private and attaches no `error` listener, so an idle
@@ -321,9 +321,6 @@ function checkLabels(namespace: string[]): void {
   if (namespace[0] === "langgraph") throw new InvalidInput('The root namespace label "langgraph" is reserved.');
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 /** A server error's five-character SQLSTATE, if the error has one. */
 function sqlState(error: unknown): string | undefined {

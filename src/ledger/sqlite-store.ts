@@ -13,6 +13,7 @@ import {
   type SearchOperation,
 } from "@langchain/langgraph";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
+import { errorMessage } from "../internal.js";
 
 /**
  * A search hit. `@langchain/langgraph` does not re-export `SearchItem`; this is the same shape.
@@ -562,6 +563,3 @@ function typeOf(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

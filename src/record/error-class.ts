@@ -1,4 +1,5 @@
 import type { ErrorClass } from "../ledger/schema.js";
+import { isRecord } from "../internal.js";
 
 /**
  * Classify a tool failure by an ordered rule table. Pure: the same error always gets the same
@@ -157,6 +158,3 @@ function isErrorInfo(value: unknown): value is ErrorInfo {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}

@@ -19,6 +19,7 @@ import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./erro
 import { createTextMasker, type FingerprintMemo, maskArgs, valueFingerprints } from "./mask.js";
 import { type PartitionResolver, resolvePartition } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
+import { clip, isRecord } from "../internal.js";
 
 /** Where a recording problem happened, handed to {@link ToolLessonsCallbackHandlerOptions.onError}. */
 export interface RecordingErrorContext {
@@ -160,9 +161,6 @@ interface Unit {
   records: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 function asString(value: unknown): string | undefined {
   if (typeof value === "string" && value !== "") return value;
@@ -662,9 +660,6 @@ function argsFromInput(input: string | undefined): Record<string, unknown> {
   }
 }
 
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
 
 /**
  * The records of a finished run: its calls in order, then its turn. Every text is masked

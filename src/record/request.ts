@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isRecord } from "../internal.js";
 
 /**
  * The request a run serves: the newest human message of its messages. Pure, so the recorder
@@ -23,9 +24,6 @@ export interface HumanTurn {
 
 const HUMAN_TYPES = new Set(["human", "user", "humanmessage", "humanmessagechunk"]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 /** The message list of a run input or state: `{ messages }`, a list, or one message. */
 export function messagesOf(input: unknown): unknown[] | undefined {

@@ -1,0 +1,36 @@
+/**
+ * Small helpers shared across stages. Internal: not exported from the package barrel.
+ */
+
+/** `options` without its `undefined` fields, so spreading it over defaults keeps the defaults. */
+export function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** Whitespace collapsed to single spaces, trimmed. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** Orders rows by their time-ordered id. */
+export function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** At most `max` characters, ending in "…" when cut. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A connection string without its password, for messages and logs. */
+export function redactUrl(connectionString: string): string {
+  return connectionString.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, "$1***@");
+}
