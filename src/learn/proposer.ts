@@ -16,6 +16,7 @@ import {
   summarizeShapes,
 } from "./detect.js";
 import { definedOnly } from "../internal.js";
+import { routingText } from "../ledger/cards.js";
 
 /** A usage note: how to call the tool, from repeated calling errors. */
 export interface ProposedNote {
@@ -154,12 +155,6 @@ export const DEFAULT_BUILD_TOOL_EVIDENCE_OPTIONS: Required<BuildToolEvidenceOpti
   maxNeighbours: 12,
 });
 
-/** The text routing searches for a card: name, descriptions and example requests. */
-export function routingTextOf(card: Pick<ToolCard, "name" | "author" | "augmented" | "learned">): string {
-  return [card.name, card.author.description, card.augmented?.description ?? "", ...card.learned.examples.map((e) => e.text)]
-    .filter((part) => part.length > 0)
-    .join("\n");
-}
 
 /**
  * Assemble what one tool's review sees from its card, its detection and the other registered
@@ -188,7 +183,7 @@ export function buildToolEvidence(
     tool: card.name,
     description: card.author.description,
     argNames: [...card.author.argNames],
-    routingText: routingTextOf(card),
+    routingText: routingText(card),
     current: {
       notes: card.learned.notes.map((n) => n.text),
       notFor: card.learned.notFor.map((n) => ({ text: n.text, tool: n.tool })),

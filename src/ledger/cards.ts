@@ -31,6 +31,9 @@ export interface ToolSource {
 }
 
 /** The per-vector parts of a card's routing text (see {@link routingTexts}). */
+/** The parts of a card routing reads. */
+export type RoutedCard = Pick<ToolCard, "name" | "author" | "augmented" | "learned">;
+
 export interface RoutingTexts {
   /** Name, name split into words, description (augmented preferred), argument names. */
   tool: string;
@@ -93,7 +96,7 @@ export function authorFingerprint(card: Pick<ToolCard, "author">): string {
  * {@link routingTexts}, then each example request. Never the usage notes, the "Not for" lines or
  * the example call: a description that lists what a tool is not for attracts exactly those requests.
  */
-export function routingText(card: ToolCard): string {
+export function routingText(card: RoutedCard): string {
   const { tool, examples } = routingTexts(card);
   return [tool, ...examples].join("\n");
 }
@@ -103,7 +106,7 @@ export function routingText(card: ToolCard): string {
  * argument names) and each example request on its own, so an index can embed one vector per tool
  * or one per example request.
  */
-export function routingTexts(card: ToolCard): RoutingTexts {
+export function routingTexts(card: RoutedCard): RoutingTexts {
   const nameWords = splitWords(card.name).join(" ");
   const description = oneLine(card.augmented?.description ?? "") || oneLine(card.author.description);
   const args = card.author.argNames.map((arg) => splitWords(arg).join(" ")).filter((a) => a !== "");
