@@ -2,7 +2,7 @@ import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_mod
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
-import { modelDescription, withDescriptions, type ToolSource } from "../ledger/cards.js";
+import { withDescriptions, type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolRouter } from "../index/router.js";
 import { maskText } from "../record/mask.js";
@@ -115,4 +115,3 @@ export function bindRoutedTools<T extends ToolSource & object>(
   return model.bindTools(described as unknown as BindToolsInput[]);
 }
 
-export { modelDescription };

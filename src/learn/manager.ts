@@ -67,7 +67,7 @@ interface PartitionOption {
   partition?: string;
 }
 
-/** Settings read from the ledger and merged with a per-call override. */
+/** What one review reads: settings (stored, with the per-call override), cards, calls and turns. */
 interface Window {
   settings: Settings;
   cards: ToolCard[];
@@ -173,13 +173,9 @@ export class LessonManager {
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
       const misses = await this.coverMisses(whatIf, card, td, served);
-      const evidence = buildToolEvidence({
-        card,
-        detection: { ...td, misses: misses.map((m) => m.miss) },
-        tools: neighbours,
-        settings: w.settings,
-      });
-      evidence.misses = misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst }));
+      // Only misses routing still misses count, each with what its wording would fix.
+      const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst })) };
+      const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings });
       const proposal = await this.proposer.propose(evidence, config);
       // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
       if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);
@@ -188,7 +184,7 @@ export class LessonManager {
         registeredTools: names,
         settings: w.settings,
         learned: card.learned,
-        ...evidenceMaps({ ...td, misses: misses.map((m) => m.miss) }),
+        ...evidenceMaps(detection),
         containsValue,
       });
       const refused = [...vetted.refused];
