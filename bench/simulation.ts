@@ -94,7 +94,7 @@ export async function benchSimulation(): Promise<string> {
     "|---|---|---|---|---|---:|---|---:|",
     ...rows,
     "",
-    "Targets (issue 4): recall@5 >= 0.85, top-1 >= 0.65, at most 12 examples per tool, no tool losing more than 5 points. Not met together: `--k 2` meets recall@5 and `--k 1` comes closest on top-1, and every run leaves some tools losing more than 5 points. Learned examples are the wordings routing missed, the atypical ones, so top-1 stays near the random reference. Switching the apply-time routing re-check off (a measurement, not a mode) moved `--shuffle 1`, k 5 only from 0.590 / 0.834 to 0.598 / 0.850: the rule is not what holds top-1 back. Data README reference (TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
+    "Targets (issue 4): recall@5 >= 0.85, top-1 >= 0.65, at most 12 examples per tool, no tool losing more than 5 points. Not met together: `--k 2` meets recall@5 and `--k 1` comes closest on top-1, and every run leaves some tools losing more than 5 points. Learned examples are the wordings routing missed, the atypical ones, so top-1 stays near the random reference. Data README reference (TF-IDF over name + description, fold 0): top-1 0.39, recall@5 0.56; with 12 random real requests per tool: top-1 0.62, recall@5 0.83.",
   ].join("\n");
 }
 
