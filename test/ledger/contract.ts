@@ -58,7 +58,8 @@ function route(partition: string, requestId: string): NewRecord<RouteRecord> {
   };
 }
 
-function card(partition: string, name: string, overrides: Partial<ToolCard> = {}): ToolCard {
+/** A card as registration would write it. */
+export function card(partition: string, name: string, overrides: Partial<ToolCard> = {}): ToolCard {
   return {
     v: 1,
     partition,
@@ -73,7 +74,14 @@ function card(partition: string, name: string, overrides: Partial<ToolCard> = {}
   };
 }
 
-function revision(partition: string, tool: string, status: RevisionStatus, id = timeOrderedId()): Revision {
+/** A revision with one usage note. */
+export function revision(
+  partition: string,
+  tool: string,
+  status: RevisionStatus,
+  id = timeOrderedId(),
+  overrides: Partial<Revision> = {},
+): Revision {
   return {
     v: 1,
     id,
@@ -94,6 +102,7 @@ function revision(partition: string, tool: string, status: RevisionStatus, id = 
     cardVersionBefore: 1,
     createdAt: 1,
     updatedAt: 1,
+    ...overrides,
   };
 }
 

@@ -18,7 +18,7 @@ import {
   postgresUnavailableReason,
   uniqueSchema,
 } from "../helpers/postgres.js";
-import { ledgerContract } from "./contract.js";
+import { card, ledgerContract, revision } from "./contract.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const WRITER = fileURLToPath(new URL("../helpers/append-calls.ts", import.meta.url));
@@ -56,40 +56,10 @@ suite("Postgres ledger", () => {
       expect(store).toBeInstanceOf(TransactionalPostgresStore);
       expect((store as TransactionalPostgresStore).atomicBatches).toBe(true);
       const ledger = new Ledger(store, { onWarning: () => {} });
-      const card = {
-        v: 1 as const,
-        partition: "p",
-        name: "search",
-        author: { description: "Search orders.", argNames: ["q"], schema: null },
-        augmented: null,
-        learned: { examples: [], notes: [], notFor: [], exampleCall: null },
-        version: 1,
-        createdAt: 1,
-        updatedAt: 1,
-      };
-      const revision = {
-        v: 1 as const,
-        id: "rev-1",
-        partition: "p",
-        tool: "search",
-        status: "applied" as const,
-        // Postgres jsonb cannot hold U+0000: the server refuses this row, after the card's.
-        notesAdded: ["bad \u0000 note"],
-        queriesAdded: [],
-        avoidAdded: [],
-        callExample: null,
-        queriesWithdrawn: [],
-        displaced: [],
-        queriesDisplaced: [],
-        evidence: [],
-        ranks: [],
-        refused: [],
-        proposer: "deterministic",
-        cardVersionBefore: 0,
-        createdAt: 1,
-        updatedAt: 1,
-      };
-      await expect(ledger.commit("p", { cards: [card], revisions: [revision] })).rejects.toThrow();
+      const searchCard = card("p", "search");
+      // Postgres jsonb cannot hold U+0000: the server refuses this row, after the card's.
+      const badRevision = revision("p", "search", "applied", "rev-1", { notesAdded: ["bad \u0000 note"], cardVersionBefore: 0 });
+      await expect(ledger.commit("p", { cards: [searchCard], revisions: [badRevision] })).rejects.toThrow();
       expect(await ledger.getCard("p", "search")).toBeNull();
 
       // Same key twice in one batch: the last write wins, as when applied in order.

@@ -7,7 +7,7 @@ import { InvalidInput, StoreUnavailable } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openLedger } from "../../src/ledger/open.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
-import { ledgerContract } from "./contract.js";
+import { card, ledgerContract } from "./contract.js";
 
 const quiet = { onWarning: () => {} };
 
@@ -40,17 +40,7 @@ describe("SQLite ledger on disk", () => {
     const path = join(dir, "nested", "ledger.db");
     const first = await openLedger({ path, ...quiet });
     const written = await first.appendCalls([call("p", "github.create_issue", "r1"), call("p", "search", "r2")]);
-    const card = await first.putCard({
-      v: 1,
-      partition: "p",
-      name: "search",
-      author: { description: "Search orders.", argNames: ["q"], schema: null },
-      augmented: null,
-      learned: { examples: [], notes: [], notFor: [], exampleCall: null },
-      version: 1,
-      createdAt: 1,
-      updatedAt: 1,
-    });
+    const searchCard = await first.putCard(card("p", "search"));
     await first.configure("p", { minCalls: 7 });
     const key = await first.fingerprintKey();
     await first.close();
@@ -59,7 +49,7 @@ describe("SQLite ledger on disk", () => {
 
     const second = await openLedger({ path, ...quiet });
     expect(await second.listCalls("p")).toEqual([...written].sort((a, b) => a.id.localeCompare(b.id)));
-    expect(await second.getCard("p", "search")).toEqual(card);
+    expect(await second.getCard("p", "search")).toEqual(searchCard);
     expect((await second.getSettings("p")).minCalls).toBe(7);
     expect(await second.fingerprintKey()).toBe(key);
     expect(await second.listPartitions()).toEqual(["p"]);
