@@ -1,7 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { type IndexMode, ToolIndex } from "../index/tool-index.js";
 import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
@@ -64,6 +64,11 @@ export interface SimulateOptions {
    * @default undefined (file order)
    */
   shuffleSeed?: number;
+  /**
+   * How the routing index turns cards into vectors (see {@link IndexMode}).
+   * @default "tool"
+   */
+  indexMode?: IndexMode;
   /** Called after each cycle (progress). */
   onCycle?: (info: { cycle: number; revisions: number; examplesAdded: number }) => void;
 }
@@ -109,7 +114,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     options.tools.map((t) => ({ name: t.name, description: t.description, schema: t.parameters ?? undefined })),
     { partition: PARTITION },
   );
-  const index = new ToolIndex({ ledger });
+  const index = new ToolIndex({ ledger, mode: options.indexMode });
   await index.reindex(PARTITION);
   const manager = new LessonManager({ ledger, index, proposer: options.proposer });
 

@@ -7,6 +7,7 @@ import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, Evidence, Learned, Refusal, Revision, ToolCard, TurnRecord } from "../ledger/schema.js";
 import { containsFingerprint } from "../record/mask.js";
+import { definedOnly } from "../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { rankByCoverage } from "./coverage.js";
 import { type MissedRequest, type ToolDetection, detect } from "./detect.js";
@@ -15,7 +16,8 @@ import { buildExampleCall } from "./example-call.js";
 import { ModelProposer } from "./model-proposer.js";
 import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
 import { equivalent, evidenceMaps, mergeExamples, vetExampleCall, vetProposal } from "./vet.js";
-import { type Displacement, type Probe, WhatIf, rankOf } from "./what-if.js";
+import { intersects } from "../index/tokenize.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, type Displacement, type ExampleObjective, type Probe, type ServedRequest, WhatIf, rankOf } from "./what-if.js";
 
 /** Who applies a revision under `autoApply`. */
 export const AUTO_APPROVER = "tool-lessons:auto";
@@ -33,6 +35,11 @@ export interface LessonManagerOptions {
   proposer?: Proposer;
   /** A chat model: lessons are then proposed by a {@link ModelProposer} over it. */
   model?: BaseChatModel;
+  /**
+   * How routing values a candidate example (see {@link WhatIf.chooseExamples}).
+   * @default DEFAULT_EXAMPLE_OBJECTIVE
+   */
+  exampleObjective?: Partial<ExampleObjective>;
 }
 
 /** Options of {@link LessonManager.review}. */
@@ -84,9 +91,11 @@ export class LessonManager {
   readonly ledger: Ledger;
   readonly index: ToolIndex;
   readonly proposer: Proposer;
+  private readonly objective: ExampleObjective;
 
   constructor(options: LessonManagerOptions) {
     this.ledger = options.ledger;
+    this.objective = { ...DEFAULT_EXAMPLE_OBJECTIVE, ...definedOnly(options.exampleObjective ?? {}) };
     this.index = options.index;
     this.proposer = options.model
       ? new ModelProposer(options.model)
@@ -171,10 +180,11 @@ export class LessonManager {
 
     const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
     const served = w.turns.filter((t) => t.servedBy !== undefined);
+    const servedByTool = groupBy(served, (t) => t.servedBy!);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
-      const misses = await this.coverMisses(whatIf, card, td, served);
+      const misses = await this.coverMisses(whatIf, card, td, { all: served, own: servedByTool.get(card.name) ?? [] }, w.settings);
       // Only misses routing still misses count, each with what its wording would fix.
-      const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, covers: m.covers, coversFirst: m.coversFirst })) };
+      const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
       const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings });
       const proposal = await this.proposer.propose(evidence, config);
       // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
@@ -389,15 +399,18 @@ export class LessonManager {
 
   /**
    * The tool's missed requests that routing still misses today (an earlier revision may have
-   * fixed some), each with what its wording would fix if added as an example. A wording that
-   * would push another tool out of routing for a request that tool served covers nothing: apply
-   * would withdraw it.
+   * fixed some), each marked with whether routing would choose its wording as an example (see
+   * {@link WhatIf.chooseExamples}): scored on the requests this tool served and on those other
+   * tools served that share a word with a candidate. A wording that alone would push another
+   * tool out of routing for a request that tool served is never a candidate: apply would
+   * withdraw it.
    */
   private async coverMisses(
     whatIf: WhatIf,
     card: ToolCard,
     td: ToolDetection,
-    served: readonly TurnRecord[],
+    served: { all: readonly TurnRecord[]; own: readonly TurnRecord[] },
+    settings: Settings,
   ): Promise<CoveredMissRecord[]> {
     if (td.misses.length === 0) return [];
     const current = await whatIf.cardVectors(card.name);
@@ -407,36 +420,42 @@ export class LessonManager {
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });
     }
-    // Requests this tool served where it did not rank first: an example that lifts it to first
-    // for them helps too (their ids are only scored, never cited).
-    const notFirst: { id: string; probe: Probe }[] = [];
-    const own = served.filter((t) => t.servedBy === card.name).slice(-MAX_MISSES);
-    for (const turn of own) {
-      const probe = await whatIf.probe(turn.request, card.name);
-      if (ToolIndex.bestScore(probe.vector, current) <= probe.first) notFirst.push({ id: turn.requestId, probe });
-    }
-    const out: CoveredMissRecord[] = [];
+    const tokens = new Map(open.map(({ miss }) => [miss.requestId, whatIf.words(miss.request)]));
+    const candidates: MissedRequest[] = [];
     const seen = new Set<string>();
-    for (let i = open.length - 1; i >= 0; i--) {
-      const { miss, probe } = open[i];
-      const covers: string[] = [];
-      const coversFirst: string[] = [];
+    for (let i = open.length - 1; i >= 0 && candidates.length < MAX_CANDIDATES; i--) {
+      const { miss } = open[i];
       const text = miss.request.toLowerCase().trim();
-      if (!seen.has(text) && seen.size < MAX_CANDIDATES) {
-        seen.add(text);
-        const variant = await whatIf.variant(card, [miss.request]);
-        if (!(await whatIf.displaces(card.name, miss.request, variant, served))) {
-          for (const other of open) {
-            if (ToolIndex.bestScore(other.probe.vector, variant) > other.probe.kth) covers.push(other.miss.requestId);
-          }
-          for (const target of notFirst) {
-            if (ToolIndex.bestScore(target.probe.vector, variant) > target.probe.first) coversFirst.push(target.id);
-          }
-        }
-      }
-      out.push({ miss, covers, coversFirst, probe });
+      const own = tokens.get(miss.requestId)!;
+      if (seen.has(text) || own.size === 0 || miss.request.length > settings.maxLineLength) continue;
+      seen.add(text);
+      // It must rest on enough misses it shares a word with (itself included).
+      const cites = open.filter((o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)));
+      if (cites.length < settings.minMisses) continue;
+      if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), served.all)) continue;
+      candidates.push(miss);
     }
-    return out.reverse();
+    const learnedCount = card.learned.examples.filter((e) => e.source === "learned").length;
+    const limit = Math.min(settings.maxNewQueries, settings.maxQueries - learnedCount);
+    if (candidates.length === 0 || limit <= 0) return open.map(({ miss, probe }) => ({ miss, probe, pick: null }));
+    const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
+    const ownServed = served.own.slice(-MAX_OWN_REQUESTS);
+    const ownIds = new Set(ownServed.map((t) => t.requestId));
+    const others: ServedRequest[] = [];
+    for (let i = served.all.length - 1; i >= 0 && others.length < MAX_OTHER_REQUESTS; i--) {
+      const t = served.all[i];
+      if (t.servedBy === card.name || !intersects(words, whatIf.words(t.request))) continue;
+      others.push({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! });
+    }
+    const chosen = await whatIf.chooseExamples(
+      card.name,
+      candidates,
+      { own: [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))], others },
+      limit,
+      this.objective,
+    );
+    const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
+    return open.map(({ miss, probe }) => ({ miss, probe, pick: picks.get(miss.requestId)?.pick ?? null, gain: picks.get(miss.requestId)?.gain }));
   }
 
   private async ranks(
@@ -486,11 +505,29 @@ const MAX_MISSES = 50;
 /** Distinct missed wordings tried as examples per tool and review (the newest). */
 const MAX_CANDIDATES = 24;
 
+/** Requests this tool served that choosing its examples is scored on (the newest). */
+const MAX_OWN_REQUESTS = 100;
+
+/** Requests other tools served that choosing one tool's examples is scored on (the newest sharing a word). */
+const MAX_OTHER_REQUESTS = 300;
+
 interface CoveredMissRecord {
   miss: MissedRequest;
-  covers: string[];
-  coversFirst: string[];
   probe: Probe;
+  /** Order in which routing chose this wording as an example; null when it did not. */
+  pick: number | null;
+  gain?: number;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 function failedCount(td: ToolDetection): number {

@@ -34,6 +34,8 @@ export class WhatIf {
   private readonly toolVectors = new Map<string, Promise<number[][]>>();
   private readonly routes = new Map<string, Promise<Offer[]>>();
   private readonly tokens = new Map<string, Set<string>>();
+  private readonly requestUnits = new Map<string, SparseVector>();
+  private readonly cardUnits = new Map<string, Float64Array[]>();
 
   constructor(
     readonly index: ToolIndex,
@@ -99,27 +101,133 @@ export class WhatIf {
   ): Promise<Displacement | null> {
     const words = this.words(query);
     let checked = 0;
-    const current = await this.cardVectors(tool);
+    const current = await this.cardUnit(tool);
+    const variantUnit = variant.map(unit);
     for (let i = served.length - 1; i >= 0 && checked < MAX_DISPLACEMENT_CHECKS; i--) {
       const turn = served[i];
       const servedBy = turn.servedBy;
       if (servedBy === undefined || servedBy === tool) continue;
       if (!intersects(this.words(turn.request), words)) continue;
       checked += 1;
-      const q = await this.vector(turn.request);
-      const after = ToolIndex.bestScore(q, variant);
+      const q = await this.requestUnit(turn.request);
+      const after = maxDot(q, variantUnit);
       // Cheap test first: a tool that does not outscore the serving tool cannot push it out.
-      if (after <= ToolIndex.bestScore(q, await this.cardVectors(servedBy))) continue;
+      if (after <= maxDot(q, await this.cardUnit(servedBy))) continue;
       const probe = await this.probe(turn.request, tool);
       const last = probe.others[this.k - 1];
       if (!last || last.tool !== servedBy) continue;
-      const wasIn = ToolIndex.bestScore(q, current) > probe.kth;
+      const wasIn = maxDot(q, current) > probe.kth;
       if (!wasIn && after > probe.kth) return { query, request: turn.request, servedBy };
     }
     return null;
   }
 
-  private words(text: string): Set<string> {
+  /**
+   * Choose example wordings for `tool`, greedily and jointly: each step adds the candidate that
+   * most improves routing on recorded requests, with the picks so far already on the card. A
+   * request the tool served gains when the tool enters the offered set or reaches rank 1; a
+   * request another tool served loses when the new card pushes that tool out of the offered set
+   * or off rank 1. The value of a request is `offeredWeight` and `firstWeight` for those two
+   * changes. Stops at `limit` picks or when no candidate adds at least `minGain`.
+   */
+  async chooseExamples(
+    tool: string,
+    candidates: readonly Pick<ServedRequest, "requestId" | "request">[],
+    requests: { own: readonly Pick<ServedRequest, "request">[]; others: readonly ServedRequest[] },
+    limit: number,
+    objective: ExampleObjective,
+  ): Promise<ChosenExample[]> {
+    const card = this.cards.get(tool);
+    if (!card || limit <= 0 || candidates.length === 0) return [];
+    const current = await this.cardUnit(tool);
+    // Identical requests (same text, same serving tool) are one target counted as many times.
+    const byKey = new Map<string, Target>();
+    const add = async (request: string, servedBy: string | null): Promise<void> => {
+      const key = `${servedBy ?? ""}\u0000${request}`;
+      const seen = byKey.get(key);
+      if (seen) {
+        seen.count += 1;
+        return;
+      }
+      const probe = await this.probe(request, tool);
+      const vector = await this.requestUnit(request);
+      const target: Target = { vector, own: servedBy === null, probe, current: maxDot(vector, current), count: 1 };
+      if (servedBy !== null) {
+        const place = probe.others.findIndex((o) => o.tool === servedBy);
+        // A serving tool not among the best k others is not offered with or without this tool.
+        if (place < 0) return;
+        target.servedAt = { place: place + 1, score: probe.others[place].score };
+      }
+      byKey.set(key, target);
+    };
+    for (const r of requests.own) await add(r.request, null);
+    for (const r of requests.others) await add(r.request, r.servedBy);
+    const targets = [...byKey.values()];
+    const valueOf = async (examples: readonly string[]): Promise<number> => {
+      const vectors = (await this.variant(card, examples)).map(unit);
+      let total = 0;
+      for (const t of targets) total += t.count * this.change(t, maxDot(t.vector, vectors), objective);
+      return total;
+    };
+    // Lazy greedy: a candidate's last marginal value bounds its next one in the usual case, so
+    // only the candidate on top is re-valued with the picks so far.
+    const chosen: ChosenExample[] = [];
+    let base = 0;
+    const queue = candidates.map((c) => ({ c, bound: Number.POSITIVE_INFINITY, at: -1 }));
+    while (chosen.length < limit && queue.length > 0) {
+      queue.sort((a, b) => b.bound - a.bound);
+      const top = queue[0];
+      if (top.at === chosen.length) {
+        if (top.bound < objective.minGain) break;
+        queue.shift();
+        chosen.push({ requestId: top.c.requestId, request: top.c.request, gain: top.bound });
+        base += top.bound;
+        continue;
+      }
+      top.bound = (await valueOf([...chosen.map((c) => c.request), top.c.request])) - base;
+      top.at = chosen.length;
+    }
+    return chosen;
+  }
+
+  /** Value of `tool` scoring `score` instead of its current score on one target. */
+  private change(t: Target, score: number, o: ExampleObjective): number {
+    const above = (x: number, threshold: number): number =>
+      o.softness > 0 ? 1 / (1 + Math.exp((threshold - x) / o.softness)) : Number(x > threshold);
+    if (t.own) {
+      const offered = above(score, t.probe.kth) - above(t.current, t.probe.kth);
+      const first = above(score, t.probe.first) - above(t.current, t.probe.first);
+      return weigh(offered, first, o);
+    }
+    // Another tool's request: this tool overtaking the serving tool pushes it out of the offered
+    // set only from the k-th place, and off rank 1 only from the first.
+    const { place, score: served } = t.servedAt!;
+    const overtakes = above(score, served) - above(t.current, served);
+    return weigh(place === this.k ? -overtakes : 0, place === 1 ? -overtakes : 0, o);
+  }
+
+  /** A request's vector at unit length, nonzero entries only (cached): scores are then dot products. */
+  private async requestUnit(request: string): Promise<SparseVector> {
+    let v = this.requestUnits.get(request);
+    if (!v) {
+      v = sparse(unit(await this.vector(request)));
+      this.requestUnits.set(request, v);
+    }
+    return v;
+  }
+
+  /** A registered tool's card vectors at unit length (cached). */
+  private async cardUnit(tool: string): Promise<Float64Array[]> {
+    let v = this.cardUnits.get(tool);
+    if (!v) {
+      v = (await this.cardVectors(tool)).map(unit);
+      this.cardUnits.set(tool, v);
+    }
+    return v;
+  }
+
+  /** The words (tokens) of a text (cached). */
+  words(text: string): Set<string> {
     let w = this.tokens.get(text);
     if (!w) {
       w = new Set(tokenize(text));
@@ -127,6 +235,101 @@ export class WhatIf {
     }
     return w;
   }
+}
+
+/** A recorded request and the tool that served it. */
+export interface ServedRequest {
+  requestId: string;
+  request: string;
+  servedBy: string;
+}
+
+/** How {@link WhatIf.chooseExamples} values a change of routing on one recorded request. */
+export interface ExampleObjective {
+  /** Value of a request whose serving tool enters (or, negative, leaves) the offered set. */
+  offeredWeight: number;
+  /** Value of a request whose serving tool comes to rank first (or, negative, loses rank 1). */
+  firstWeight: number;
+  /** Multiplier of every loss (a request whose serving tool drops out or off rank 1) against gains. */
+  lossWeight: number;
+  /** Least net value a pick must add. */
+  minGain: number;
+  /**
+   * Width of the soft step a score crosses a threshold by (0: a hard step). Above 0, a request
+   * counts in part as it nears the threshold, so picks that widen margins are preferred.
+   */
+  softness: number;
+}
+
+/** The defaults of {@link ExampleObjective}. */
+export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<ExampleObjective> = Object.freeze({
+  offeredWeight: 1,
+  firstWeight: 1,
+  lossWeight: 1,
+  minGain: 1,
+  softness: 0.01,
+});
+
+/** A wording chosen as an example, in the order chosen, with the net value it added. */
+export interface ChosenExample {
+  requestId: string;
+  request: string;
+  gain: number;
+}
+
+/** A recorded request as routing sees it now, with `tool` left out. */
+interface Target {
+  /** The request's vector, unit length, nonzero entries only. */
+  vector: SparseVector;
+  /** How many recorded requests it stands for. */
+  count: number;
+  own: boolean;
+  probe: Probe;
+  /** Score of `tool` now. */
+  current: number;
+  /** For another tool's request: its serving tool's place (1-based) and score among the others. */
+  servedAt?: { place: number; score: number };
+}
+
+/** A vector scaled to unit length (all zeros stays all zeros), so a dot product is a cosine. */
+function unit(v: readonly number[]): Float64Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  const out = Float64Array.from(v);
+  if (n > 0) {
+    const s = 1 / Math.sqrt(n);
+    for (let i = 0; i < out.length; i++) out[i] *= s;
+  }
+  return out;
+}
+
+/** The nonzero entries of a vector (lexical request vectors are mostly zeros). */
+interface SparseVector {
+  index: Int32Array;
+  value: Float64Array;
+}
+
+function sparse(v: Float64Array): SparseVector {
+  const index: number[] = [];
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) index.push(i);
+  return { index: Int32Array.from(index), value: Float64Array.from(index, (i) => v[i]) };
+}
+
+/** Best cosine of a unit request vector with any of a tool's unit vectors (as {@link ToolIndex.bestScore}). */
+function maxDot(a: SparseVector, vectors: readonly Float64Array[]): number {
+  let best = Number.NEGATIVE_INFINITY;
+  for (const b of vectors) {
+    let s = 0;
+    for (let i = 0; i < a.index.length; i++) s += a.value[i] * b[a.index[i]];
+    if (s > best) best = s;
+  }
+  return best;
+}
+
+/** Value of one request's changes (each -1, 0 or 1), losses weighted by `lossWeight`. */
+function weigh(offered: number, first: number, o: ExampleObjective): number {
+  const v = (change: number, weight: number): number => weight * (change < 0 ? o.lossWeight * change : change);
+  return v(offered, o.offeredWeight) + v(first, o.firstWeight);
 }
 
 /** Rank a tool with this score would get (1-based), or null when it would not be offered. */

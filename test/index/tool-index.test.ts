@@ -1,6 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { examplesWeight, ToolIndex } from "../../src/index/tool-index.js";
+import { InvalidInput } from "../../src/errors.js";
 import { ToolRouter } from "../../src/index/router.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -56,6 +57,40 @@ describe("ToolIndex", () => {
     await index.upsertCards("p1", [saved]);
     const after = await index.route("p1", request, { k: 1 });
     expect(after[0].tool).toBe("track_shipment");
+  });
+
+  it("weighs a tool's examples by how many it has, never more than examples.max times its tool part", () => {
+    expect(examplesWeight(0)).toBe(0);
+    expect(examplesWeight(4)).toBeCloseTo(1);
+    const weights = [1, 2, 4, 8, 12, 100].map((n) => examplesWeight(n));
+    expect(weights).toEqual([...weights].sort((a, b) => a - b));
+    expect(Math.max(...weights)).toBeLessThan(2);
+    expect(examplesWeight(3, { max: 1, half: 0 })).toBe(1);
+  });
+
+  it("mixes a tool's examples into its vector: one example moves it less than several", async () => {
+    const { ledger, index } = await setup();
+    const request = "my stuff never arrived";
+    const card = (await ledger.getCard("p1", "track_shipment"))!;
+    const withExamples = (texts: string[]) => ({
+      ...card,
+      learned: { ...card.learned, examples: texts.map((text) => ({ text, source: "learned" as const, addedAt: 1 })) },
+    });
+    const score = async (texts: string[]) =>
+      ToolIndex.bestScore(await index.embedRequest("p1", request), await index.cardVectors("p1", withExamples(texts)));
+    const none = await score([]);
+    const one = await score(["stuff never arrived"]);
+    const four = await score(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"]);
+    expect(none).toBeLessThan(one);
+    expect(one).toBeLessThan(four);
+    // The tool part always keeps a share: the tool still matches its own description's words.
+    const own = await index.embedRequest("p1", "carrier tracking number");
+    expect(ToolIndex.bestScore(own, await index.cardVectors("p1", withExamples(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"])))).toBeGreaterThan(0.2);
+  });
+
+  it("refuses a negative examples weight", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    expect(() => new ToolIndex({ ledger, examples: { max: -1 } })).toThrow(InvalidInput);
   });
 
   it("never lets notes or Not-for lines into what routing searches", async () => {

@@ -7,7 +7,7 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../../src/index/tool-index.js";
 import { modelDescription } from "../../src/ledger/cards.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { CallRecord, ErrorClass, Revision } from "../../src/ledger/schema.js";
@@ -78,6 +78,8 @@ async function world(
     model?: SimpleChatModel;
     /** Tools registered with augmentation by this model (the rest plainly). */
     augment?: { tools: string[]; model: FakeListChatModel };
+    /** How much example requests weigh in routing (see ToolIndexOptions.examples). */
+    examples?: ToolIndexOptions["examples"];
   } = {},
 ) {
   const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
@@ -85,7 +87,7 @@ async function world(
   const augmented = TOOLS.filter((t) => options.augment?.tools.includes(t.name));
   if (options.augment) await registerTools(ledger, augmented, { augment: true, model: options.augment.model });
   await registerTools(ledger, TOOLS.filter((t) => !augmented.includes(t)));
-  const index = new ToolIndex({ ledger });
+  const index = new ToolIndex({ ledger, examples: options.examples });
   const manager = new LessonManager({
     ledger,
     index,
@@ -482,7 +484,8 @@ describe("LessonManager.apply", () => {
   });
 
   it("withdraws an example that would push the tool that served a request out of routing, and keeps the notes", async () => {
-    const w = await world();
+    // One example weighs as much as many would, so the one wording moves routing a lot.
+    const w = await world({ examples: { half: 0 } });
     const wording = MONEY_BACK[0];
     // Two customers asked for their money back in the same words; refund_order served both.
     await w.moneyBack([wording, wording]);
@@ -517,7 +520,7 @@ describe("LessonManager.apply", () => {
 
 describe("LessonManager.review and the routing re-check", () => {
   it("does not propose a wording that apply would withdraw", async () => {
-    const w = await world();
+    const w = await world({ examples: { half: 0 } });
     const wording = MONEY_BACK[0];
     const served = "track the broken blender parcel, then cancel";
     const other = await w.turn(served, [

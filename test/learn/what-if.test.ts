@@ -1,0 +1,59 @@
+import { InMemoryStore } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { ToolIndex } from "../../src/index/tool-index.js";
+import { registerTools } from "../../src/learn/register.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, WhatIf } from "../../src/learn/what-if.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+
+const P = "p";
+const TOOLS = [
+  { name: "refund_order", description: "Refund an order in full or in part to the original payment method." },
+  { name: "track_shipment", description: "Track a parcel with the carrier's tracking number." },
+  { name: "lookup_order", description: "Look up an order's status and items by its order id." },
+];
+
+/** Requests refund_order served in the users' words, and requests the parcel tracker served. */
+const OWN = ["money back for the kettle", "I want my money back please", "give me my money back now"].map((request) => ({ request }));
+const OTHERS = ["where is my parcel", "where is my parcel now", "is my parcel lost"].map((request, i) => ({
+  requestId: `o${i}`,
+  request,
+  servedBy: "track_shipment",
+}));
+const MONEY = { requestId: "m1", request: "I want my money back for the broken blender" };
+const PARCEL = { requestId: "m2", request: "where is my parcel, I want a refund" };
+
+async function whatIf(examples?: { max?: number; half?: number }, k = 1) {
+  const ledger = new Ledger(new InMemoryStore());
+  await registerTools(ledger, TOOLS, { partition: P });
+  const index = new ToolIndex({ ledger, examples });
+  await index.reindex(P);
+  const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
+  return new WhatIf(index, P, k, cards);
+}
+
+describe("WhatIf.chooseExamples", () => {
+  it("chooses the wording that lifts the tool for its own requests, not one that takes another tool's", async () => {
+    const w = await whatIf();
+    const chosen = await w.chooseExamples("refund_order", [PARCEL, MONEY], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE);
+    expect(chosen.map((c) => c.requestId)).toEqual(["m1"]);
+    expect(chosen[0].gain).toBeGreaterThanOrEqual(DEFAULT_EXAMPLE_OBJECTIVE.minGain);
+  });
+
+  it("values a pick below zero when it takes rank 1 from the tool that served other requests", async () => {
+    // One example weighs fully here, so the parcel wording lifts refund_order above the tracker.
+    const w = await whatIf({ half: 0 });
+    // Alone (no own request to lift), the parcel wording only costs.
+    const chosen = await w.chooseExamples("refund_order", [PARCEL], { own: [], others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, softness: 0, minGain: -10 });
+    expect(chosen).toHaveLength(1);
+    expect(chosen[0].gain).toBeLessThan(0);
+  });
+
+  it("stops at the limit and when no pick adds minGain", async () => {
+    const w = await whatIf();
+    const candidates = [MONEY, { requestId: "m3", request: "money back on my kettle please" }];
+    expect(await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 1, DEFAULT_EXAMPLE_OBJECTIVE)).toHaveLength(1);
+    expect(await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, minGain: 100 })).toEqual([]);
+    expect(await w.chooseExamples("refund_order", [], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE)).toEqual([]);
+    expect(await w.chooseExamples("no_such_tool", candidates, { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE)).toEqual([]);
+  });
+});
