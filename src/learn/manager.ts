@@ -178,7 +178,7 @@ export class LessonManager {
     const neighbours = w.cards.map((c) => ({ name: c.name, description: c.author.description }));
     const newMarks = new Map<string, string>();
 
-    const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])));
+    const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])), this.objective.nearDepth);
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     const servedByTool = groupBy(served, (t) => t.servedBy!);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {

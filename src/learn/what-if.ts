@@ -11,6 +11,10 @@ export interface Probe {
   kth: number;
   /** Score a tool must beat to rank first. */
   first: number;
+  /** The best other tools down to the "near" depth (at least k), best first. */
+  near: Offer[];
+  /** Score a tool must beat to be within the near depth (-Infinity when fewer tools). */
+  nth: number;
 }
 
 /** A request another tool served that a new example would push that tool out for. */
@@ -42,7 +46,11 @@ export class WhatIf {
     readonly partition: string,
     readonly k: number,
     private readonly cards: ReadonlyMap<string, ToolCard>,
-  ) {}
+    /** How deep {@link probe} looks (the near depth of {@link ExampleObjective}); at least `k`. */
+    readonly depth: number = k,
+  ) {
+    this.depth = Math.max(k, depth);
+  }
 
   /** The request's vector (cached). */
   vector(request: string): Promise<number[]> {
@@ -75,15 +83,18 @@ export class WhatIf {
     const vector = await this.vector(request);
     let route = this.routes.get(request);
     if (!route) {
-      route = this.index.routeVector(this.partition, vector, { k: this.k + 1 });
+      route = this.index.routeVector(this.partition, vector, { k: this.depth + 1 });
       this.routes.set(request, route);
     }
-    const others = (await route).filter((o) => o.tool !== tool).slice(0, this.k);
+    const near = (await route).filter((o) => o.tool !== tool).slice(0, this.depth);
+    const others = near.slice(0, this.k);
     return {
       vector,
       others,
       kth: others.length < this.k ? Number.NEGATIVE_INFINITY : others[this.k - 1].score,
       first: others[0]?.score ?? Number.NEGATIVE_INFINITY,
+      near,
+      nth: near.length < this.depth ? Number.NEGATIVE_INFINITY : near[this.depth - 1].score,
     };
   }
 
@@ -153,10 +164,10 @@ export class WhatIf {
       const vector = await this.requestUnit(request);
       const target: Target = { vector, own: servedBy === null, probe, current: maxDot(vector, current), count: 1 };
       if (servedBy !== null) {
-        const place = probe.others.findIndex((o) => o.tool === servedBy);
-        // A serving tool not among the best k others is not offered with or without this tool.
+        const place = probe.near.findIndex((o) => o.tool === servedBy);
+        // A serving tool below the near depth is not offered (nor near) with or without this tool.
         if (place < 0) return;
-        target.servedAt = { place: place + 1, score: probe.others[place].score };
+        target.servedAt = { place: place + 1, score: probe.near[place].score };
       }
       byKey.set(key, target);
     };
@@ -197,13 +208,15 @@ export class WhatIf {
     if (t.own) {
       const offered = above(score, t.probe.kth) - above(t.current, t.probe.kth);
       const first = above(score, t.probe.first) - above(t.current, t.probe.first);
-      return weigh(offered, first, o);
+      const near = this.depth > this.k ? above(score, t.probe.nth) - above(t.current, t.probe.nth) : 0;
+      return weigh(offered, first, near, o);
     }
     // Another tool's request: this tool overtaking the serving tool pushes it out of the offered
     // set only from the k-th place, and off rank 1 only from the first.
     const { place, score: served } = t.servedAt!;
     const overtakes = above(score, served) - above(t.current, served);
-    return weigh(place === this.k ? -overtakes : 0, place === 1 ? -overtakes : 0, o);
+    const at = (p: number): number => (place === p ? -overtakes : 0);
+    return weigh(at(this.k), at(1), this.depth > this.k ? at(this.depth) : 0, o);
   }
 
   /** A request's vector at unit length, nonzero entries only (cached): scores are then dot products. */
@@ -250,6 +263,14 @@ export interface ExampleObjective {
   offeredWeight: number;
   /** Value of a request whose serving tool comes to rank first (or, negative, loses rank 1). */
   firstWeight: number;
+  /**
+   * Value of a request whose serving tool enters (or leaves) the best `nearDepth` tools, when
+   * that is deeper than the offered set: a router offering one tool still keeps the right one
+   * close, for a wider k or a retry.
+   */
+  nearWeight: number;
+  /** Depth of the "near" set (at least the router's k). */
+  nearDepth: number;
   /** Multiplier of every loss (a request whose serving tool drops out or off rank 1) against gains. */
   lossWeight: number;
   /** Least net value a pick must add. */
@@ -265,6 +286,8 @@ export interface ExampleObjective {
 export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<ExampleObjective> = Object.freeze({
   offeredWeight: 1,
   firstWeight: 1,
+  nearWeight: 0.5,
+  nearDepth: 5,
   lossWeight: 1,
   minGain: 1,
   softness: 0.01,
@@ -327,9 +350,9 @@ function maxDot(a: SparseVector, vectors: readonly Float64Array[]): number {
 }
 
 /** Value of one request's changes (each -1, 0 or 1), losses weighted by `lossWeight`. */
-function weigh(offered: number, first: number, o: ExampleObjective): number {
+function weigh(offered: number, first: number, near: number, o: ExampleObjective): number {
   const v = (change: number, weight: number): number => weight * (change < 0 ? o.lossWeight * change : change);
-  return v(offered, o.offeredWeight) + v(first, o.firstWeight);
+  return v(offered, o.offeredWeight) + v(first, o.firstWeight) + v(near, o.nearWeight);
 }
 
 /** Rank a tool with this score would get (1-based), or null when it would not be offered. */

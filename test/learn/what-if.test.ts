@@ -22,14 +22,29 @@ const OTHERS = ["where is my parcel", "where is my parcel now", "is my parcel lo
 const MONEY = { requestId: "m1", request: "I want my money back for the broken blender" };
 const PARCEL = { requestId: "m2", request: "where is my parcel, I want a refund" };
 
-async function whatIf(examples?: { max?: number; half?: number }, k = 1) {
+async function whatIf(examples?: { max?: number; half?: number }, k = 1, depth = k) {
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, TOOLS, { partition: P });
   const index = new ToolIndex({ ledger, examples });
   await index.reindex(P);
   const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
-  return new WhatIf(index, P, k, cards);
+  return new WhatIf(index, P, k, cards, depth);
 }
+
+describe("WhatIf.probe", () => {
+  it("leaves the tool out and looks down to the near depth: the k offered, and the rest for a wider router", async () => {
+    const w = await whatIf(undefined, 1, 2);
+    const probe = await w.probe("refund my order", "refund_order");
+    expect(probe.others.map((o) => o.tool)).toHaveLength(1);
+    expect(probe.near.map((o) => o.tool).sort()).toEqual(["lookup_order", "track_shipment"]);
+    expect(probe.near.map((o) => o.tool)).not.toContain("refund_order");
+    expect(probe.kth).toBe(probe.others[0].score);
+    expect(probe.first).toBe(probe.others[0].score);
+    expect(probe.nth).toBe(probe.near[1].score);
+    // Deeper than there are other tools: nothing to beat at that depth.
+    expect((await (await whatIf(undefined, 1, 5)).probe("refund my order", "refund_order")).nth).toBe(Number.NEGATIVE_INFINITY);
+  });
+});
 
 describe("WhatIf.chooseExamples", () => {
   it("chooses the wording that lifts the tool for its own requests, not one that takes another tool's", async () => {
