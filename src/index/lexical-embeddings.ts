@@ -43,6 +43,14 @@ export interface LexicalEmbeddingsOptions {
    * @default 0
    */
   seed?: number;
+  /**
+   * Count every number, raw ("3.14") or masked the way the recorder keeps it ("#.##"), as one
+   * more word, `#`. Learned example requests are masked, live requests are not: with this on,
+   * "what is 3.2^4?" meets a calculator that learned "calculate #.#^#". States saved before this
+   * option existed load with it off, so they give the vectors they gave.
+   * @default true
+   */
+  numbers?: boolean;
 }
 
 /** The defaults applied to every {@link LexicalEmbeddingsOptions} field left unset. */
@@ -52,6 +60,7 @@ export const DEFAULT_LEXICAL_EMBEDDINGS: Readonly<Required<LexicalEmbeddingsOpti
   ngramSizes: Object.freeze([3, 4]),
   sublinearTf: true,
   seed: 0,
+  numbers: true,
 });
 
 /** The fitted state of a {@link LexicalEmbeddings}, as plain JSON (see `toJSON` / `fromJSON`). */
@@ -77,6 +86,7 @@ const stateSchema = z.object({
     ngramSizes: z.array(z.number().int().positive()),
     sublinearTf: z.boolean(),
     seed: z.number().int(),
+    numbers: z.boolean().default(false),
   }),
   documentCount: z.number().int().nonnegative(),
   documentFrequencies: z.array(z.tuple([z.string(), z.number().int().positive()])),
@@ -108,9 +118,9 @@ function hash32(text: string, seed: number): number {
 
 /**
  * Extracts the word and n-gram features of a text. Pure: exported for tests and for callers that
- * want to see why two texts meet.
+ * want to see why two texts meet. With `numberFeature`, each number also counts as the word `#`.
  */
-export function lexicalFeatures(text: string, ngramSizes: readonly number[]): TextFeatures {
+export function lexicalFeatures(text: string, ngramSizes: readonly number[], numberFeature = true): TextFeatures {
   const words = new Map<string, number>();
   const ngrams = new Map<string, number>();
   for (const word of splitWords(text)) {
@@ -125,8 +135,15 @@ export function lexicalFeatures(text: string, ngramSizes: readonly number[]): Te
       }
     }
   }
+  // A number, raw ("3.14") or masked as the recorder keeps it ("#.##"), is one feature: its shape
+  // class. So requests for a calculation meet the examples a tool learned from masked requests.
+  const numbers = text.match(/[\d#]+(?:[.,][\d#]+)*/g)?.length ?? 0;
+  if (numbers > 0 && numberFeature) words.set(NUMBER_FEATURE, numbers);
   return { words, ngrams };
 }
+
+/** The word feature every number stands for (see {@link lexicalFeatures}). */
+const NUMBER_FEATURE = "#";
 
 /**
  * Lexical embeddings: stems weighted by rarity (IDF) plus a smaller share of character n-grams,
@@ -155,6 +172,7 @@ export class LexicalEmbeddings extends Embeddings {
       ngramSizes: [...(options.ngramSizes ?? DEFAULT_LEXICAL_EMBEDDINGS.ngramSizes)],
       sublinearTf: options.sublinearTf ?? DEFAULT_LEXICAL_EMBEDDINGS.sublinearTf,
       seed: options.seed ?? DEFAULT_LEXICAL_EMBEDDINGS.seed,
+      numbers: options.numbers ?? DEFAULT_LEXICAL_EMBEDDINGS.numbers,
     };
     if (!Number.isInteger(resolved.dimension) || resolved.dimension < 1) {
       throw new InvalidInput(`LexicalEmbeddings: dimension must be a positive integer, got ${resolved.dimension}.`, {
@@ -199,7 +217,7 @@ export class LexicalEmbeddings extends Embeddings {
   /** Adds `texts` to the IDF counts without forgetting earlier ones. Returns `this`. */
   partialFit(texts: readonly string[]): this {
     for (const text of texts) {
-      const { words, ngrams } = lexicalFeatures(text, this.options.ngramSizes);
+      const { words, ngrams } = lexicalFeatures(text, this.options.ngramSizes, this.options.numbers);
       for (const w of words.keys()) this.bump(WORD_PREFIX + w);
       for (const g of ngrams.keys()) this.bump(NGRAM_PREFIX + g);
       this.fittedCount++;
@@ -224,8 +242,8 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** Embeds one text synchronously into a fresh unit-length (or all-zero) Float32Array. */
   embedToArray(text: string): Float32Array {
-    const { dimension, ngramWeight, ngramSizes } = this.options;
-    const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : []);
+    const { dimension, ngramWeight, ngramSizes, numbers } = this.options;
+    const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : [], numbers);
     const out = new Float32Array(dimension);
     const wordPart = this.hashPart(words, WORD_PREFIX);
     const ngramPart = ngramWeight > 0 ? this.hashPart(ngrams, NGRAM_PREFIX) : new Float64Array(dimension);

@@ -53,7 +53,8 @@ describe("LexicalEmbeddings", () => {
     const ngramOnly = new LexicalEmbeddings({ ngramWeight: 0.5 });
     const a = await ngramOnly.embedQuery("cus123");
     expect(dot(a, await ngramOnly.embedQuery("cus_123"))).toBeGreaterThan(0.2);
-    const wordsOnly = new LexicalEmbeddings({ ngramWeight: 0 });
+    // Whole words alone (and no number feature, which both have) do not meet.
+    const wordsOnly = new LexicalEmbeddings({ ngramWeight: 0, numbers: false });
     expect(dot(await wordsOnly.embedQuery("cus123"), await wordsOnly.embedQuery("cus_123"))).toBeCloseTo(0, 5);
   });
 
@@ -93,5 +94,26 @@ describe("LexicalEmbeddings", () => {
     expect(() => LexicalEmbeddings.fromJSON("{not json")).toThrow(InvalidInput);
     expect(() => new LexicalEmbeddings({ dimension: 0 })).toThrow(InvalidInput);
     expect(() => new LexicalEmbeddings({ ngramWeight: 2 })).toThrow(InvalidInput);
+  });
+
+  it("counts a number, raw or masked as the recorder keeps it, as one shared feature", async () => {
+    const texts = ["calculate #.####**#.#### for me", "convert a file to pdf", "what is 3.0117^3.82488"];
+    const on = new LexicalEmbeddings().fit(texts.slice(0, 2));
+    const off = new LexicalEmbeddings({ numbers: false }).fit(texts.slice(0, 2));
+    const cos = async (e: LexicalEmbeddings) => {
+      const [learned, query] = await e.embedDocuments([texts[0], texts[2]]);
+      return dot(learned, query);
+    };
+    expect(await cos(off)).toBeCloseTo(0, 5);
+    expect(await cos(on)).toBeGreaterThan(0.05);
+  });
+
+  it("loads a state saved before the number feature existed with it off, giving the same vectors", async () => {
+    const saved = new LexicalEmbeddings({ numbers: false }).fit(corpus).toJSON();
+    const { numbers: _dropped, ...older } = saved.options;
+    const back = LexicalEmbeddings.fromJSON({ ...saved, options: older });
+    expect(back.options.numbers).toBe(false);
+    const text = "flights for 2 people on 12.05";
+    expect(await back.embedQuery(text)).toEqual(await LexicalEmbeddings.fromJSON(saved).embedQuery(text));
   });
 });
