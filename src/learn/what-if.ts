@@ -136,10 +136,11 @@ export class WhatIf {
   /**
    * Choose example wordings for `tool`, greedily and jointly: each step adds the candidate that
    * most improves routing on recorded requests, with the picks so far already on the card. A
-   * request the tool served gains when the tool enters the offered set or reaches rank 1; a
-   * request another tool served loses when the new card pushes that tool out of the offered set
-   * or off rank 1. The value of a request is `offeredWeight` and `firstWeight` for those two
-   * changes. Stops at `limit` picks or when no candidate adds at least `minGain`.
+   * request the tool served gains when the tool enters the offered set, reaches rank 1 or (when
+   * deeper than the offered set) enters the near depth, and loses when the new text drops it from
+   * one of those; a request another tool served loses when the new card pushes that tool out of
+   * one of them. See {@link ExampleObjective} for the weights and the soft steps. Stops at
+   * `limit` picks or when no candidate adds at least `minGain`.
    */
   async chooseExamples(
     tool: string,
@@ -288,7 +289,7 @@ export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<ExampleObjective> = Object.free
   firstWeight: 1,
   nearWeight: 0.5,
   nearDepth: 5,
-  lossWeight: 1,
+  lossWeight: 2,
   minGain: 1,
   softness: 0.01,
 });

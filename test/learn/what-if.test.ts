@@ -58,7 +58,7 @@ describe("WhatIf.chooseExamples", () => {
     // One example weighs fully here, so the parcel wording lifts refund_order above the tracker.
     const w = await whatIf({ half: 0 });
     // Alone (no own request to lift), the parcel wording only costs.
-    const chosen = await w.chooseExamples("refund_order", [PARCEL], { own: [], others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, softness: 0, minGain: -10 });
+    const chosen = await w.chooseExamples("refund_order", [PARCEL], { own: [], others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, softness: 0, minGain: -100 });
     expect(chosen).toHaveLength(1);
     expect(chosen[0].gain).toBeLessThan(0);
   });
