@@ -106,7 +106,7 @@ export {
 } from "./record/index.js";
 
 // ---------------------------------------------------------------- index (routing and retrieval)
-export { type IndexMode, type RouteQuery, ToolIndex, type ToolIndexOptions } from "./index/tool-index.js";
+export { examplesWeight, type IndexMode, type RouteQuery, ToolIndex, type ToolIndexOptions } from "./index/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
 export {
   DEFAULT_LEXICAL_EMBEDDINGS,
@@ -138,7 +138,8 @@ export { type Proposal, type Proposer, type ToolEvidence } from "./learn/propose
 export { REFUSAL_REASONS, type RefusalReason, type VetContext, type VetResult, vetProposal } from "./learn/vet.js";
 export { detect, type Detection, type DetectInput, type ToolDetection } from "./learn/detect.js";
 export { buildExampleCall } from "./learn/example-call.js";
-export { rankByCoverage } from "./learn/coverage.js";
+export { type CoveredMiss, rankByCoverage } from "./learn/coverage.js";
+export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./learn/what-if.js";
 
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)
 export {
