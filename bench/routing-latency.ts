@@ -12,18 +12,8 @@ import { ChromaVectorIndex } from "../src/index/chroma.js";
 import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../src/index/chroma-server.js";
 import { LexicalEmbeddings } from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex, type MetadataFilter } from "../src/index/memory-vector-store.js";
+import { seededRandom as rng } from "../src/internal.js";
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ["ka", "lo", "mi", "ne", "tor", "sha", "vel", "qu", "ar", "zen", "pol", "dri", "fa", "gus", "hen", "bi", "ro", "ste", "wu", "xi"];
 

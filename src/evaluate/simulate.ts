@@ -1,7 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { type IndexMode, ToolIndex } from "../index/tool-index.js";
+import { ToolIndex } from "../index/tool-index.js";
 import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
@@ -9,6 +9,7 @@ import type { Proposer } from "../learn/proposer.js";
 import { maskText } from "../record/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { hitAtK, mean, ndcgAtK } from "./metrics.js";
+import { seededRandom } from "../internal.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
 export const ToolSpecSchema = z.object({
@@ -64,11 +65,6 @@ export interface SimulateOptions {
    * @default undefined (file order)
    */
   shuffleSeed?: number;
-  /**
-   * How the routing index turns cards into vectors (see {@link IndexMode}).
-   * @default "tool"
-   */
-  indexMode?: IndexMode;
   /** Called after each cycle (progress). */
   onCycle?: (info: { cycle: number; revisions: number; examplesAdded: number }) => void;
 }
@@ -114,7 +110,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     options.tools.map((t) => ({ name: t.name, description: t.description, schema: t.parameters ?? undefined })),
     { partition: PARTITION },
   );
-  const index = new ToolIndex({ ledger, mode: options.indexMode });
+  const index = new ToolIndex({ ledger });
   await index.reindex(PARTITION);
   const manager = new LessonManager({ ledger, index, proposer: options.proposer });
 
@@ -216,17 +212,10 @@ function perTool(
     .sort((x, y) => x.tool.localeCompare(y.tool));
 }
 
-/** Fisher-Yates with a small seeded generator (mulberry32), so a run is repeatable. */
+/** Fisher-Yates with a seeded generator, so a run is repeatable. */
 function shuffled<T>(items: readonly T[], seed: number): T[] {
   const out = [...items];
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [out[i], out[j]] = [out[j], out[i]];

@@ -7,6 +7,7 @@ import { Embeddings } from "@langchain/core/embeddings";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { isContentWord, splitWords, stem } from "./tokenize.js";
+import { norm } from "../internal.js";
 
 /** Options of {@link LexicalEmbeddings}. Every field is optional; see {@link DEFAULT_LEXICAL_EMBEDDINGS}. */
 export interface LexicalEmbeddingsOptions {
@@ -318,10 +319,4 @@ export class LexicalEmbeddings extends Embeddings {
     embeddings.documentFrequency = new Map(parsed.data.documentFrequencies);
     return embeddings;
   }
-}
-
-function norm(v: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  return Math.sqrt(s);
 }

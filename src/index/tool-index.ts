@@ -3,7 +3,7 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
-import { definedOnly } from "../internal.js";
+import { definedOnly, norm } from "../internal.js";
 import { routingTexts } from "../ledger/cards.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -285,10 +285,10 @@ export class ToolIndex {
 
 /** `unit(a) + weight × unit(b)`, at unit length. */
 function mix(a: readonly number[], b: readonly number[], weight: number): number[] {
-  const na = Math.sqrt(a.reduce((s, x) => s + x * x, 0)) || 1;
-  const nb = Math.sqrt(b.reduce((s, x) => s + x * x, 0)) || 1;
+  const na = norm(a) || 1;
+  const nb = norm(b) || 1;
   const out = a.map((x, i) => x / na + (weight * b[i]) / nb);
-  const n = Math.sqrt(out.reduce((s, x) => s + x * x, 0)) || 1;
+  const n = norm(out) || 1;
   return out.map((x) => x / n);
 }
 

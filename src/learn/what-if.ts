@@ -1,5 +1,6 @@
 import { ToolIndex } from "../index/tool-index.js";
 import { intersects, tokenize } from "../index/tokenize.js";
+import { norm } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 
 /** Where routing puts a request today, with one tool left out. */
@@ -40,14 +41,15 @@ export class WhatIf {
   private readonly tokens = new Map<string, Set<string>>();
   private readonly requestUnits = new Map<string, SparseVector>();
   private readonly cardUnits = new Map<string, Float64Array[]>();
+  /** How deep {@link probe} looks (the near depth of {@link ExampleObjective}); at least `k`. */
+  readonly depth: number;
 
   constructor(
     readonly index: ToolIndex,
     readonly partition: string,
     readonly k: number,
     private readonly cards: ReadonlyMap<string, ToolCard>,
-    /** How deep {@link probe} looks (the near depth of {@link ExampleObjective}); at least `k`. */
-    readonly depth: number = k,
+    depth: number = k,
   ) {
     this.depth = Math.max(k, depth);
   }
@@ -317,14 +319,9 @@ interface Target {
 
 /** A vector scaled to unit length (all zeros stays all zeros), so a dot product is a cosine. */
 function unit(v: readonly number[]): Float64Array {
-  let n = 0;
-  for (const x of v) n += x * x;
-  const out = Float64Array.from(v);
-  if (n > 0) {
-    const s = 1 / Math.sqrt(n);
-    for (let i = 0; i < out.length; i++) out[i] *= s;
-  }
-  return out;
+  const n = norm(v);
+  const scale = n > 0 ? 1 / n : 1;
+  return Float64Array.from(v, (x) => x * scale);
 }
 
 /** The nonzero entries of a vector (lexical request vectors are mostly zeros). */

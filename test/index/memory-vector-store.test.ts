@@ -3,18 +3,8 @@ import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
 import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex, matchesMetadataFilter } from "../../src/index/memory-vector-store.js";
+import { seededRandom as rng } from "../../src/internal.js";
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const cosine = (a: number[], b: number[]) => {
   let d = 0, na = 0, nb = 0;
