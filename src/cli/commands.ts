@@ -216,7 +216,7 @@ const dismiss: Command = {
   help: `Usage: tool-lessons dismiss ID [--by NAME] [--json]
 
 Dismisses a proposed revision; the card is not touched. The tool is reviewed again once it has
-new calls.
+new calls, but nothing the dismissed revision held is proposed again (refused as turned_down).
 
 Options:
   --by NAME               who dismissed it (kept on the revision)

@@ -15,7 +15,7 @@ import { DeterministicProposer } from "./deterministic-proposer.js";
 import { buildExampleCall } from "./example-call.js";
 import { ModelProposer } from "./model-proposer.js";
 import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
-import { equivalent, evidenceMaps, mergeExamples, vetExampleCall, vetProposal } from "./vet.js";
+import { equivalent, evidenceMaps, mergeExamples, type TurnedDown, turnedDownOf, vetExampleCall, vetProposal } from "./vet.js";
 import { intersects } from "../index/tokenize.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE, type Displacement, type ExampleObjective, type Probe, type ServedRequest, WhatIf, rankOf } from "./what-if.js";
 
@@ -128,7 +128,8 @@ export class LessonManager {
    * Read the partition's records, find what repeats, propose lessons per tool, vet them, and store
    * each tool's kept lessons as a proposed revision. A tool with a revision waiting is not
    * reviewed; a tool with no new calls since its last review costs nothing; at most `maxTools`
-   * tools, those with the most failed calls first.
+   * tools, those with the most failed calls first. What an operator dismissed or undid for a tool
+   * is not proposed again (refused `turned_down`).
    */
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
     const partition = options.partition ?? DEFAULT_PARTITION;
@@ -136,7 +137,8 @@ export class LessonManager {
     const routes = await this.ledger.listRoutes(partition);
     const names = w.cards.map((c) => c.name);
     const detection = detect({ turns: w.turns, routes, calls: w.calls, tools: names, settings: w.settings });
-    const waiting = new Set((await this.ledger.listRevisions(partition, { status: "proposed" })).map((r) => r.tool));
+    const revisionsByTool = groupBy(await this.ledger.listRevisions(partition), (r) => r.tool);
+    const waiting = new Set([...revisionsByTool].filter(([, rs]) => rs.some((r) => r.status === "proposed")).map(([tool]) => tool));
     const marks = await this.ledger.reviewMarks(partition);
     const wanted = options.tools ? new Set(options.tools) : undefined;
 
@@ -182,7 +184,8 @@ export class LessonManager {
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     const servedByTool = groupBy(served, (t) => t.servedBy!);
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
-      const misses = await this.coverMisses(whatIf, card, td, { all: served, own: servedByTool.get(card.name) ?? [] }, w.settings);
+      const turnedDown = turnedDownOf(revisionsByTool.get(card.name) ?? []);
+      const misses = await this.coverMisses(whatIf, card, td, { all: served, own: servedByTool.get(card.name) ?? [] }, w.settings, turnedDown);
       // Only misses routing still misses count, each with what its wording would fix.
       const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
       const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings });
@@ -196,6 +199,7 @@ export class LessonManager {
         learned: card.learned,
         ...evidenceMaps(detection),
         containsValue,
+        turnedDown,
       });
       const refused = [...vetted.refused];
       if (proposal.rejected) {
@@ -204,7 +208,7 @@ export class LessonManager {
       let callExample: string | null = null;
       const built = buildExampleCall(td.successes, td.refusedCount, w.settings.minFailures);
       if (built !== null && built !== card.learned.exampleCall?.text) {
-        const r = vetExampleCall(built, { containsValue, settings: w.settings });
+        const r = vetExampleCall(built, { containsValue, settings: w.settings, turnedDown });
         if (r) refused.push(r);
         else callExample = built;
       }
@@ -411,6 +415,7 @@ export class LessonManager {
     td: ToolDetection,
     served: { all: readonly TurnRecord[]; own: readonly TurnRecord[] },
     settings: Settings,
+    turnedDown: TurnedDown,
   ): Promise<CoveredMissRecord[]> {
     if (td.misses.length === 0) return [];
     const current = await whatIf.cardVectors(card.name);
@@ -429,6 +434,7 @@ export class LessonManager {
       const own = tokens.get(miss.requestId)!;
       if (seen.has(text) || own.size === 0 || miss.request.length > settings.maxLineLength) continue;
       seen.add(text);
+      if (turnedDown.examples.some((t) => equivalent(miss.request, t))) continue;
       // It must rest on enough misses it shares a word with (itself included).
       const cites = open.filter((o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)));
       if (cites.length < settings.minMisses) continue;

@@ -8,7 +8,7 @@
  * operator, except when the text holds an argument value: then the text is withheld.
  */
 import { EXAMPLE_CALL_PREFIX } from "./example-call.js";
-import type { Example, Learned, Refusal } from "../ledger/schema.js";
+import type { Example, Learned, Refusal, Revision } from "../ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { tokenize } from "../index/tokenize.js";
 import type { ToolDetection } from "./detect.js";
@@ -48,6 +48,8 @@ export const REFUSAL_REASONS = [
   "no_room",
   /** Says what the card (or another item of the same proposal) already says. */
   "already_kept",
+  /** Says what an operator already turned down for this tool: a dismissed or undone revision held it. */
+  "turned_down",
 ] as const;
 
 /** A reason the vet gives (see {@link REFUSAL_REASONS}). */
@@ -89,6 +91,34 @@ export interface VetContext {
   confusedRequests: ReadonlyMap<string, { servedBy: string; request: string }>;
   /** True when a text holds an argument value (keyed fingerprints of recorded values). */
   containsValue: ContainsValue;
+  /**
+   * What an operator turned down for this tool (the items of its dismissed and undone
+   * revisions): never proposed again.
+   * @default nothing
+   */
+  turnedDown?: TurnedDown;
+}
+
+/** Lessons an operator turned down for one tool, by kind (see {@link turnedDownOf}). */
+export interface TurnedDown {
+  notes: readonly string[];
+  examples: readonly string[];
+  notFor: readonly string[];
+  exampleCalls: readonly string[];
+}
+
+/**
+ * What an operator turned down in these revisions: every item of a dismissed one, and what an
+ * undone one had put on the card (not the examples apply had already withdrawn).
+ */
+export function turnedDownOf(revisions: readonly Revision[]): TurnedDown {
+  const closed = revisions.filter((r) => r.status === "dismissed" || r.status === "undone");
+  return {
+    notes: closed.flatMap((r) => r.notesAdded),
+    examples: closed.flatMap((r) => r.queriesAdded.filter((q) => !r.queriesWithdrawn.includes(q))),
+    notFor: closed.flatMap((r) => r.avoidAdded.map((n) => n.text)),
+    exampleCalls: closed.flatMap((r) => (r.callExample === null ? [] : [r.callExample])),
+  };
 }
 
 /** Options of the vet. */
@@ -290,6 +320,17 @@ export function checkNotRepeated(
   return same === undefined ? null : refuse(kind, text, "already_kept", `repeats "${same}"`);
 }
 
+/** Refuses a text that says what an operator turned down (same words; examples: equivalent). */
+export function checkNotTurnedDown(
+  kind: VetKind,
+  text: string,
+  turnedDown: readonly string[],
+  threshold: number,
+): Refusal | null {
+  const same = turnedDown.find((t) => equivalent(text, t, threshold));
+  return same === undefined ? null : refuse(kind, text, "turned_down", `an operator turned down "${same}"`);
+}
+
 // ------------------------------------------------------------------ one item
 
 function settingsOf(ctx: VetContext): VetSettings {
@@ -391,7 +432,7 @@ export function vetNotFor(item: ProposedNotFor, ctx: VetContext, options: VetOpt
 /** The rules of the example call built by code: no value, one line, nothing aimed at the model. */
 export function vetExampleCall(
   text: string,
-  ctx: Pick<VetContext, "containsValue" | "settings">,
+  ctx: Pick<VetContext, "containsValue" | "settings" | "turnedDown">,
   options: VetOptions = {},
 ): Refusal | null {
   const maxLineLength = ctx.settings?.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength;
@@ -399,7 +440,8 @@ export function vetExampleCall(
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
     checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
-    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? [])
+    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? []) ??
+    checkNotTurnedDown("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1)
   );
 }
 
@@ -448,6 +490,7 @@ export function vetProposal(proposal: Proposal, ctx: VetContext, options: VetOpt
     const r =
       vetNote(note, ctx, options) ??
       checkNotRepeated("note", note.text, keptNoteTexts, 1) ??
+      checkNotTurnedDown("note", note.text, ctx.turnedDown?.notes ?? [], 1) ??
       checkCap("note", note.text, keptNoteTexts.length, settings.maxNotes, "notes on the card");
     if (r) refused.push(r);
     else {
@@ -461,6 +504,7 @@ export function vetProposal(proposal: Proposal, ctx: VetContext, options: VetOpt
     const r =
       vetNotFor(item, ctx, options) ??
       checkNotRepeated("not_for", item.text, keptAvoidTexts, 1) ??
+      checkNotTurnedDown("not_for", item.text, ctx.turnedDown?.notFor ?? [], 1) ??
       checkCap("not_for", item.text, keptAvoidTexts.length, settings.maxAvoid, '"Not for" lines on the card');
     if (r) refused.push(r);
     else {
@@ -490,6 +534,7 @@ function vetExamples(
     const r =
       vetExample(example, ctx, options) ??
       checkNotRepeated("example", example.text, [...fixed, ...accepted.map((a) => a.text)], threshold) ??
+      checkNotTurnedDown("example", example.text, ctx.turnedDown?.examples ?? [], threshold) ??
       checkCap("example", example.text, accepted.length, settings.maxNewQueries, "new examples in this review");
     if (r) refused.push(r);
     else accepted.push({ text: example.text, cites: [...new Set(example.cites)] });

@@ -16,7 +16,7 @@ import { DeterministicProposer } from "../../src/learn/deterministic-proposer.js
 import { AUTO_APPROVER, LessonManager } from "../../src/learn/manager.js";
 import type { Proposal, Proposer, ToolEvidence } from "../../src/learn/proposer.js";
 import { registerTools } from "../../src/learn/register.js";
-import { WITHHELD_TEXT } from "../../src/learn/vet.js";
+import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet.js";
 import { maskArgs, maskText, valueFingerprints } from "../../src/record/mask.js";
 import type { SettingsInput } from "../../src/settings.js";
 
@@ -327,6 +327,27 @@ describe("LessonManager.review", () => {
     }
   });
 
+  it("does not propose again an example an operator dismissed or undid; other wordings stay open", async () => {
+    const w = await world();
+    await w.moneyBack();
+    const first = revisionOf(await w.manager.review(), "refund_order");
+    const [dismissed] = first.queriesAdded;
+    await w.manager.dismiss(first.id, { by: "operator-7" });
+
+    // The same requests again: the dismissed wording would be the pick, so another one is.
+    await w.moneyBack();
+    const second = revisionOf(await w.manager.review(), "refund_order");
+    expect(second.queriesAdded).toHaveLength(1);
+    expect(equivalent(second.queriesAdded[0], dismissed)).toBe(false);
+    expect(MONEY_BACK).toContain(second.queriesAdded[0]);
+
+    // Undone, that one is turned down too: nothing is left to propose from these requests.
+    await w.manager.apply(second.id, { approvedBy: "operator-7" });
+    await w.manager.undo("refund_order", { approvedBy: "operator-7" });
+    await w.moneyBack();
+    expect((await w.manager.review()).revisions.filter((r) => r.tool === "refund_order")).toEqual([]);
+  });
+
   it('proposes a "Not for" line from minConfusions requests all served by one neighbour', async () => {
     const w = await world();
     // The run looked the order up, the user asked again, and the parcel tracker served them.
@@ -375,11 +396,13 @@ describe("LessonManager.review", () => {
     expect(waiting.skipped).toContainEqual({ tool: "lookup_order", reason: "revision_waiting" });
     expect(proposer.asked).toEqual(["lookup_order"]);
 
+    // Once dismissed, the new calls are reviewed again, but what the operator turned down is not proposed again.
     await w.manager.dismiss(first.id, { by: "operator-7" });
     const again = await w.manager.review();
     expect(proposer.asked).toEqual(["lookup_order", "lookup_order"]);
-    expect(again.revisions).toHaveLength(1);
-    await w.manager.dismiss(again.revisions[0].id);
+    expect(again.revisions).toEqual([]);
+    const turnedDown = again.refused.filter((r) => r.refusal.reason === "turned_down").map((r) => r.refusal.text);
+    expect(turnedDown.sort()).toEqual([...first.notesAdded, first.callExample].sort());
 
     const quiet = await w.manager.review();
     expect(quiet.skipped).toContainEqual({ tool: "lookup_order", reason: "no_new_calls" });
@@ -601,7 +624,12 @@ describe("LessonManager.undo", () => {
     await w.manager.dismiss(proposed.id);
     await expect(w.manager.undo("lookup_order", { approvedBy: "operator-7" })).rejects.toThrow(NotFound);
 
-    await w.lookupsWithoutPrefix(1, ["64646"]);
+    // Another lesson (the dismissed one is not proposed again).
+    for (const id of ["12121", "34343"]) {
+      await w.turn(`lookup ${id}`, [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }], {
+        routed: false,
+      });
+    }
     const next = only((await w.manager.review()).revisions);
     await w.manager.apply(next.id, { approvedBy: "operator-7" });
     const card = await w.card("lookup_order");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Example, Learned } from "../../src/ledger/schema.js";
+import type { Example, Learned, Revision } from "../../src/ledger/schema.js";
 import { containsFingerprint, valueFingerprints } from "../../src/record/mask.js";
 import type { Proposal } from "../../src/learn/proposer.js";
 import {
@@ -9,6 +9,7 @@ import {
   equivalent,
   mergeExamples,
   parseNotFor,
+  turnedDownOf,
   vetExampleCall,
   vetProposal,
 } from "../../src/learn/vet.js";
@@ -271,6 +272,53 @@ describe("vet: repeats", () => {
   });
 });
 
+describe("vet: what an operator turned down", () => {
+  const revision = (status: Revision["status"], over: Partial<Revision> = {}): Revision => ({
+    v: 1,
+    id: `r-${status}`,
+    partition: "p",
+    tool: "start_recovery",
+    status,
+    notesAdded: [NOTE.text],
+    queriesAdded: ["Kick off subrogation!", "pursue recovery please"],
+    avoidAdded: [{ text: NOT_FOR.text, tool: "refer_llu" }],
+    callExample: 'Example call: {"claim_ref": "CW-######"}',
+    queriesWithdrawn: ["pursue recovery please"],
+    displaced: [],
+    queriesDisplaced: [],
+    evidence: [],
+    ranks: [],
+    refused: [],
+    proposer: "deterministic",
+    cardVersionBefore: 1,
+    createdAt: 1,
+    updatedAt: 1,
+    ...over,
+  });
+
+  it("refuses a note, Not-for line, example (or an equivalent one) or example call of a dismissed revision (turned_down)", () => {
+    const turnedDown = turnedDownOf([revision("dismissed")]);
+    expect(reasons({ notes: [NOTE], examples: [EXAMPLE], notFor: [NOT_FOR] }, context({ turnedDown }))).toEqual([
+      "turned_down",
+      "turned_down",
+      "turned_down",
+    ]);
+    expect(vetExampleCall('Example call: {"claim_ref": "CW-######"}', { containsValue: fakeContainsValue, turnedDown })?.reason).toBe(
+      "turned_down",
+    );
+  });
+
+  it("keeps other lessons, and what only applied, proposed or withdrawn revisions held", () => {
+    const other = { text: "pursue the third party for recovery", cites: ["q10", "q11"] };
+    expect(reasons({ examples: [other] }, context({ turnedDown: turnedDownOf([revision("dismissed")]) }))).toEqual([]);
+    const kept = turnedDownOf([revision("applied"), revision("proposed")]);
+    expect(kept).toEqual({ notes: [], examples: [], notFor: [], exampleCalls: [] });
+    expect(reasons({ notes: [NOTE], examples: [EXAMPLE], notFor: [NOT_FOR] }, context({ turnedDown: kept }))).toEqual([]);
+    // Undone: what the revision had put on the card; an example apply withdrew was never on it.
+    expect(turnedDownOf([revision("undone")]).examples).toEqual(["Kick off subrogation!"]);
+  });
+});
+
 describe("vet: real wording displaces invented wording", () => {
   const synthetic = (text: string, addedAt: number): Example => ({ text, source: "synthetic", addedAt });
   const learnedWith = (examples: Example[]): Learned => ({ examples, notes: [], notFor: [], exampleCall: null });
@@ -375,6 +423,7 @@ describe("REFUSAL_REASONS", () => {
       "not_served_by_named_tool",
       "no_room",
       "already_kept",
+      "turned_down",
     ]);
   });
 });
