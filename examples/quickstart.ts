@@ -130,9 +130,8 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("route", createRouteNode({ router, ledger }))
     .addNode("agent", async (state: ToolLessonsState, config: RunnableConfig) => {
-      const partition = resolvePartition(config.metadata, config.configurable);
-      const cards = await ledger.listCards(partition);
-      const bound = bindRoutedTools(model, tools, state.routedTools, cards);
+      // The route node read this caller's cards of the routed tools once for the turn.
+      const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards);
       return { messages: [await bound.invoke(state.messages, config)] };
     })
     .addNode("tools", new ToolNode(tools))

@@ -19,8 +19,8 @@ export async function agentThatLearns(model: BaseChatModel, tools: StructuredToo
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("route", createRouteNode({ router: new ToolRouter({ index, k: 5 }), ledger }))
     .addNode("agent", async (state, config) => {
-      const cards = await ledger.listCards("default"); // learned lines reach the prompt here
-      const bound = bindRoutedTools(model, tools, state.routedTools, cards);
+      // The route node read the routed tools' cards for this caller: learned lines reach the prompt here.
+      const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards);
       return { messages: [await bound.invoke(state.messages, config)] };
     })
     .addNode("tools", new ToolNode(tools))

@@ -4,6 +4,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
 import { withDescriptions, type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
+import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
 import { maskText } from "../record/mask.js";
 import { type PartitionResolver, resolvePartition } from "../record/partition.js";
@@ -18,6 +19,11 @@ export const ToolLessonsAnnotation = Annotation.Root({
   ...MessagesAnnotation.spec,
   /** Names of the tools to bind this turn (set by the route node). */
   routedTools: Annotation<string[]>({ reducer: (_previous, next) => next, default: () => [] }),
+  /**
+   * The cards of the routed tools in the caller's partition, read once per turn by the route
+   * node (when it has a ledger): what {@link bindRoutedTools} describes the tools with.
+   */
+  routedCards: Annotation<ToolCard[]>({ reducer: (_previous, next) => next, default: () => [] }),
 });
 export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
 
@@ -37,7 +43,7 @@ export interface RouteNodeOptions {
    */
   partition?: PartitionResolver;
   /**
-   * Where a recording failure goes. Never thrown into the run.
+   * Where a failure to record the route or read the cards goes. Never thrown into the run.
    * @default console.warn
    */
   onError?: (error: unknown) => void;
@@ -45,17 +51,19 @@ export interface RouteNodeOptions {
 
 /**
  * A node that routes the newest user turn: it sets `routedTools` to the top-k tools plus the
- * tools the thread already uses, and records what routing offered. Put it before the agent node
- * and bind only the routed tools there ({@link bindRoutedTools}).
+ * tools the thread already uses, records what routing offered, and (with a ledger) sets
+ * `routedCards` to those tools' cards in the caller's partition, so the agent node needs no read
+ * of its own and every model step of the turn sees the same lessons. Put it before the agent
+ * node and bind only the routed tools there ({@link bindRoutedTools}).
  */
 export function createRouteNode(options: RouteNodeOptions) {
-  const onError = options.onError ?? ((error: unknown) => console.warn("[tool-lessons] recording a routed turn failed:", error));
+  const onError = options.onError ?? ((error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error));
   return async function route(
     state: { messages: BaseMessage[] },
     config?: RunnableConfig,
-  ): Promise<{ routedTools: string[] }> {
+  ): Promise<{ routedTools: string[]; routedCards: ToolCard[] }> {
     const turn = latestHumanTurn(state.messages);
-    if (!turn) return { routedTools: [] };
+    if (!turn) return { routedTools: [], routedCards: [] };
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const metadata = (config?.metadata ?? {}) as Record<string, unknown>;
     const partition = resolvePartition(metadata, configurable, options.partition);
@@ -79,8 +87,25 @@ export function createRouteNode(options: RouteNodeOptions) {
         onError(error);
       }
     }
-    return { routedTools: routed.tools };
+    return { routedTools: routed.tools, routedCards: await routedCards(options.ledger, partition, routed.tools, onError) };
   };
+}
+
+/** The cards of `tools` in the partition; none (the authors' descriptions) when reading fails. */
+async function routedCards(
+  ledger: Ledger | undefined,
+  partition: string,
+  tools: readonly string[],
+  onError: (error: unknown) => void,
+): Promise<ToolCard[]> {
+  if (!ledger) return [];
+  try {
+    const wanted = new Set(tools);
+    return (await ledger.listCards(partition)).filter((c) => wanted.has(c.name));
+  } catch (error) {
+    onError(error);
+    return [];
+  }
 }
 
 /** Tools the thread has already called (kept visible on later turns). */
@@ -96,8 +121,8 @@ export function toolsInUse(messages: readonly BaseMessage[]): string[] {
 
 /**
  * Bind exactly the routed tools to the model for this turn, each described as its card says
- * (the author's description plus what was learned; see `modelDescription`). With no routing
- * (an empty list), every tool is bound.
+ * (the author's description plus what was learned; see `modelDescription`); pass the state's
+ * `routedCards`. With no routing (an empty list), every tool is bound.
  */
 export function bindRoutedTools<T extends ToolSource & object>(
   model: BaseChatModel,

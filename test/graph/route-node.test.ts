@@ -15,8 +15,10 @@ import { planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 /** A scripted model that remembers which tools each turn bound. */
 class CapturingModel extends ScriptedChatModel {
   bound: string[][] = [];
+  described: Record<string, string>[] = [];
   override bindTools(tools: unknown[] = []): this {
     this.bound.push(tools.map((t) => (t as { name: string }).name));
+    this.described.push(Object.fromEntries(tools.map((t) => [(t as { name: string }).name, (t as { description: string }).description])));
     return this;
   }
 }
@@ -32,8 +34,7 @@ const TOOLS: StructuredToolInterface[] = [
   make("send_email", "Send an email to a customer."),
 ];
 
-async function build() {
-  const ledger = new Ledger(new InMemoryStore());
+async function build(ledger = new Ledger(new InMemoryStore()), onError?: (error: unknown) => void) {
   for (const partition of ["u:ann", "u:bob", "default"]) await registerTools(ledger, TOOLS, { partition });
   const index = new ToolIndex({ ledger });
   const router = new ToolRouter({ index, k: 2 });
@@ -41,9 +42,9 @@ async function build() {
     planScript((step, messages) => (step === 0 && /password/.test(String(messages.at(-1)?.content)) ? [{ name: "reset_password", args: { q: "x" } }] : undefined)),
   );
   const graph = new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router, ledger }))
+    .addNode("route", createRouteNode({ router, ledger, onError }))
     .addNode("agent", async (state, config) => ({
-      messages: [await bindRoutedTools(model, TOOLS, state.routedTools).invoke(state.messages, config)],
+      messages: [await bindRoutedTools(model, TOOLS, state.routedTools, state.routedCards).invoke(state.messages, config)],
     }))
     .addNode("tools", new ToolNode(TOOLS))
     .addEdge(START, "route")
@@ -84,5 +85,38 @@ describe("route node", () => {
     const last = model.bound.at(-1)!;
     expect(last).toContain("track_shipment");
     expect(last).toContain("reset_password");
+  });
+
+  it("carries the routed tools' cards of the caller's partition: a lesson of one caller reaches only that caller's prompt", async () => {
+    const { ledger, model, graph } = await build();
+    const card = (await ledger.getCard("u:ann", "reset_password"))!;
+    const note = "Reset links expire after # hours; send a new one rather than reusing an old link.";
+    await ledger.putCard({ ...card, learned: { ...card.learned, notes: [{ text: note, revisionId: "r1" }] } });
+
+    const ask = (user: string) =>
+      graph.invoke({ messages: [new HumanMessage("I forgot my password, please reset it")] }, { configurable: { thread_id: `t-${user}` }, metadata: { user_id: user } });
+    await ask("ann");
+    expect(model.described.at(-1)!.reset_password).toContain(`Learned from use:\n- ${note}`);
+    // Both model steps of the turn (the tool call, then the answer) saw the same description.
+    expect(model.described).toHaveLength(2);
+    expect(model.described[0]).toEqual(model.described[1]);
+    await ask("bob");
+    expect(model.described.at(-1)!.reset_password).toBe(TOOLS[0].description);
+  });
+
+  it("reports a failure to read the cards and runs on with the authors' descriptions", async () => {
+    const errors: unknown[] = [];
+    const ledger = new Ledger(new InMemoryStore());
+    const { model, graph } = await build(ledger, (error) => errors.push(error));
+    // A first turn builds the routing index; then the card store goes down.
+    await graph.invoke({ messages: [new HumanMessage("where is my parcel")] }, { configurable: { thread_id: "t0" } });
+    model.described = [];
+    ledger.listCards = async () => {
+      throw new Error("store down");
+    };
+    const result = await graph.invoke({ messages: [new HumanMessage("I forgot my password, please reset it")] }, { configurable: { thread_id: "t3" } });
+    expect(result.messages.at(-1)?.content).toBeTruthy();
+    expect(errors.map(String)).toContain("Error: store down");
+    expect(model.described[0].reset_password).toBe(TOOLS[0].description);
   });
 });
