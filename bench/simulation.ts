@@ -82,6 +82,8 @@ export async function benchSimulation(): Promise<string> {
     { label: "file order, `--k 1 --cycles 8`", report: await runMetaToolSimulation({ k: 1, cycles: 8 }) },
     { label: "`--shuffle 1 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 1, k: 1, cycles: 8 }) },
     { label: "`--shuffle 2 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 2, k: 1, cycles: 8 }) },
+    { label: "`--shuffle 3 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 3, k: 1, cycles: 8 }) },
+    { label: "`--shuffle 4 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 4, k: 1, cycles: 8 }) },
   ];
   const verdicts = runs.map(({ label, report: r }) => {
     const drops = r.perTool.filter((t) => t.after < t.before - 0.05);
