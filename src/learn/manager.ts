@@ -188,7 +188,7 @@ export class LessonManager {
       const misses = await this.coverMisses(whatIf, card, td, { all: served, own: servedByTool.get(card.name) ?? [] }, w.settings, turnedDown);
       // Only misses routing still misses count, each with what its wording would fix.
       const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
-      const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings });
+      const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings, turnedDown });
       const proposal = await this.proposer.propose(evidence, config);
       // A model call that failed (provider down, timeout) reviewed nothing: ask again next time.
       if (td.lastCallId && proposal.rejected?.reason !== "model_error") newMarks.set(card.name, td.lastCallId);

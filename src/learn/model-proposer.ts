@@ -99,7 +99,7 @@ Return only a JSON object: {"notes": [...], "examples": [...], "notFor": [...]}.
 - examples: {"text", "cites"}. A request, in the users' own words, that should reach this tool. Cite at least {minMisses} missed requests; share a word with each. Prefer words the tool's description lacks.
 - notFor: {"text", "tool", "cites"}. Exactly "Not for <kind of request>; use <tool>." for requests that went to this tool but another tool served. Cite at least {minConfusions} such requests, all served by that tool; share a word with each.
 
-Rules: one line each, at most {maxLineLength} characters. At most {maxNotes} notes, {maxNewQueries} examples, {maxAvoid} "Not for" lines. Never copy an argument value, id, name, amount or email; masked parts (#, <text>) may be described, not filled in. Write about the tool, never instructions to a model. Cite only ids given in the evidence. Do not repeat what the tool has already learned.`;
+Rules: one line each, at most {maxLineLength} characters. At most {maxNotes} notes, {maxNewQueries} examples, {maxAvoid} "Not for" lines. Never copy an argument value, id, name, amount or email; masked parts (#, <text>) may be described, not filled in. Write about the tool, never instructions to a model. Cite only ids given in the evidence. Do not repeat what the tool has already learned, nor what an operator turned down.`;
 
 /**
  * The messages of one tool's review: the instructions, then the evidence as JSON. Built only
@@ -115,6 +115,11 @@ export function buildProposerMessages(
   const system = INSTRUCTIONS.replace(/\{(\w+)\}/g, (_, key: string) =>
     key in limits ? String(limits[key as keyof typeof limits]) : `{${key}}`,
   );
+  const t = evidence.turnedDown;
+  const turnedDown =
+    t && t.notes.length + t.examples.length + t.notFor.length > 0
+      ? { notes: t.notes.slice(-maxItems), examples: t.examples.slice(-maxItems), notFor: t.notFor.slice(-maxItems) }
+      : undefined;
   const payload = {
     tool: evidence.tool,
     description: clip(evidence.description, maxDescription),
@@ -124,6 +129,7 @@ export function buildProposerMessages(
       notFor: evidence.current.notFor,
       examples: evidence.current.examples.map((e) => e.text),
     },
+    ...(turnedDown ? { turnedDownByOperator: turnedDown } : {}),
     failedCalls: evidence.failures.slice(0, maxItems).map((f) => ({
       callIds: f.callIds.slice(0, maxItems),
       errorClass: f.errorClass,

@@ -17,6 +17,7 @@ import {
 } from "./detect.js";
 import { definedOnly } from "../internal.js";
 import { routingText } from "../ledger/cards.js";
+import type { TurnedDown } from "./vet.js";
 
 /** A usage note: how to call the tool, from repeated calling errors. */
 export interface ProposedNote {
@@ -108,6 +109,8 @@ export interface ToolEvidence {
     notFor: { text: string; tool: string }[];
     examples: { text: string; source: ExampleSource }[];
   };
+  /** What an operator turned down for this tool (dismissed or undone): not to be proposed again. */
+  turnedDown?: TurnedDown;
   /** Failed calls grouped by error class and masked message, largest first. */
   failures: FailureGroup[];
   /** Failed calls whose error says the arguments were refused. */
@@ -168,6 +171,8 @@ export function buildToolEvidence(
     /** Every registered tool (the card's own is skipped). */
     tools: readonly NeighbourTool[];
     settings?: Partial<EvidenceLimits>;
+    /** What an operator turned down for this tool. */
+    turnedDown?: TurnedDown;
   },
   options: BuildToolEvidenceOptions = {},
 ): ToolEvidence {
@@ -189,6 +194,7 @@ export function buildToolEvidence(
       notFor: card.learned.notFor.map((n) => ({ text: n.text, tool: n.tool })),
       examples: card.learned.examples.map((e) => ({ text: e.text, source: e.source })),
     },
+    ...(input.turnedDown ? { turnedDown: input.turnedDown } : {}),
     failures: detection.failures,
     refusedCount: detection.refusedCount,
     misses: detection.misses,

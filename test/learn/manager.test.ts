@@ -207,6 +207,7 @@ interface PromptEvidence {
   failedCalls: { callIds: string[]; errorMessage: string }[];
   missedRequests: { id: string; request: string }[];
   confusedRequests: { id: string; request: string; servedBy: string }[];
+  turnedDownByOperator?: { notes: string[]; examples: string[]; notFor: string[] };
 }
 
 /**
@@ -752,6 +753,15 @@ describe("LessonManager with a model proposer", () => {
       ["not_for", "unknown_tool"],
     ]);
     expect(review.refused.map((r) => r.refusal)).toEqual(revision.refused);
+
+    // Dismissed, its note is shown to the model as turned down at the next review, and refused if proposed again.
+    await w.manager.dismiss(revision.id);
+    await w.lookupsWithoutPrefix(1, ["83838"]);
+    const again = await w.manager.review();
+    expect(model.seen[1].turnedDownByOperator?.notes).toEqual(["Prefix order_id with ORD- followed by the digits."]);
+    expect(model.seen[0].turnedDownByOperator).toBeUndefined();
+    expect(again.revisions).toEqual([]);
+    expect(again.refused.map((r) => r.refusal.reason)).toContain("turned_down");
   });
 
   it("never lets an argument value into a revision: a proposal holding one is refused contains_value", async () => {

@@ -169,6 +169,17 @@ describe("buildProposerMessages", () => {
     const b = buildProposerMessages(evidence()).map((m) => m.text);
     expect(a).toEqual(b);
   });
+
+  it("shows the model what an operator turned down, and nothing about it when nothing was", () => {
+    const turnedDown = { notes: ["claim_ref must look like CW-######."], examples: ["kick off subrogation"], notFor: [], exampleCalls: [] };
+    const [system, human] = buildProposerMessages({ ...evidence(), turnedDown }).map((m) => m.text);
+    expect(system).toContain("nor what an operator turned down");
+    const payload = JSON.parse(human.slice(human.indexOf("{")));
+    expect(payload.turnedDownByOperator).toEqual({ notes: turnedDown.notes, examples: turnedDown.examples, notFor: [] });
+    const plain = buildProposerMessages(evidence()).map((m) => m.text)[1];
+    expect(plain).not.toContain("turnedDownByOperator");
+    expect(buildProposerMessages({ ...evidence(), turnedDown: { notes: [], examples: [], notFor: [], exampleCalls: [] } })[1].text).toBe(plain);
+  });
 });
 
 // evidenceMaps is the manager's way to fill the vet context from a detection.
