@@ -3,9 +3,11 @@
  * markdown to docs/benchmarks.md with the command and the machine it ran on. Figures are
  * measured here, each compared side by side within its own run (ratios), never asserted.
  *
- * `npm run bench -- recording review` runs only the named sections.
+ * Each section runs in its own process. `npm run bench -- recording review` re-measures only the
+ * named sections and replaces them in docs/benchmarks.md, noting it in the header.
  */
-import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +25,15 @@ const sections: Record<string, () => Promise<string>> = {
   simulation: benchSimulation,
 };
 
+/** Set in a child process: run this one section and print its markdown. */
+const CHILD_ENV = "TOOL_LESSONS_BENCH_SECTION";
+
+const child = process.env[CHILD_ENV];
+if (child !== undefined) {
+  process.stdout.write(await sections[child]());
+  process.exit(0);
+}
+
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in sections));
 if (unknown.length > 0) {
@@ -32,21 +43,52 @@ if (unknown.length > 0) {
 const chosen = wanted.length > 0 ? wanted : Object.keys(sections);
 const parts: string[] = [];
 for (const name of chosen) {
+  // Each section in its own process, so no section measures the heap another one left behind.
   const t0 = performance.now();
   console.error(`bench: ${name} ...`);
-  parts.push(await sections[name]());
+  const run = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    env: { ...process.env, [CHILD_ENV]: name },
+    encoding: "utf8",
+    maxBuffer: 64 * 2 ** 20,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (run.status !== 0) {
+    console.error(`bench: ${name} failed (exit ${run.status ?? run.signal}); nothing written.`);
+    process.exit(1);
+  }
+  parts.push(run.stdout.trim());
   console.error(`bench: ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
+const date = new Date().toISOString().slice(0, 10);
 const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-const header = [
-  "# Benchmarks",
-  "",
-  `Written by \`npm run bench${wanted.length > 0 ? ` -- ${wanted.join(" ")}` : ""}\` on ${new Date().toISOString().slice(0, 10)}.`,
-  `Machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}.`,
-  "Each section is measured in one run on this machine; compare figures within a section, not across machines.",
-  "",
-].join("\n");
+const machine = `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}`;
 const out = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../docs/benchmarks.md");
-writeFileSync(out, `${header}\n${parts.join("\n\n")}\n`);
+if (wanted.length === 0 || !existsSync(out)) {
+  const header = [
+    "# Benchmarks",
+    "",
+    `Written by \`npm run bench\` on ${date}, each section in its own process.`,
+    `Machine: ${machine}.`,
+    "Each section is measured in one run on this machine; compare figures within a section, not across machines.",
+    "",
+  ].join("\n");
+  writeFileSync(out, `${header}\n${parts.join("\n\n")}\n`);
+} else {
+  // Only the named sections: replace them (by their "## " heading) and say so in the header.
+  let text = readFileSync(out, "utf8").trimEnd();
+  for (const part of parts) {
+    const heading = part.split("\n", 1)[0];
+    const at = text.indexOf(`\n${heading}\n`);
+    if (at < 0) {
+      text = `${text}\n\n${part}`;
+      continue;
+    }
+    const next = text.indexOf("\n## ", at + heading.length + 1);
+    text = `${text.slice(0, at + 1)}${part}${next < 0 ? "" : `\n${text.slice(next)}`}`;
+  }
+  const note = `Re-measured by \`npm run bench -- ${wanted.join(" ")}\` on ${date} (${machine}): ${chosen.join(", ")}.`;
+  text = text.replace(/\n\n## /, `\n${note}\n\n## `);
+  writeFileSync(out, `${text}\n`);
+}
 console.error(`bench: wrote ${out}`);
