@@ -87,8 +87,16 @@ if (wanted.length === 0 || !existsSync(out)) {
     const next = text.indexOf("\n## ", at + heading.length + 1);
     text = `${text.slice(0, at + 1)}${part}${next < 0 ? "" : `\n${text.slice(next)}`}`;
   }
+  // One note per section: an older note naming only sections re-measured now goes.
   const note = `Re-measured by \`npm run bench -- ${wanted.join(" ")}\` on ${date} (${machine}): ${chosen.join(", ")}.`;
-  text = text.replace(/\n\n## /, `\n${note}\n\n## `);
+  text = text
+    .split("\n")
+    .filter((line) => {
+      const named = /^Re-measured by .*: ([\w, -]+)\.$/.exec(line)?.[1].split(", ");
+      return !named || !named.every((n) => chosen.includes(n));
+    })
+    .join("\n")
+    .replace(/\n\n## /, `\n${note}\n\n## `);
   writeFileSync(out, `${text}\n`);
 }
 console.error(`bench: wrote ${out}`);
