@@ -21,6 +21,17 @@ export function byId(a: { id: string }, b: { id: string }): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** True when rows are in id order already (a store usually returns them so). */
+export function isSortedById(rows: readonly { id: string }[]): boolean {
+  for (let i = 1; i < rows.length; i++) if (rows[i - 1].id > rows[i].id) return false;
+  return true;
+}
+
+/** Rows in id order, sorted in place only when they are not already (a check is linear, a sort is not). */
+export function sortById<T extends { id: string }>(rows: T[]): T[] {
+  return isSortedById(rows) ? rows : rows.sort(byId);
+}
+
 /** At most `max` characters, ending in "…" when cut. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;

@@ -8,7 +8,7 @@
  */
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
-import { byId } from "../internal.js";
+import { byId, isSortedById } from "../internal.js";
 
 /** How a request missed a tool. */
 export type MissKind = "served_unoffered" | "re_asked";
@@ -387,8 +387,3 @@ function withThread<T extends { threadId?: string }>(item: T, turn: TurnRecord):
   return item;
 }
 
-
-function isSortedById(rows: readonly { id: string }[]): boolean {
-  for (let i = 1; i < rows.length; i++) if (rows[i - 1].id > rows[i].id) return false;
-  return true;
-}

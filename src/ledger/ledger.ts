@@ -28,7 +28,7 @@ import {
   TurnRecordSchema,
   type TurnRecord,
 } from "./schema.js";
-import { byId } from "../internal.js";
+import { byId, sortById } from "../internal.js";
 
 /** Receives the ledger's warnings (a skipped row, a failed prune). Never thrown. */
 export type WarningSink = (message: string, context?: Record<string, unknown>) => void;
@@ -183,7 +183,7 @@ export class Ledger {
       options.tool !== undefined
         ? await this.listNamespace(namespaceFor(this.root, partition, "calls", options.tool))
         : await this.listNamespace(namespaceFor(this.root, partition, "calls"), 1);
-    return newest(this.parseItems(CallRecordSchema, items, options.after, looksLikeCall).sort(byId), options.limit);
+    return newest(sortById(this.parseItems(CallRecordSchema, items, options.after, looksLikeCall)), options.limit);
   }
 
   /** Tools that have call records in a partition. */
@@ -202,13 +202,13 @@ export class Ledger {
   /** Turn records, oldest first. */
   async listTurns(partition: string, options: ListOptions = {}): Promise<TurnRecord[]> {
     const items = await this.listNamespace(namespaceFor(this.root, partition, "turns"));
-    return newest(this.parseItems(TurnRecordSchema, items, options.after, looksLikeTurn).sort(byId), options.limit);
+    return newest(sortById(this.parseItems(TurnRecordSchema, items, options.after, looksLikeTurn)), options.limit);
   }
 
   /** Route records, oldest first. */
   async listRoutes(partition: string, options: ListOptions = {}): Promise<RouteRecord[]> {
     const items = await this.listNamespace(namespaceFor(this.root, partition, "routes"));
-    return newest(this.parseItems(RouteRecordSchema, items, options.after, looksLikeRoute).sort(byId), options.limit);
+    return newest(sortById(this.parseItems(RouteRecordSchema, items, options.after, looksLikeRoute)), options.limit);
   }
 
   // ---------------------------------------------------------------- cards
