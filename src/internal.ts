@@ -22,7 +22,7 @@ export function byId(a: { id: string }, b: { id: string }): number {
 }
 
 /** True when rows are in id order already (a store usually returns them so). */
-export function isSortedById(rows: readonly { id: string }[]): boolean {
+function isSortedById(rows: readonly { id: string }[]): boolean {
   for (let i = 1; i < rows.length; i++) if (rows[i - 1].id > rows[i].id) return false;
   return true;
 }

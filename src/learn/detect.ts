@@ -8,7 +8,7 @@
  */
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
-import { byId, isSortedById } from "../internal.js";
+import { sortById } from "../internal.js";
 
 /** How a request missed a tool. */
 export type MissKind = "served_unoffered" | "re_asked";
@@ -178,7 +178,7 @@ export function detect(input: DetectInput): Detection {
     if (!prior || prior.id < route.id) routeByRequest.set(route.requestId, route);
   }
   const ordered = [...turnByRequest.values()];
-  if (!isSortedById(ordered)) ordered.sort(byId);
+  sortById(ordered);
 
   // Each (tool, request) pair can arise from one rule only (the rules' conditions on who served
   // the request exclude each other, and each request has one turn and one next turn), so no
@@ -289,7 +289,7 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
   for (const [tool, all] of byTool) {
     const td = out.get(tool);
     if (!td) continue;
-    const sorted = isSortedById(all) ? all : [...all].sort(byId);
+    const sorted = sortById(all);
     const read = sorted.length > maxCalls ? sorted.slice(sorted.length - maxCalls) : sorted;
     td.calls = read.length;
     td.lastCallId = read.length > 0 ? read[read.length - 1].id : undefined;

@@ -309,26 +309,20 @@ export function equivalent(a: string, b: string, threshold: number = DEFAULT_VET
   return shared / (left.size + right.size - shared) >= threshold;
 }
 
-/** Not a repeat of something kept (`already_kept`). */
-export function checkNotRepeated(
+/**
+ * Not equivalent to something already said: on the card (`already_kept`) or turned down by an
+ * operator (`turned_down`).
+ */
+export function checkNotSaid(
   kind: VetKind,
   text: string,
-  kept: readonly string[],
+  said: readonly string[],
   threshold: number,
+  reason: "already_kept" | "turned_down",
 ): Refusal | null {
-  const same = kept.find((k) => equivalent(text, k, threshold));
-  return same === undefined ? null : refuse(kind, text, "already_kept", `repeats "${same}"`);
-}
-
-/** Refuses a text that says what an operator turned down (same words; examples: equivalent). */
-export function checkNotTurnedDown(
-  kind: VetKind,
-  text: string,
-  turnedDown: readonly string[],
-  threshold: number,
-): Refusal | null {
-  const same = turnedDown.find((t) => equivalent(text, t, threshold));
-  return same === undefined ? null : refuse(kind, text, "turned_down", `an operator turned down "${same}"`);
+  const same = said.find((k) => equivalent(text, k, threshold));
+  if (same === undefined) return null;
+  return refuse(kind, text, reason, reason === "already_kept" ? `repeats "${same}"` : `an operator turned down "${same}"`);
 }
 
 // ------------------------------------------------------------------ one item
@@ -441,7 +435,7 @@ export function vetExampleCall(
     checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
     checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? []) ??
-    checkNotTurnedDown("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1)
+    checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
   );
 }
 
@@ -489,8 +483,8 @@ export function vetProposal(proposal: Proposal, ctx: VetContext, options: VetOpt
   for (const note of proposal.notes) {
     const r =
       vetNote(note, ctx, options) ??
-      checkNotRepeated("note", note.text, keptNoteTexts, 1) ??
-      checkNotTurnedDown("note", note.text, ctx.turnedDown?.notes ?? [], 1) ??
+      checkNotSaid("note", note.text, keptNoteTexts, 1, "already_kept") ??
+      checkNotSaid("note", note.text, ctx.turnedDown?.notes ?? [], 1, "turned_down") ??
       checkCap("note", note.text, keptNoteTexts.length, settings.maxNotes, "notes on the card");
     if (r) refused.push(r);
     else {
@@ -503,8 +497,8 @@ export function vetProposal(proposal: Proposal, ctx: VetContext, options: VetOpt
   for (const item of proposal.notFor) {
     const r =
       vetNotFor(item, ctx, options) ??
-      checkNotRepeated("not_for", item.text, keptAvoidTexts, 1) ??
-      checkNotTurnedDown("not_for", item.text, ctx.turnedDown?.notFor ?? [], 1) ??
+      checkNotSaid("not_for", item.text, keptAvoidTexts, 1, "already_kept") ??
+      checkNotSaid("not_for", item.text, ctx.turnedDown?.notFor ?? [], 1, "turned_down") ??
       checkCap("not_for", item.text, keptAvoidTexts.length, settings.maxAvoid, '"Not for" lines on the card');
     if (r) refused.push(r);
     else {
@@ -533,8 +527,8 @@ function vetExamples(
   for (const example of proposed) {
     const r =
       vetExample(example, ctx, options) ??
-      checkNotRepeated("example", example.text, [...fixed, ...accepted.map((a) => a.text)], threshold) ??
-      checkNotTurnedDown("example", example.text, ctx.turnedDown?.examples ?? [], threshold) ??
+      checkNotSaid("example", example.text, [...fixed, ...accepted.map((a) => a.text)], threshold, "already_kept") ??
+      checkNotSaid("example", example.text, ctx.turnedDown?.examples ?? [], threshold, "turned_down") ??
       checkCap("example", example.text, accepted.length, settings.maxNewQueries, "new examples in this review");
     if (r) refused.push(r);
     else accepted.push({ text: example.text, cites: [...new Set(example.cites)] });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Example, Learned, Revision } from "../../src/ledger/schema.js";
+import { revision as ledgerRevision } from "../ledger/contract.js";
 import { containsFingerprint, valueFingerprints } from "../../src/record/mask.js";
 import type { Proposal } from "../../src/learn/proposer.js";
 import {
@@ -273,28 +274,14 @@ describe("vet: repeats", () => {
 });
 
 describe("vet: what an operator turned down", () => {
-  const revision = (status: Revision["status"], over: Partial<Revision> = {}): Revision => ({
-    v: 1,
-    id: `r-${status}`,
-    partition: "p",
-    tool: "start_recovery",
-    status,
-    notesAdded: [NOTE.text],
-    queriesAdded: ["Kick off subrogation!", "pursue recovery please"],
-    avoidAdded: [{ text: NOT_FOR.text, tool: "refer_llu" }],
-    callExample: 'Example call: {"claim_ref": "CW-######"}',
-    queriesWithdrawn: ["pursue recovery please"],
-    displaced: [],
-    queriesDisplaced: [],
-    evidence: [],
-    ranks: [],
-    refused: [],
-    proposer: "deterministic",
-    cardVersionBefore: 1,
-    createdAt: 1,
-    updatedAt: 1,
-    ...over,
-  });
+  const revision = (status: Revision["status"]): Revision =>
+    ledgerRevision("p", "start_recovery", status, `r-${status}`, {
+      notesAdded: [NOTE.text],
+      queriesAdded: ["Kick off subrogation!", "pursue recovery please"],
+      avoidAdded: [{ text: NOT_FOR.text, tool: "refer_llu" }],
+      callExample: 'Example call: {"claim_ref": "CW-######"}',
+      queriesWithdrawn: ["pursue recovery please"],
+    });
 
   it("refuses a note, Not-for line, example (or an equivalent one) or example call of a dismissed revision (turned_down)", () => {
     const turnedDown = turnedDownOf([revision("dismissed")]);
