@@ -143,6 +143,13 @@ export function lexicalFeatures(text: string, ngramSizes: readonly number[], num
   return { words, ngrams };
 }
 
+/** A typed array as a plain array, by a loop: `Array.from` goes through the iterator and is several times slower. */
+function toNumbers(v: Float32Array): number[] {
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i];
+  return out;
+}
+
 /** The word feature every number stands for (see {@link lexicalFeatures}). */
 const NUMBER_FEATURE = "#";
 
@@ -271,12 +278,12 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** Embeds each text (see {@link embedToArray}). */
   async embedDocuments(documents: string[]): Promise<number[][]> {
-    return documents.map((d) => Array.from(this.embedToArray(d)));
+    return documents.map((d) => toNumbers(this.embedToArray(d)));
   }
 
   /** Embeds a query the same way as a document. */
   async embedQuery(document: string): Promise<number[]> {
-    return Array.from(this.embedToArray(document));
+    return toNumbers(this.embedToArray(document));
   }
 
   /** The options and fitted IDF counts as plain JSON, sorted so equal states serialise equally. */

@@ -85,7 +85,15 @@ interface PartitionState {
   /** Hash of the routing text each tool was embedded from. */
   textHash: Map<string, string>;
   changedSinceFit: number;
+  /**
+   * Vectors of tool parts (name, description, argument names) by text, in `tool` mode: "what if"
+   * questions embed the same tool part with many sets of examples. Dropped with the state.
+   */
+  toolParts: Map<string, number[]>;
 }
+
+/** Most tool-part vectors a partition keeps cached (emptied when full). */
+const MAX_CACHED_TOOL_PARTS = 10_000;
 
 /**
  * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
@@ -198,7 +206,7 @@ export class ToolIndex {
    */
   async cardVectors(partition: string, card: ToolCard): Promise<number[][]> {
     const state = await this.ensure(partition);
-    return (await this.embedAll(state.embeddings, [card]))[0];
+    return (await this.embedAll(state, [card]))[0];
   }
 
   /** Best cosine similarity of a request vector with any of a tool's vectors. */
@@ -209,20 +217,27 @@ export class ToolIndex {
   }
 
   /** Each card's vectors, in the order of its pieces. */
-  private async embedAll(embeddings: EmbeddingsInterface, cards: readonly ToolCard[]): Promise<number[][][]> {
+  private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<number[][][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
-      const flat = await embeddings.embedDocuments(pieces.flat());
+      const flat = await state.embeddings.embedDocuments(pieces.flat());
       let i = 0;
       return pieces.map((p) => p.map(() => flat[i++]));
     }
-    // Tool part and examples embedded apart, then mixed (one embedDocuments call for all cards).
+    // Tool part and examples embedded apart, then mixed: one embedDocuments call for every text
+    // not cached (tool parts are).
     const parts = cards.map((c) => routingTexts(c));
-    const texts = parts.flatMap((p) => (p.examples.length > 0 ? [p.tool, p.examples.join("\n")] : [p.tool]));
-    const flat = await embeddings.embedDocuments(texts);
-    let i = 0;
-    return parts.map((p) => {
-      const tool = flat[i++];
+    const cache = state.toolParts;
+    const texts = [...new Set(parts.filter((p) => !cache.has(p.tool)).map((p) => p.tool))];
+    const examples = parts.filter((p) => p.examples.length > 0).map((p) => p.examples.join("\n"));
+    const flat = await state.embeddings.embedDocuments([...texts, ...examples]);
+    const toolVectors = parts.map((p) => cache.get(p.tool));
+    if (cache.size + texts.length > MAX_CACHED_TOOL_PARTS) cache.clear();
+    const at = new Map(texts.map((text, i) => [text, i]));
+    texts.forEach((text, i) => cache.set(text, flat[i]));
+    let i = texts.length;
+    return parts.map((p, n) => {
+      const tool = toolVectors[n] ?? flat[at.get(p.tool)!];
       if (p.examples.length === 0) return [tool];
       return [mix(tool, flat[i++], examplesWeight(p.examples.length, this.examples))];
     });
@@ -257,7 +272,7 @@ export class ToolIndex {
       embeddings = new LexicalEmbeddings().fit(texts);
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
-    return { embeddings, textHash: new Map(), changedSinceFit: 0 };
+    return { embeddings, textHash: new Map(), changedSinceFit: 0, toolParts: new Map() };
   }
 
   private async embedCards(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
@@ -278,7 +293,7 @@ export class ToolIndex {
       });
       state.textHash.set(card.name, hashCard(card));
     }
-    const vectors = (await this.embedAll(state.embeddings, cards)).flat();
+    const vectors = (await this.embedAll(state, cards)).flat();
     await this.store.addVectors(vectors, docs, { ids });
   }
 }

@@ -5,6 +5,7 @@ import { InvalidInput } from "../../src/errors.js";
 import { ToolRouter } from "../../src/index/router.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
+import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
 
 const TOOLS = [
   { name: "lookup_order", description: "Look up an order's status and items by its order id." },
@@ -86,6 +87,37 @@ describe("ToolIndex", () => {
     // The tool part always keeps a share: the tool still matches its own description's words.
     const own = await index.embedRequest("p1", "carrier tracking number");
     expect(ToolIndex.bestScore(own, await index.cardVectors("p1", withExamples(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"])))).toBeGreaterThan(0.2);
+  });
+
+  it("embeds a tool part once: what-if vectors with other examples reuse it and equal a fresh index's", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    const embedded: string[] = [];
+    const embeddings = new (class extends LexicalEmbeddings {
+      override async embedDocuments(texts: string[]): Promise<number[][]> {
+        embedded.push(...texts);
+        return super.embedDocuments(texts);
+      }
+    })().fit(TOOLS.map((t) => t.description));
+    const index = new ToolIndex({ ledger, embeddings });
+    await index.reindex("p1");
+    const card = (await ledger.getCard("p1", "track_shipment"))!;
+    const variant = (examples: string[], description = card.author.description) => ({
+      ...card,
+      author: { ...card.author, description },
+      learned: { ...card.learned, examples: examples.map((text) => ({ text, source: "learned" as const, addedAt: 1 })) },
+    });
+    embedded.length = 0;
+    const a = await index.cardVectors("p1", variant(["stuff never arrived"]));
+    const b = await index.cardVectors("p1", variant(["where is my stuff"]));
+    expect(embedded).toEqual(["stuff never arrived", "where is my stuff"]);
+    const fresh = new ToolIndex({ ledger, embeddings });
+    expect(a).toEqual(await fresh.cardVectors("p1", variant(["stuff never arrived"])));
+    expect(b).not.toEqual(a);
+    // Another description is another tool part: embedded, not taken from the cache.
+    embedded.length = 0;
+    await index.cardVectors("p1", variant([], "Track a parcel by its carrier code."));
+    expect(embedded).toEqual([expect.stringContaining("Track a parcel by its carrier code.")]);
   });
 
   it("refuses a negative examples weight", async () => {
