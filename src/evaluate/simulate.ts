@@ -61,7 +61,8 @@ export interface SimulateOptions {
   settings?: SettingsInput;
   /**
    * Replay the traffic in a seeded random order instead of file order. Useful when the file is
-   * sorted (MetaTool's is grouped by tool, so in file order each tool is reviewed only once).
+   * sorted (MetaTool's is grouped by tool, so in file order each tool has new calls in one or two
+   * slices only).
    * @default undefined (file order)
    */
   shuffleSeed?: number;

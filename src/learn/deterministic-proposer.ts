@@ -341,6 +341,7 @@ export interface DeterministicProposerOptions {
  */
 export class DeterministicProposer implements Proposer {
   readonly name = "deterministic";
+  readonly callsModel = false;
   private readonly options: DeterministicProposerOptions;
 
   constructor(options: DeterministicProposerOptions = {}) {

@@ -127,7 +127,8 @@ export class LessonManager {
   /**
    * Read the partition's records, find what repeats, propose lessons per tool, vet them, and store
    * each tool's kept lessons as a proposed revision. A tool with a revision waiting is not
-   * reviewed; a tool with no new calls since its last review costs nothing; at most `maxTools`
+   * reviewed; a tool with no new calls since its last review costs no model call (only a proposer
+   * that calls no model looks at it again: routing may have moved since); at most `maxTools`
    * tools, those with the most failed calls first. What an operator dismissed or undid for a tool
    * is not proposed again (refused `turned_down`).
    */
@@ -153,7 +154,8 @@ export class LessonManager {
         continue;
       }
       const mark = marks.get(card.name);
-      if (td.lastCallId === undefined || (mark !== undefined && td.lastCallId <= mark)) {
+      const reviewedAlready = mark !== undefined && td.lastCallId !== undefined && td.lastCallId <= mark;
+      if (td.lastCallId === undefined || (reviewedAlready && this.proposer.callsModel !== false)) {
         review.skipped.push({ tool: card.name, reason: "no_new_calls" });
         continue;
       }

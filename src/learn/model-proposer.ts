@@ -204,6 +204,7 @@ export function parseProposalObject(value: unknown, maxItems: number = DEFAULT_M
  */
 export class ModelProposer implements Proposer {
   readonly name: string;
+  readonly callsModel = true;
   private readonly model: BaseChatModel;
   private readonly options: Required<Omit<ModelProposerOptions, "name">>;
 

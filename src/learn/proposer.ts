@@ -133,6 +133,14 @@ export interface Proposer {
   /** Recorded on the revision (`deterministic`, or the model's name). */
   readonly name: string;
   /**
+   * Whether {@link propose} calls a model. A tool with no new calls since its last review is
+   * reviewed again only by a proposer that does not (the same evidence would cost the same call);
+   * one that does not looks again, since routing may have moved since (other tools' lessons) and a
+   * review capped at `maxNewQueries` may have left good wordings for the next.
+   * @default true (a proposer that does not say is taken to call a model)
+   */
+  readonly callsModel?: boolean;
+  /**
    * Propose lessons for one tool. Must not throw for a bad reply: return an empty proposal with
    * `rejected` set instead.
    */

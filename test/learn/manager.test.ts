@@ -415,6 +415,26 @@ describe("LessonManager.review", () => {
     expect(proposer.asked).toHaveLength(3);
   });
 
+  it("with the deterministic proposer, looks again at a tool with no new calls: a capped review leaves the next wording for the next", async () => {
+    const w = await world({ settings: { maxNewQueries: 1, routingK: 1 } });
+    const reimburse = ["I was double charged at checkout", "double charged twice for one blouse", "got double charged for the lamp"];
+    for (const t of [...(await w.moneyBack()), ...(await w.moneyBack(reimburse))]) expect(t.offered).not.toContain("refund_order");
+
+    const first = revisionOf(await w.manager.review({ autoApply: true }), "refund_order");
+    expect(first.queriesAdded).toHaveLength(1);
+    // No new call since, yet the tool is reviewed (no model is asked) and the other kind of miss is taken up.
+    const again = await w.manager.review({ autoApply: true });
+    expect(again.skipped).not.toContainEqual({ tool: "refund_order", reason: "no_new_calls" });
+    const second = revisionOf(again, "refund_order");
+    expect(second.queriesAdded).toHaveLength(1);
+    const added = [first.queriesAdded[0], second.queriesAdded[0]];
+    expect(added.filter((q) => MONEY_BACK.includes(q))).toHaveLength(1);
+    expect(added.filter((q) => reimburse.includes(q))).toHaveLength(1);
+    // Nothing left: the next look proposes nothing.
+    expect((await w.manager.review({ autoApply: true })).revisions.filter((r) => r.tool === "refund_order")).toEqual([]);
+    expect((await w.card("refund_order")).learned.examples.map((e) => e.text).sort()).toEqual([...added].sort());
+  });
+
   it("reviews at most maxTools tools, those with the most failed calls first", async () => {
     const proposer = new CountingProposer();
     const w = await world({ proposer, settings: { maxTools: 2 } });
