@@ -129,7 +129,7 @@ export class LessonManager {
    * each tool's kept lessons as a proposed revision. A tool with a revision waiting is not
    * reviewed; a tool with no new calls since its last review costs no model call (only a proposer
    * that calls no model looks at it again: routing may have moved since); at most `maxTools`
-   * tools, those with the most failed calls first. What an operator dismissed or undid for a tool
+   * tools, those with new calls first, then those with the most failed calls. What an operator dismissed or undid for a tool
    * is not proposed again (refused `turned_down`).
    */
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
@@ -144,7 +144,7 @@ export class LessonManager {
     const wanted = options.tools ? new Set(options.tools) : undefined;
 
     const review: Review = { partition, revisions: [], refused: [], skipped: [], flags: [] };
-    const due: { card: ToolCard; td: ToolDetection }[] = [];
+    const due: { card: ToolCard; td: ToolDetection; fresh: boolean }[] = [];
     for (const card of w.cards) {
       if (wanted && !wanted.has(card.name)) continue;
       const td = detection.tools.get(card.name);
@@ -154,8 +154,9 @@ export class LessonManager {
         continue;
       }
       const mark = marks.get(card.name);
-      const reviewedAlready = mark !== undefined && td.lastCallId !== undefined && td.lastCallId <= mark;
-      if (td.lastCallId === undefined || (reviewedAlready && this.proposer.callsModel !== false)) {
+      // A tool never called is always skipped; one with no new calls unless the proposer calls no model.
+      const fresh = td.lastCallId !== undefined && (mark === undefined || td.lastCallId > mark);
+      if (td.lastCallId === undefined || (!fresh && this.proposer.callsModel !== false)) {
         review.skipped.push({ tool: card.name, reason: "no_new_calls" });
         continue;
       }
@@ -166,10 +167,12 @@ export class LessonManager {
         review.skipped.push({ tool: card.name, reason: "too_little_evidence" });
         continue;
       }
-      due.push({ card, td });
+      due.push({ card, td, fresh });
     }
+    // Tools with new calls first: a second look never takes a place under maxTools from them.
     due.sort(
       (a, b) =>
+        Number(b.fresh) - Number(a.fresh) ||
         failedCount(b.td) - failedCount(a.td) ||
         b.td.misses.length + b.td.confusions.length - (a.td.misses.length + a.td.confusions.length),
     );

@@ -435,6 +435,17 @@ describe("LessonManager.review", () => {
     expect((await w.card("refund_order")).learned.examples.map((e) => e.text).sort()).toEqual([...added].sort());
   });
 
+  it("puts tools with new calls before a second look under maxTools", async () => {
+    const w = await world({ settings: { maxTools: 1 } });
+    await w.lookupsWithoutPrefix(2);
+    expect(revisionOf(await w.manager.review({ autoApply: true }), "lookup_order").status).toBe("applied");
+    // lookup_order has more failed calls, but refund_order has the new ones.
+    await w.moneyBack();
+    const review = await w.manager.review();
+    expect(review.revisions.map((r) => r.tool)).toEqual(["refund_order"]);
+    expect(review.skipped).toContainEqual({ tool: "lookup_order", reason: "over_max_tools" });
+  });
+
   it("reviews at most maxTools tools, those with the most failed calls first", async () => {
     const proposer = new CountingProposer();
     const w = await world({ proposer, settings: { maxTools: 2 } });
