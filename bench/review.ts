@@ -58,12 +58,6 @@ async function once(calls: number): Promise<{ calls: number; seconds: number; pe
   const base = process.memoryUsage().rss;
   let peak = base;
   const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
-  if (process.env.PHASES) {
-    let t = performance.now();
-    const calls = await ledger.listCalls(P); console.log("listCalls", calls.length, (performance.now() - t).toFixed(0)); t = performance.now();
-    const turns = await ledger.listTurns(P); console.log("listTurns", (performance.now() - t).toFixed(0)); t = performance.now();
-    const routes = await ledger.listRoutes(P); console.log("listRoutes", (performance.now() - t).toFixed(0)); t = performance.now();
-  }
   const t0 = performance.now();
   const review = await manager.review({ partition: P, dryRun: true });
   const seconds = (performance.now() - t0) / 1000;

@@ -100,8 +100,7 @@ async function routedCards(
 ): Promise<ToolCard[]> {
   if (!ledger) return [];
   try {
-    const wanted = new Set(tools);
-    return (await ledger.listCards(partition)).filter((c) => wanted.has(c.name));
+    return await ledger.getCards(partition, tools);
   } catch (error) {
     onError(error);
     return [];

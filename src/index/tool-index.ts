@@ -228,16 +228,22 @@ export class ToolIndex {
     // not cached (tool parts are).
     const parts = cards.map((c) => routingTexts(c));
     const cache = state.toolParts;
-    const texts = [...new Set(parts.filter((p) => !cache.has(p.tool)).map((p) => p.tool))];
+    const toolVectors = new Map<string, number[]>();
+    for (const p of parts) {
+      const cached = cache.get(p.tool);
+      if (cached) toolVectors.set(p.tool, cached);
+    }
+    const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
     const examples = parts.filter((p) => p.examples.length > 0).map((p) => p.examples.join("\n"));
-    const flat = await state.embeddings.embedDocuments([...texts, ...examples]);
-    const toolVectors = parts.map((p) => cache.get(p.tool));
-    if (cache.size + texts.length > MAX_CACHED_TOOL_PARTS) cache.clear();
-    const at = new Map(texts.map((text, i) => [text, i]));
-    texts.forEach((text, i) => cache.set(text, flat[i]));
-    let i = texts.length;
-    return parts.map((p, n) => {
-      const tool = toolVectors[n] ?? flat[at.get(p.tool)!];
+    const flat = await state.embeddings.embedDocuments([...missing, ...examples]);
+    if (cache.size + missing.length > MAX_CACHED_TOOL_PARTS) cache.clear();
+    missing.forEach((text, i) => {
+      toolVectors.set(text, flat[i]);
+      cache.set(text, flat[i]);
+    });
+    let i = missing.length;
+    return parts.map((p) => {
+      const tool = toolVectors.get(p.tool)!;
       if (p.examples.length === 0) return [tool];
       return [mix(tool, flat[i++], examplesWeight(p.examples.length, this.examples))];
     });

@@ -129,8 +129,8 @@ export class LessonManager {
    * each tool's kept lessons as a proposed revision. A tool with a revision waiting is not
    * reviewed; a tool with no new calls since its last review costs no model call (only a proposer
    * that calls no model looks at it again: routing may have moved since); at most `maxTools`
-   * tools, those with new calls first, then those with the most failed calls. What an operator dismissed or undid for a tool
-   * is not proposed again (refused `turned_down`).
+   * tools, those with new calls first, then those with the most failed calls. What an operator
+   * dismissed or undid for a tool is not proposed again (refused `turned_down`).
    */
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
     const partition = options.partition ?? DEFAULT_PARTITION;

@@ -214,8 +214,15 @@ export class Ledger {
   // ---------------------------------------------------------------- cards
 
   async getCard(partition: string, tool: string): Promise<ToolCard | null> {
-    const item = await this.store.get(namespaceFor(this.root, partition, "cards"), tool);
-    return item ? this.parseItem(ToolCardSchema, item) : null;
+    return (await this.getCards(partition, [tool]))[0] ?? null;
+  }
+
+  /** The cards of these tools in one store batch, in the order asked; a tool with no card is left out. */
+  async getCards(partition: string, tools: readonly string[]): Promise<ToolCard[]> {
+    if (tools.length === 0) return [];
+    const namespace = namespaceFor(this.root, partition, "cards");
+    const items = await this.store.batch(tools.map((key) => ({ namespace, key })));
+    return this.parseItems(ToolCardSchema, items.filter((item): item is Item => item !== null));
   }
 
   /** Every card of a partition, by name. */

@@ -111,7 +111,7 @@ describe("route node", () => {
     // A first turn builds the routing index; then the card store goes down.
     await graph.invoke({ messages: [new HumanMessage("where is my parcel")] }, { configurable: { thread_id: "t0" } });
     model.described = [];
-    ledger.listCards = async () => {
+    ledger.getCards = async () => {
       throw new Error("store down");
     };
     const result = await graph.invoke({ messages: [new HumanMessage("I forgot my password, please reset it")] }, { configurable: { thread_id: "t3" } });

@@ -319,6 +319,12 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         await ledger.putCard(card("p", "email"));
         expect((await ledger.listCards("p")).map((c) => [c.name, c.version])).toEqual([["email", 1], ["search", 2]]);
         expect(await ledger.getCard("p", "missing")).toBeNull();
+        // Several at once, in the order asked, a tool with no card left out.
+        expect((await ledger.getCards("p", ["search", "missing", "email"])).map((c) => [c.name, c.version])).toEqual([
+          ["search", 2],
+          ["email", 1],
+        ]);
+        expect(await ledger.getCards("p", [])).toEqual([]);
       });
 
       it("refuses a write whose expectVersion is stale with RevisionConflict", async () => {
