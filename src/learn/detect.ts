@@ -10,8 +10,12 @@ import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
 import { sortById } from "../internal.js";
 
-/** How a request missed a tool. */
-export type MissKind = "served_unoffered" | "re_asked";
+/**
+ * How a request missed a tool: served though routing did not offer it (`served_unoffered`), asked
+ * again in the thread and then served (`re_asked`), or, found by the review against the index as
+ * it is now, served when routing offered it but no longer offered today (`no_longer_offered`).
+ */
+export type MissKind = "served_unoffered" | "re_asked" | "no_longer_offered";
 
 /** How a request went to the wrong tool. */
 export type ConfusionKind = "re_asked" | "ranked_first";

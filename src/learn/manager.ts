@@ -188,9 +188,14 @@ export class LessonManager {
     const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])), this.objective.nearDepth);
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     const servedByTool = groupBy(served, (t) => t.servedBy!);
+    // Requests routed with a choice before the last card change: routing may offer other tools now.
+    const lastChange = Math.max(0, ...w.cards.map((c) => c.updatedAt));
+    const routedBefore = new Set(routes.filter((r) => !r.allSent && r.at <= lastChange).map((r) => r.requestId));
+    const position = new Map(w.turns.map((t, i) => [t.requestId, i]));
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
       const turnedDown = turnedDownOf(revisionsByTool.get(card.name) ?? []);
-      const misses = await this.coverMisses(whatIf, card, td, { all: served, own: servedByTool.get(card.name) ?? [] }, w.settings, turnedDown);
+      const own = servedByTool.get(card.name) ?? [];
+      const misses = await this.coverMisses(whatIf, card, td, { all: served, own, routedBefore, position }, w.settings, turnedDown);
       // Only misses routing still misses count, each with what its wording would fix.
       const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
       const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings, turnedDown });
@@ -235,7 +240,7 @@ export class LessonManager {
         queriesWithdrawn: [],
         displaced: [],
         queriesDisplaced: vetted.displaced,
-        evidence: citedEvidence(td, kept),
+        evidence: citedEvidence(detection, kept),
         ranks: await this.ranks(whatIf, card, misses, kept.examples.map((e) => e.text), vetted.displaced),
         refused,
         proposer: this.proposer.name,
@@ -408,8 +413,9 @@ export class LessonManager {
 
   /**
    * The tool's missed requests that routing still misses today (an earlier revision may have
-   * fixed some), each marked with whether routing would choose its wording as an example (see
-   * {@link WhatIf.chooseExamples}): scored on the requests this tool served and on those other
+   * fixed some), with the routed requests it served that routing offered it for then but would not
+   * today (`no_longer_offered`: a card changed since), oldest first, each marked with whether
+   * routing would choose its wording as an example (see {@link WhatIf.chooseExamples}): scored on the requests this tool served and on those other
    * tools served that share a word with a candidate. A wording that alone would push another
    * tool out of routing for a request that tool served is never a candidate: apply would
    * withdraw it.
@@ -418,14 +424,28 @@ export class LessonManager {
     whatIf: WhatIf,
     card: ToolCard,
     td: ToolDetection,
-    served: { all: readonly TurnRecord[]; own: readonly TurnRecord[] },
+    served: {
+      all: readonly TurnRecord[];
+      own: readonly TurnRecord[];
+      /** Requests routed with a choice (not every tool sent) before the partition's last card change. */
+      routedBefore: ReadonlySet<string>;
+      /** Each request's place in the partition's turns. */
+      position: ReadonlyMap<string, number>;
+    },
     settings: Settings,
     turnedDown: TurnedDown,
   ): Promise<CoveredMissRecord[]> {
-    if (td.misses.length === 0) return [];
+    const recorded = td.misses.slice(-MAX_MISSES);
+    // A routed request the tool served and did not miss was offered it then.
+    const known = new Set(td.misses.map((m) => m.requestId));
+    const moved: MissedRequest[] = served.own
+      .slice(-MAX_OWN_REQUESTS)
+      .filter((t) => served.routedBefore.has(t.requestId) && !known.has(t.requestId))
+      .map((t) => ({ tool: card.name, requestId: t.requestId, request: t.request, how: "no_longer_offered", threadId: t.threadId }));
+    const at = (m: MissedRequest): number => served.position.get(m.requestId) ?? -1;
     const current = await whatIf.cardVectors(card.name);
     const open: { miss: MissedRequest; probe: Probe }[] = [];
-    for (const miss of td.misses.slice(-MAX_MISSES)) {
+    for (const miss of [...recorded, ...moved].sort((a, b) => at(a) - at(b))) {
       const probe = await whatIf.probe(miss.request, card.name);
       if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
       open.push({ miss, probe });

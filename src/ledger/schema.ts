@@ -172,7 +172,7 @@ export const EvidenceSchema = z.discriminatedUnion("kind", [
     kind: z.literal("missed_request"),
     requestId: z.string(),
     request: z.string(),
-    how: z.enum(["served_unoffered", "re_asked"]),
+    how: z.enum(["served_unoffered", "re_asked", "no_longer_offered"]),
   }),
   z.object({
     kind: z.literal("confused_request"),

@@ -435,6 +435,36 @@ describe("LessonManager.review", () => {
     expect((await w.card("refund_order")).learned.examples.map((e) => e.text).sort()).toEqual([...added].sort());
   });
 
+  it("counts a request the tool served when offered, but that routing no longer offers it for since a card changed, as missed", async () => {
+    const w = await world({ settings: { routingK: 1 } });
+    const requests = ["back onto my card for the cracked vase", "my card for the torn jacket", "card credit for that faded rug"];
+    for (const t of await w.moneyBack(requests)) expect(t.offered).toEqual(["refund_order"]);
+    // Routing offered refund_order every time: nothing was missed.
+    expect((await w.manager.review()).revisions).toEqual([]);
+
+    // An operator gives cancel_order an example that routing now prefers for those requests.
+    const cancel = await w.card("cancel_order");
+    const examples = ["the cracked vase", "a torn jacket", "that faded rug"].map((text) => ({
+      text,
+      source: "learned" as const,
+      addedAt: 0,
+    }));
+    await w.ledger.putCard({ ...cancel, learned: { ...cancel.learned, examples } });
+    await w.index.upsertCards(P, [await w.card("cancel_order")]);
+    const moved = [];
+    for (const r of requests) if (!(await w.routeFor(r)).includes("refund_order")) moved.push(r);
+    expect(moved.length).toBeGreaterThanOrEqual(2);
+
+    // No new call, but the deterministic proposer looks again and finds them missed now.
+    const revision = revisionOf(await w.manager.review(), "refund_order");
+    const missed = revision.evidence.filter((e) => e.kind === "missed_request");
+    expect(missed.map((e) => e.kind === "missed_request" && e.how)).toEqual(moved.map(() => "no_longer_offered"));
+    expect(missed.map((e) => e.kind === "missed_request" && e.request).sort()).toEqual([...moved].sort());
+    expect(revision.queriesAdded.length).toBeGreaterThan(0);
+    for (const q of revision.queriesAdded) expect(moved).toContain(q);
+    for (const r of revision.ranks) expect(r.before).toBeNull();
+  });
+
   it("puts tools with new calls before a second look under maxTools", async () => {
     const w = await world({ settings: { maxTools: 1 } });
     await w.lookupsWithoutPrefix(2);
