@@ -7,7 +7,6 @@ import { Embeddings } from "@langchain/core/embeddings";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { isContentWord, splitWords, stem } from "./tokenize.js";
-import { norm } from "../internal.js";
 
 /** Options of {@link LexicalEmbeddings}. Every field is optional; see {@link DEFAULT_LEXICAL_EMBEDDINGS}. */
 export interface LexicalEmbeddingsOptions {
@@ -143,11 +142,14 @@ export function lexicalFeatures(text: string, ngramSizes: readonly number[], num
   return { words, ngrams };
 }
 
-/** A typed array as a plain array, by a loop: `Array.from` goes through the iterator and is several times slower. */
-function toNumbers(v: Float32Array): number[] {
-  const out = new Array<number>(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i];
-  return out;
+/** Length of a sparse part, summed over `index` (ascending) as a dense loop would. */
+function partNorm(part: Map<number, number>, index: Int32Array): number {
+  let s = 0;
+  for (const i of index) {
+    const x = part.get(i);
+    if (x !== undefined) s += x * x;
+  }
+  return Math.sqrt(s);
 }
 
 /** The word feature every number stands for (see {@link lexicalFeatures}). */
@@ -250,40 +252,66 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** Embeds one text synchronously into a fresh unit-length (or all-zero) Float32Array. */
   embedToArray(text: string): Float32Array {
-    const { dimension, ngramWeight, ngramSizes, numbers } = this.options;
-    const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : [], numbers);
-    const out = new Float32Array(dimension);
-    const wordPart = this.hashPart(words, WORD_PREFIX);
-    const ngramPart = ngramWeight > 0 ? this.hashPart(ngrams, NGRAM_PREFIX) : new Float64Array(dimension);
-    const a = Math.sqrt(1 - ngramWeight) / (norm(wordPart) || 1);
-    const b = Math.sqrt(ngramWeight) / (norm(ngramPart) || 1);
-    for (let i = 0; i < dimension; i++) out[i] = a * wordPart[i] + b * ngramPart[i];
-    const total = norm(out);
-    if (total > 0) for (let i = 0; i < dimension; i++) out[i] /= total;
+    const out = new Float32Array(this.options.dimension);
+    const { index, value } = this.embedSparse(text);
+    for (let j = 0; j < index.length; j++) out[index[j]] = value[j];
     return out;
   }
 
-  private hashPart(features: Map<string, number>, prefix: string): Float64Array {
+  /**
+   * The nonzero entries of {@link embedToArray}'s vector, by ascending index: a text touches a few
+   * hundred of the buckets, so only those are computed (summed in index order, the values are the
+   * dense computation's to the bit).
+   */
+  private embedSparse(text: string): { index: Int32Array; value: Float32Array } {
+    const { ngramWeight, ngramSizes, numbers } = this.options;
+    const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : [], numbers);
+    const wordPart = this.hashPart(words, WORD_PREFIX);
+    const ngramPart = ngramWeight > 0 ? this.hashPart(ngrams, NGRAM_PREFIX) : new Map<number, number>();
+    const index = Int32Array.from(new Set([...wordPart.keys(), ...ngramPart.keys()])).sort();
+    const a = Math.sqrt(1 - ngramWeight) / (partNorm(wordPart, index) || 1);
+    const b = Math.sqrt(ngramWeight) / (partNorm(ngramPart, index) || 1);
+    const value = new Float32Array(index.length);
+    let total = 0;
+    for (let j = 0; j < index.length; j++) {
+      value[j] = a * (wordPart.get(index[j]) ?? 0) + b * (ngramPart.get(index[j]) ?? 0);
+      total += value[j] * value[j];
+    }
+    total = Math.sqrt(total);
+    if (total > 0) for (let j = 0; j < value.length; j++) value[j] /= total;
+    return { index, value };
+  }
+
+  /** One part's hashed, signed, IDF-weighted features: bucket to value. */
+  private hashPart(features: Map<string, number>, prefix: string): Map<number, number> {
     const { dimension, sublinearTf, seed } = this.options;
-    const part = new Float64Array(dimension);
+    const part = new Map<number, number>();
     for (const [feature, count] of features) {
       const key = prefix + feature;
       const tf = sublinearTf ? 1 + Math.log(count) : count;
-      const h = hash32(key, seed);
+      const h = hash32(key, seed) % dimension;
       const sign = hash32(key, seed ^ 0x5bd1e995) & 1 ? -1 : 1;
-      part[h % dimension] += sign * tf * this.idf(key);
+      part.set(h, (part.get(h) ?? 0) + sign * tf * this.idf(key));
     }
     return part;
   }
 
+  /** A dense `number[]` of the vector, written from its nonzero entries. */
+  private embedNumbers(text: string): number[] {
+    const out = new Array<number>(this.options.dimension).fill(0);
+    const { index, value } = this.embedSparse(text);
+    for (let j = 0; j < index.length; j++) out[index[j]] = value[j];
+    return out;
+  }
+
   /** Embeds each text (see {@link embedToArray}). */
   async embedDocuments(documents: string[]): Promise<number[][]> {
-    return documents.map((d) => toNumbers(this.embedToArray(d)));
+    return documents.map((d) => this.embedNumbers(d));
   }
 
   /** Embeds a query the same way as a document. */
   async embedQuery(document: string): Promise<number[]> {
-    return toNumbers(this.embedToArray(document));
+    return this.embedNumbers(document);
   }
 
   /** The options and fitted IDF counts as plain JSON, sorted so equal states serialise equally. */

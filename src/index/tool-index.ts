@@ -92,8 +92,8 @@ interface PartitionState {
   toolParts: Map<string, number[]>;
 }
 
-/** Most tool-part vectors a partition keeps cached (emptied when full). */
-const MAX_CACHED_TOOL_PARTS = 10_000;
+/** Most numbers the tool-part vectors of a partition keep cached (emptied when full): 160 MB. */
+const MAX_CACHED_TOOL_PART_NUMBERS = 20_000_000;
 
 /**
  * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
@@ -236,7 +236,8 @@ export class ToolIndex {
     const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
     const examples = parts.filter((p) => p.examples.length > 0).map((p) => p.examples.join("\n"));
     const flat = await state.embeddings.embedDocuments([...missing, ...examples]);
-    if (cache.size + missing.length > MAX_CACHED_TOOL_PARTS) cache.clear();
+    const dimension = flat[0]?.length ?? 1;
+    if ((cache.size + missing.length) * dimension > MAX_CACHED_TOOL_PART_NUMBERS) cache.clear();
     missing.forEach((text, i) => {
       toolVectors.set(text, flat[i]);
       cache.set(text, flat[i]);
@@ -308,9 +309,17 @@ export class ToolIndex {
 function mix(a: readonly number[], b: readonly number[], weight: number): number[] {
   const na = norm(a) || 1;
   const nb = norm(b) || 1;
-  const out = a.map((x, i) => x / na + (weight * b[i]) / nb);
-  const n = norm(out) || 1;
-  return out.map((x) => x / n);
+  // Plain loops into one array: vectors are long (8192 numbers by default) and mixed often.
+  const out = new Array<number>(a.length);
+  let s = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] / na + (weight * b[i]) / nb;
+    out[i] = x;
+    s += x * x;
+  }
+  const n = Math.sqrt(s) || 1;
+  for (let i = 0; i < out.length; i++) out[i] /= n;
+  return out;
 }
 
 function cosine(a: readonly number[], b: readonly number[]): number {
