@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Document } from "@langchain/core/documents";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { auroc, meanNdcgAtK, meanRecallAtK, topKAccuracy, type RankedCase } from "../src/evaluate/metrics.js";
-import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "../src/index/lexical-embeddings.js";
+import { DEFAULT_LEXICAL_EMBEDDINGS, LexicalEmbeddings, type LexicalEmbeddingsOptions } from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex } from "../src/index/memory-vector-store.js";
 import { STOPWORDS } from "../src/index/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/index/blended-embeddings.js";
@@ -177,10 +177,12 @@ export async function benchEmbeddings(): Promise<string> {
     return routeWithEmbeddings(embeddings, tools, which, single, negative);
   };
   for (const which of ["description", "description_for_model", "both"] as const) {
-    row("LexicalEmbeddings (defaults: 2048-d, n-gram share 0.5)", which, await lexical({}, which));
+    const d = DEFAULT_LEXICAL_EMBEDDINGS;
+    row(`LexicalEmbeddings (defaults: ${d.dimension}-d, n-gram share ${d.ngramWeight})`, which, await lexical({}, which));
   }
   const variants: Array<[string, LexicalEmbeddingsOptions]> = [
     ["Lexical, 1024-d", { dimension: 1024 }],
+    ["Lexical, 2048-d", { dimension: 2048 }],
     ["Lexical, 4096-d", { dimension: 4096 }],
     ["Lexical, words only (n-gram share 0)", { ngramWeight: 0 }],
     ["Lexical, n-gram share 0.25", { ngramWeight: 0.25 }],

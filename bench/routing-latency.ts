@@ -133,6 +133,9 @@ function randomUnitVectors(count: number, dimension: number, random: () => numbe
 
 const fmt = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 
+/** Most tools the in-memory rows run with the default lexical dimension; above, 2048-d. */
+const LARGEST_DEFAULT = 10_000;
+
 /** Runs the benchmark and returns a markdown section. */
 export async function benchRoutingLatency(): Promise<string> {
   const rows: Row[] = [];
@@ -143,7 +146,8 @@ export async function benchRoutingLatency(): Promise<string> {
 
   for (const n of sizes) {
     const w = workload(n, n);
-    const embeddings = new LexicalEmbeddings().partialFit(w.texts);
+    // 100k tools at the default dimension would hold 100k x 8192 floats (3.3 GB) in memory.
+    const embeddings = new LexicalEmbeddings(n > LARGEST_DEFAULT ? { dimension: 2048 } : {}).partialFit(w.texts);
     const queryVectors = await embeddings.embedDocuments(w.queries);
     let t = performance.now();
     for (const q of w.queries) await embeddings.embedQuery(q);
@@ -199,7 +203,8 @@ export async function benchRoutingLatency(): Promise<string> {
       const chromaSizes = [1_000, 10_000];
       for (const n of chromaSizes) {
         const w = workload(n, n);
-        const embeddings = new LexicalEmbeddings().partialFit(w.texts);
+        // 2048-d: every vector crosses HTTP as JSON, so the payload grows with the dimension.
+        const embeddings = new LexicalEmbeddings({ dimension: 2048 }).partialFit(w.texts);
         const queryVectors = (await embeddings.embedDocuments(w.queries)).slice(0, 200);
         const index = await ChromaVectorIndex.create({
           embeddings,
@@ -237,7 +242,9 @@ export async function benchRoutingLatency(): Promise<string> {
     "## Routing latency and indexing throughput",
     "",
     "Synthetic tools: `tool_i:` plus 12-31 words drawn Zipf-style from 20,000 made-up words; 300 requests of 5-12 words " +
-      "from the same distribution. Lexical rows use `LexicalEmbeddings` with its defaults (fitted on the tool texts), so " +
+      "from the same distribution. Lexical rows use `LexicalEmbeddings` fitted on the tool texts, at the dimension in the vectors column " +
+      "(the default 8192 up to 10k tools in memory; 2048 for 100k in memory, where 8192 would hold 3.3 GB, and for Chroma, " +
+      "where every vector crosses HTTP as JSON), so " +
       "vectors are sparse like real lexical vectors; the dense rows use random unit vectors of 1536 dimensions (the shape of a " +
       "hosted embedding model's output). Latency is one top-5 `similaritySearchVectorWithScore` call with a precomputed query " +
       `vector (embedding a request adds ~${queryEmbedMs.toFixed(2)} ms); "filtered" keeps one of 4 partitions. ` +

@@ -8,7 +8,7 @@ import { routingTexts } from "../ledger/cards.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
-import { LexicalEmbeddings } from "./lexical-embeddings.js";
+import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
 
 /**
@@ -31,6 +31,12 @@ export interface ToolIndexOptions {
    * @default new LexicalEmbeddings() per partition
    */
   embeddings?: EmbeddingsInterface;
+  /**
+   * Options of the default {@link LexicalEmbeddings} (not used when `embeddings` is given), e.g.
+   * `{ dimension: 2048 }` to keep a quarter of the memory per tool.
+   * @default {} (see DEFAULT_LEXICAL_EMBEDDINGS)
+   */
+  lexical?: LexicalEmbeddingsOptions;
   /**
    * Makes the vector store. Scores must be similarities (higher is better), as both stores of
    * this package return; every document carries `partition`, `tool` and `kind` metadata.
@@ -105,6 +111,7 @@ export class ToolIndex {
   readonly mode: IndexMode;
   readonly store: VectorStore;
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
+  private readonly lexical: LexicalEmbeddingsOptions;
   private readonly refitShare: number;
   private readonly examples: { max: number; half: number };
   private readonly partitions = new Map<string, PartitionState>();
@@ -113,12 +120,13 @@ export class ToolIndex {
     this.ledger = options.ledger;
     this.mode = options.mode ?? DEFAULT_TOOL_INDEX.mode;
     this.sharedEmbeddings = options.embeddings;
+    this.lexical = { ...options.lexical };
     this.refitShare = options.refitAfterChangedShare ?? DEFAULT_TOOL_INDEX.refitAfterChangedShare;
     this.examples = { ...DEFAULT_TOOL_INDEX.examples, ...definedOnly(options.examples ?? {}) };
     if (!(this.examples.max >= 0) || !(this.examples.half >= 0)) {
       throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0.", { context: this.examples });
     }
-    const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings();
+    const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? ((e) => new InMemoryVectorIndex(e)))(storeEmbeddings);
   }
 
@@ -276,7 +284,7 @@ export class ToolIndex {
     let embeddings = this.sharedEmbeddings;
     if (!embeddings) {
       const texts = cards.flatMap((c) => this.pieces(c).map((p) => p.text));
-      embeddings = new LexicalEmbeddings().fit(texts);
+      embeddings = new LexicalEmbeddings(this.lexical).fit(texts);
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
     return { embeddings, textHash: new Map(), changedSinceFit: 0, toolParts: new Map() };

@@ -19,7 +19,7 @@ const TOOLS = [
 const dateArg = (shape: string): ArgShape[] => [{ name: "date", kind: "string", shape }];
 
 /**
- * search_flights: two requests it served that routing did not offer it ("plane ticket" wording),
+ * search_flights: two requests it served that routing did not offer it ("plane ticket" wording, sent to get_weather by the word "weather"),
  * two calls refused for the date format, two accepted ones.
  */
 async function seed(ledger: Ledger): Promise<void> {
@@ -27,7 +27,7 @@ async function seed(ledger: Ledger): Promise<void> {
   const partition = "default";
   // Routing offers one tool, as the route records say.
   await ledger.configure(partition, { routingK: 1 });
-  const missed = ["any cheap plane ticket to lisbon", "a plane ticket to oslo for friday"];
+  const missed = ["any cheap plane ticket to lisbon, weather permitting", "a plane ticket to oslo for friday, whatever the weather"];
   for (const [i, request] of missed.entries()) {
     const requestId = `miss-${i}`;
     const threadId = `thread-${i}`;
@@ -105,7 +105,7 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     expect(out).toContain('partition "default": 1 revision proposed');
     const id = /revision (\S+) {2}search_flights {2}\[proposed\]/.exec(out)?.[1];
     expect(id).toBeDefined();
-    expect(out).toMatch(/examples added:\n {4}\+ "(any cheap plane ticket to lisbon|a plane ticket to oslo for friday)"/);
+    expect(out).toMatch(/examples added:\n {4}\+ "(any cheap plane ticket to lisbon, weather permitting|a plane ticket to oslo for friday, whatever the weather)"/);
     expect(out).toMatch(/notes added:\n {4}\+ "date must look like ####-##-##; calls with ##\/##\/#### were refused \(validation\)\."/);
     expect(out).toContain("evidence:       2 failed calls, 2 missed requests, 0 confused requests");
     expect(out).toContain('validation x2: "date must be an ISO date" (args: date)');

@@ -120,6 +120,17 @@ describe("ToolIndex", () => {
     expect(embedded).toEqual([expect.stringContaining("Track a parcel by its carrier code.")]);
   });
 
+  it("builds its default lexical embeddings with the options given, and refuses bad ones at once", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    const small = new ToolIndex({ ledger, lexical: { dimension: 512 } });
+    const card = (await ledger.getCard("p1", "refund_order"))!;
+    expect((await small.cardVectors("p1", card))[0]).toHaveLength(512);
+    expect((await new ToolIndex({ ledger }).cardVectors("p1", card))[0]).toHaveLength(8192);
+    expect((await small.route("p1", "refund the order", { k: 1 }))[0].tool).toBe("refund_order");
+    expect(() => new ToolIndex({ ledger, lexical: { dimension: 0 } })).toThrow(InvalidInput);
+  });
+
   it("refuses a negative examples weight", async () => {
     const ledger = new Ledger(new InMemoryStore());
     expect(() => new ToolIndex({ ledger, examples: { max: -1 } })).toThrow(InvalidInput);

@@ -58,7 +58,7 @@ const cancelOrder = tool(ok, {
 const TOOLS = [lookupOrder, refundOrder, sendEmail, trackParcel, cancelOrder];
 
 /** Wordings routing does not send to refund_order (checked where it matters). */
-const MONEY_BACK = ["I want my money back for the broken blender", "money back on the kettle"];
+const MONEY_BACK = ["I want my money back for the broken blender parcel, email me", "email me: money back on the kettle parcel"];
 
 /** A tool call as the agent made it: raw arguments, and the error it got, if any. */
 interface Call {
@@ -417,7 +417,11 @@ describe("LessonManager.review", () => {
 
   it("with the deterministic proposer, looks again at a tool with no new calls: a capped review leaves the next wording for the next", async () => {
     const w = await world({ settings: { maxNewQueries: 1, routingK: 1 } });
-    const reimburse = ["I was double charged at checkout", "double charged twice for one blouse", "got double charged for the lamp"];
+    const reimburse = [
+      "I was double charged at checkout, email me about the parcel",
+      "double charged twice for one blouse parcel, send an email",
+      "got double charged for the lamp parcel, email the carrier",
+    ];
     for (const t of [...(await w.moneyBack()), ...(await w.moneyBack(reimburse))]) expect(t.offered).not.toContain("refund_order");
 
     const first = revisionOf(await w.manager.review({ autoApply: true }), "refund_order");
@@ -653,7 +657,7 @@ describe("LessonManager.undo", () => {
     });
 
   it("restores exactly the learned part before the revision, synthetic examples that gave way included", async () => {
-    const w = await world({ settings: { maxQueries: 6 }, augment: { tools: ["refund_order"], model: augmenter() } });
+    const w = await world({ settings: { maxQueries: 6, maxNewQueries: 1 }, augment: { tools: ["refund_order"], model: augmenter() } });
     const before = await w.card("refund_order");
     expect(before.learned.examples.map((e) => [e.text, e.source])).toEqual(SYNTHETIC.map((t) => [t, "synthetic"]));
     const missed = await w.moneyBack();
