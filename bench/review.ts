@@ -48,7 +48,7 @@ async function seed(ledger: Ledger, calls: number): Promise<void> {
   }
 }
 
-export async function once(calls: number): Promise<{ calls: number; seconds: number; peakMb: number; revisions: number }> {
+async function once(calls: number): Promise<{ calls: number; seconds: number; peakMb: number; revisions: number }> {
   const ledger = new Ledger(new InMemoryStore(), { onWarning: () => {} });
   await seed(ledger, calls);
   const index = new ToolIndex({ ledger });

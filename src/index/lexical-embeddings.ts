@@ -255,7 +255,11 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** Embeds one text synchronously into a fresh unit-length (or all-zero) Float32Array. */
   embedToArray(text: string): Float32Array {
-    const out = new Float32Array(this.options.dimension);
+    return this.writeDense(text, new Float32Array(this.options.dimension));
+  }
+
+  /** Writes the vector's nonzero entries into `out` (all zeros, `dimension` long). */
+  private writeDense<T extends { [i: number]: number }>(text: string, out: T): T {
     const { index, value } = this.embedSparse(text);
     for (let j = 0; j < index.length; j++) out[index[j]] = value[j];
     return out;
@@ -299,12 +303,9 @@ export class LexicalEmbeddings extends Embeddings {
     return part;
   }
 
-  /** A dense `number[]` of the vector, written from its nonzero entries. */
+  /** The vector as a plain `number[]`, written from its nonzero entries (no typed-array copy). */
   private embedNumbers(text: string): number[] {
-    const out = new Array<number>(this.options.dimension).fill(0);
-    const { index, value } = this.embedSparse(text);
-    for (let j = 0; j < index.length; j++) out[index[j]] = value[j];
-    return out;
+    return this.writeDense(text, new Array<number>(this.options.dimension).fill(0));
   }
 
   /** Embeds each text (see {@link embedToArray}). */

@@ -189,7 +189,7 @@ export class LessonManager {
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     const servedByTool = groupBy(served, (t) => t.servedBy!);
     // Requests routed with a choice before the last card change: routing may offer other tools now.
-    const lastChange = Math.max(0, ...w.cards.map((c) => c.updatedAt));
+    const lastChange = w.cards.reduce((latest, c) => Math.max(latest, c.updatedAt), 0);
     const routedBefore = new Set(routes.filter((r) => !r.allSent && r.at <= lastChange).map((r) => r.requestId));
     const position = new Map(w.turns.map((t, i) => [t.requestId, i]));
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
@@ -415,8 +415,9 @@ export class LessonManager {
    * The tool's missed requests that routing still misses today (an earlier revision may have
    * fixed some), with the routed requests it served that routing offered it for then but would not
    * today (`no_longer_offered`: a card changed since), oldest first, each marked with whether
-   * routing would choose its wording as an example (see {@link WhatIf.chooseExamples}): scored on the requests this tool served and on those other
-   * tools served that share a word with a candidate. A wording that alone would push another
+   * routing would choose its wording as an example (see {@link WhatIf.chooseExamples}): scored on
+   * the requests this tool served and on those other tools served that share a word with a
+   * candidate. A wording that alone would push another
    * tool out of routing for a request that tool served is never a candidate: apply would
    * withdraw it.
    */

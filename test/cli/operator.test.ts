@@ -19,8 +19,9 @@ const TOOLS = [
 const dateArg = (shape: string): ArgShape[] => [{ name: "date", kind: "string", shape }];
 
 /**
- * search_flights: two requests it served that routing did not offer it ("plane ticket" wording, sent to get_weather by the word "weather"),
- * two calls refused for the date format, two accepted ones.
+ * search_flights: two requests it served that routing did not offer it ("plane ticket" wording,
+ * sent to get_weather by the word "weather"), two calls refused for the date format, two accepted
+ * ones.
  */
 async function seed(ledger: Ledger): Promise<void> {
   await registerTools(ledger, TOOLS);

@@ -57,7 +57,10 @@ const cancelOrder = tool(ok, {
 });
 const TOOLS = [lookupOrder, refundOrder, sendEmail, trackParcel, cancelOrder];
 
-/** Wordings routing does not send to refund_order (checked where it matters). */
+/**
+ * Wordings routing does not send to refund_order: they share words with track_parcel and
+ * send_email and none with refund_order (checked where it matters).
+ */
 const MONEY_BACK = ["I want my money back for the broken blender parcel, email me", "email me: money back on the kettle parcel"];
 
 /** A tool call as the agent made it: raw arguments, and the error it got, if any. */
