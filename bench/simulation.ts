@@ -23,7 +23,7 @@ function readJsonl<T>(file: string): T[] {
 }
 
 export async function runMetaToolSimulation(
-  options: { shuffleSeed?: number; k?: number; cycles?: number } = {},
+  options: { shuffleSeed?: number; k?: number; cycles?: number; center?: number } = {},
 ): Promise<SimulationReport & { seconds: number }> {
   const tools = readJsonl<ToolSpec>("tools.jsonl");
   const queries = readJsonl<LabelledRequest & { fold: number }>("queries.jsonl");
@@ -35,6 +35,7 @@ export async function runMetaToolSimulation(
     k: options.k ?? 5,
     cycles: options.cycles ?? 4,
     shuffleSeed: options.shuffleSeed,
+    index: options.center === undefined ? undefined : { examples: { center: options.center } },
   });
   return { ...report, seconds: (performance.now() - t0) / 1000 };
 }
@@ -78,6 +79,8 @@ const pct = (x: number): string => x.toFixed(3);
 export async function benchSimulation(): Promise<string> {
   const runs = [
     { label: "file order, k 5 (the command above)", report: await runMetaToolSimulation() },
+    { label: "file order, k 5, `--center 0.5`", report: await runMetaToolSimulation({ center: 0.5 }) },
+    { label: "file order, k 5, `--center 1`", report: await runMetaToolSimulation({ center: 1 }) },
     { label: "`--shuffle 1`, k 5", report: await runMetaToolSimulation({ shuffleSeed: 1 }) },
     { label: "file order, `--k 1 --cycles 8`", report: await runMetaToolSimulation({ k: 1, cycles: 8 }) },
     { label: "`--shuffle 1 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 1, k: 1, cycles: 8 }) },

@@ -33,6 +33,7 @@ const OPTIONS: OptionSpec = {
   k: { type: "string" },
   cycles: { type: "string" },
   shuffle: { type: "string" },
+  center: { type: "string" },
   set: { type: "string", multiple: true },
   json: { type: "boolean" },
 };
@@ -40,7 +41,7 @@ const OPTIONS: OptionSpec = {
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
                               [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
-                              [--set key=value ...] [--json]
+                              [--center SHARE] [--set key=value ...] [--json]
 
 How much would learning help on this traffic? Registers the tools in a throw-away in-memory
 ledger, replays the traffic as routed turns (each served by its first expected tool), reviews and
@@ -62,6 +63,9 @@ Options:
   --cycles N              review + apply rounds (default ${DEFAULT_SIMULATE.cycles})
   --shuffle SEED          replay the traffic in a seeded random order instead of file order
                           (a file sorted by tool puts each tool in one slice: reviewed ~once)
+  --center SHARE          how much of the tools' mean example vector routing takes from each
+                          tool's examples, 0 to 1 (the index option examples.center; default
+                          the index's): more keeps tools that learned nothing in routing
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
                           perTool, regressedTools, k, cycles, seconds
@@ -93,6 +97,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (shuffleSeed !== undefined && !(Number.isInteger(shuffleSeed) && shuffleSeed >= 0)) {
     throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
   }
+  const centerText = stringOption(values, "center");
+  const center = centerText === undefined ? undefined : Number(centerText);
+  if (center !== undefined && !(centerText!.trim() !== "" && center >= 0 && center <= 1)) {
+    throw new UsageError(`--center takes a share from 0 to 1; got "${centerText}".`);
+  }
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const { traffic, evaluation } = await readTraffic(values);
   const tools = await readTools(toolsFile);
@@ -114,6 +123,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     cycles,
     shuffleSeed,
     settings,
+    index: center === undefined ? undefined : { examples: { center } },
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,

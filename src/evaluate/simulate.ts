@@ -1,7 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../index/tool-index.js";
 import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
@@ -57,6 +57,12 @@ export interface SimulateOptions {
   cycles?: number;
   /** Who proposes lessons. @default the manager's deterministic proposer */
   proposer?: Proposer;
+  /**
+   * Options of the routing index (e.g. `{ examples: { center: 1 } }`), as an application would
+   * pass them to {@link ToolIndex}.
+   * @default {} (the index's defaults)
+   */
+  index?: Omit<ToolIndexOptions, "ledger">;
   /** Settings for the simulated partition (e.g. `{ maxNewQueries: 12 }`), validated. */
   settings?: SettingsInput;
   /**
@@ -111,7 +117,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     options.tools.map((t) => ({ name: t.name, description: t.description, schema: t.parameters ?? undefined })),
     { partition: PARTITION },
   );
-  const index = new ToolIndex({ ledger });
+  const index = new ToolIndex({ ...options.index, ledger });
   await index.reindex(PARTITION);
   const manager = new LessonManager({ ledger, index, proposer: options.proposer });
 

@@ -55,19 +55,26 @@ export interface ToolIndexOptions {
    */
   refitAfterChangedShare?: number;
   /**
-   * In `tool` mode, how much a tool's example requests weigh against its tool part:
-   * `examples.max × n / (n + examples.half)` for `n` examples. A few examples move the vector a
-   * little; many, up to `max` times the tool part. On MetaTool with 12 random real requests per
-   * tool this routes better than one vector of the whole text (see docs/benchmarks.md).
-   * @default { max: 2, half: 4 }
+   * In `tool` mode, how a tool's example requests enter its vector.
+   * - `max`, `half`: how much they weigh against its tool part, `max × n / (n + half)` for `n`
+   *   examples. A few examples move the vector a little; many, up to `max` times the tool part.
+   *   On MetaTool with 12 random real requests per tool this routes better than one vector of
+   *   the whole text (see docs/benchmarks.md).
+   * - `center`: how much of the partition's mean example vector is taken from each tool's
+   *   example vector, from 0 (off) to 1. Requests share a style ("I need help finding…") that
+   *   every tool's examples carry; uncentered, tools with many examples match any long request a
+   *   little and can push tools that learned nothing out of routing. Centered, fewer such tools
+   *   lose requests, for a little accuracy (docs/routing.md has the measurements). The mean is
+   *   taken when a partition is (re)indexed (see {@link ToolIndex.reindex}).
+   * @default { max: 2, half: 4, center: 0 }
    */
-  examples?: { max?: number; half?: number };
+  examples?: { max?: number; half?: number; center?: number };
 }
 
 const DEFAULT_TOOL_INDEX = {
   mode: "tool" as IndexMode,
   refitAfterChangedShare: 0.1,
-  examples: { max: 2, half: 4 },
+  examples: { max: 2, half: 4, center: 0 },
 };
 
 /** Weight of `n` example requests against the tool part (see {@link ToolIndexOptions.examples}). */
@@ -96,6 +103,12 @@ interface PartitionState {
    * questions embed the same tool part with many sets of examples. Dropped with the state.
    */
   toolParts: Map<string, number[]>;
+  /**
+   * Mean of the partition's tools' unit example vectors (a tool without examples counting as
+   * zero) at the last (re)index, in `tool` mode with centering on; taken from each tool's example
+   * vector before mixing.
+   */
+  exampleMean?: number[];
 }
 
 /** Most numbers the tool-part vectors of a partition keep cached (emptied when full): 160 MB. */
@@ -113,7 +126,7 @@ export class ToolIndex {
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly refitShare: number;
-  private readonly examples: { max: number; half: number };
+  private readonly examples: { max: number; half: number; center: number };
   private readonly partitions = new Map<string, PartitionState>();
 
   constructor(options: ToolIndexOptions) {
@@ -123,20 +136,26 @@ export class ToolIndex {
     this.lexical = { ...options.lexical };
     this.refitShare = options.refitAfterChangedShare ?? DEFAULT_TOOL_INDEX.refitAfterChangedShare;
     this.examples = { ...DEFAULT_TOOL_INDEX.examples, ...definedOnly(options.examples ?? {}) };
-    if (!(this.examples.max >= 0) || !(this.examples.half >= 0)) {
-      throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0.", { context: this.examples });
+    const { max, half, center } = this.examples;
+    if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
+      throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].", {
+        context: this.examples,
+      });
     }
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? ((e) => new InMemoryVectorIndex(e)))(storeEmbeddings);
   }
 
-  /** Rebuild a partition's vectors from its cards in the ledger (refitting lexical weights). */
+  /**
+   * Rebuild a partition's vectors from its cards in the ledger (refitting lexical weights and,
+   * with centering on, the mean example vector).
+   */
   async reindex(partition: string): Promise<number> {
     const cards = await this.ledger.listCards(partition);
     await this.store.delete({ filter: { partition } });
     const state = this.freshState(partition, cards);
     this.partitions.set(partition, state);
-    await this.embedCards(partition, state, cards);
+    await this.embedCards(partition, state, cards, { fitMean: true });
     return cards.length;
   }
 
@@ -224,8 +243,11 @@ export class ToolIndex {
     return best;
   }
 
-  /** Each card's vectors, in the order of its pieces. */
-  private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<number[][][]> {
+  /**
+   * Each card's vectors, in the order of its pieces. With `fitMean`, the partition's mean example
+   * vector is first taken from these cards (all of them: a reindex).
+   */
+  private async embedAll(state: PartitionState, cards: readonly ToolCard[], fitMean = false): Promise<number[][][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
       const flat = await state.embeddings.embedDocuments(pieces.flat());
@@ -250,11 +272,14 @@ export class ToolIndex {
       toolVectors.set(text, flat[i]);
       cache.set(text, flat[i]);
     });
-    let i = missing.length;
+    const exampleVectors = flat.slice(missing.length);
+    if (fitMean) state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
+    let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;
       if (p.examples.length === 0) return [tool];
-      return [mix(tool, flat[i++], examplesWeight(p.examples.length, this.examples))];
+      const examples = centered(exampleVectors[i++], state.exampleMean, this.examples.center);
+      return [mix(tool, examples, examplesWeight(p.examples.length, this.examples))];
     });
   }
 
@@ -290,7 +315,12 @@ export class ToolIndex {
     return { embeddings, textHash: new Map(), changedSinceFit: 0, toolParts: new Map() };
   }
 
-  private async embedCards(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
+  private async embedCards(
+    partition: string,
+    state: PartitionState,
+    cards: readonly ToolCard[],
+    options: { fitMean?: boolean } = {},
+  ): Promise<void> {
     if (cards.length === 0) return;
     const docs: Document[] = [];
     const ids: string[] = [];
@@ -308,9 +338,33 @@ export class ToolIndex {
       });
       state.textHash.set(card.name, hashCard(card));
     }
-    const vectors = (await this.embedAll(state, cards)).flat();
+    const vectors = (await this.embedAll(state, cards, options.fitMean)).flat();
     await this.store.addVectors(vectors, docs, { ids });
   }
+}
+
+/**
+ * The vectors at unit length, summed and divided by `count` (the partition's tools: one without
+ * examples counts as zero, so a few tools' examples are not centered on themselves), or
+ * undefined for none.
+ */
+function meanOfUnits(vectors: readonly number[][], count: number): number[] | undefined {
+  if (vectors.length === 0) return undefined;
+  const mean = new Array<number>(vectors[0].length).fill(0);
+  for (const v of vectors) {
+    const scale = 1 / ((norm(v) || 1) * Math.max(count, vectors.length));
+    for (let i = 0; i < v.length; i++) mean[i] += v[i] * scale;
+  }
+  return mean;
+}
+
+/** `unit(v) - share × mean` (v itself without a mean). */
+function centered(v: number[], mean: readonly number[] | undefined, share: number): number[] {
+  if (!mean || share === 0) return v;
+  const scale = 1 / (norm(v) || 1);
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * scale - share * mean[i];
+  return out;
 }
 
 /** `unit(a) + weight × unit(b)`, at unit length. */

@@ -73,11 +73,25 @@ describe("tool-lessons simulate", () => {
     expect(capped.maxExamplesPerTool).toBeLessThanOrEqual(1);
   });
 
-  it("refuses a bad --shuffle seed or an unknown --set key with exit 2", async () => {
+  it("refuses a bad --shuffle seed, a --center outside 0..1 or an unknown --set key with exit 2", async () => {
     const base = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation];
     const bad = await runCli(...base, "--shuffle", "x");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--shuffle takes a non-negative integer seed/);
+    for (const center of ["1.5", "half", " "]) {
+      const run = await runCli(...base, "--center", center);
+      expect(run.code, center).toBe(2);
+      expect(run.stderr).toMatch(/--center takes a share from 0 to 1/);
+    }
+    expect((await runCli(...base, "--center", "-1")).code).toBe(2);
     expect((await runCli(...base, "--set", "maxQueriez=3")).code).toBe(2);
+  });
+
+  it("--center reaches the index: learning still helps with the tools' shared request style taken out", async () => {
+    const run = await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--center", "1", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.lessons.examplesAdded).toBeGreaterThan(0);
+    expect(report.after.top1).toBeGreaterThan(report.before.top1);
   });
 });

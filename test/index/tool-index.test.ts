@@ -131,9 +131,47 @@ describe("ToolIndex", () => {
     expect(() => new ToolIndex({ ledger, lexical: { dimension: 0 } })).toThrow(InvalidInput);
   });
 
-  it("refuses a negative examples weight", async () => {
+  it("refuses a negative examples weight and a centering share outside [0, 1]", async () => {
     const ledger = new Ledger(new InMemoryStore());
     expect(() => new ToolIndex({ ledger, examples: { max: -1 } })).toThrow(InvalidInput);
+    expect(() => new ToolIndex({ ledger, examples: { center: 1.5 } })).toThrow(InvalidInput);
+    expect(() => new ToolIndex({ ledger, examples: { center: -0.1 } })).toThrow(InvalidInput);
+  });
+
+  it("centers examples: the style every tool's requests share stops matching, what sets each apart still does", async () => {
+    // Five tools learned requests that all open the same way; track_shipment learned none.
+    const style = "hello, I could really use some help";
+    const learned: Record<string, string[]> = {
+      lookup_order: [`${style} checking what I bought last week`, `${style}, what did I buy`],
+      refund_order: [`${style} getting my money back`, `${style}, I was charged twice`],
+      search_public_docs: [`${style} finding the setup guide`, `${style} with the manual`],
+      send_email: [`${style} writing to a client`, `${style} sending a note`],
+      reset_password: [`${style}, I cannot log in`, `${style}, locked out of my account`],
+    };
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    for (const card of await ledger.listCards("p1")) {
+      const examples = (learned[card.name] ?? []).map((text) => ({ text, source: "learned" as const, addedAt: 1 }));
+      await ledger.putCard({ ...card, learned: { ...card.learned, examples } });
+    }
+    const route = async (center: number, request: string) => {
+      const index = new ToolIndex({ ledger, examples: { center } });
+      return index.route("p1", request, { k: 2 });
+    };
+    const request = `${style} tracking a parcel`;
+    const [plain, centered] = [await route(0, request), await route(1, request)];
+    expect(plain[0].tool).toBe("track_shipment");
+    expect(centered[0].tool).toBe("track_shipment");
+    // Without centering the runner-up matches on the shared opening alone; with it, hardly at all.
+    expect(plain[1].score).toBeGreaterThan(0.15);
+    expect(centered[1].score).toBeLessThan(plain[1].score / 2);
+    // A tool's own learned words still bring it first, as strongly as before.
+    for (const [tool, words] of [["refund_order", "I was charged twice"], ["reset_password", "locked out of my account"]]) {
+      const [a, b] = [await route(0, words), await route(1, words)];
+      expect(a[0].tool).toBe(tool);
+      expect(b[0].tool).toBe(tool);
+      expect(b[0].score).toBeGreaterThanOrEqual(a[0].score);
+    }
   });
 
   it("never lets notes or Not-for lines into what routing searches", async () => {
