@@ -247,7 +247,7 @@ export class ToolIndex {
    * Each card's vectors, in the order of its pieces. With `fitMean`, the partition's mean example
    * vector is first taken from these cards (all of them: a reindex).
    */
-  private async embedAll(state: PartitionState, cards: readonly ToolCard[], fitMean = false): Promise<number[][][]> {
+  private async embedAll(state: PartitionState, cards: readonly ToolCard[], options: EmbedOptions = {}): Promise<number[][][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
       const flat = await state.embeddings.embedDocuments(pieces.flat());
@@ -273,7 +273,7 @@ export class ToolIndex {
       cache.set(text, flat[i]);
     });
     const exampleVectors = flat.slice(missing.length);
-    if (fitMean) state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
+    if (options.fitMean) state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
     let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;
@@ -319,7 +319,7 @@ export class ToolIndex {
     partition: string,
     state: PartitionState,
     cards: readonly ToolCard[],
-    options: { fitMean?: boolean } = {},
+    options: EmbedOptions = {},
   ): Promise<void> {
     if (cards.length === 0) return;
     const docs: Document[] = [];
@@ -338,29 +338,34 @@ export class ToolIndex {
       });
       state.textHash.set(card.name, hashCard(card));
     }
-    const vectors = (await this.embedAll(state, cards, options.fitMean)).flat();
+    const vectors = (await this.embedAll(state, cards, options)).flat();
     await this.store.addVectors(vectors, docs, { ids });
   }
 }
 
+/** How {@link ToolIndex} embeds cards: with `fitMean`, the cards are the whole partition (a reindex). */
+interface EmbedOptions {
+  fitMean?: boolean;
+}
+
 /**
- * The vectors at unit length, summed and divided by `count` (the partition's tools: one without
- * examples counts as zero, so a few tools' examples are not centered on themselves), or
- * undefined for none.
+ * The vectors at unit length, summed and divided by `tools`, the partition's tool count (at least
+ * the number of vectors: a tool without examples counts as zero, so a few tools' examples are not
+ * centered on themselves), or undefined for none.
  */
-function meanOfUnits(vectors: readonly number[][], count: number): number[] | undefined {
+function meanOfUnits(vectors: readonly number[][], tools: number): number[] | undefined {
   if (vectors.length === 0) return undefined;
   const mean = new Array<number>(vectors[0].length).fill(0);
   for (const v of vectors) {
-    const scale = 1 / ((norm(v) || 1) * Math.max(count, vectors.length));
+    const scale = 1 / ((norm(v) || 1) * tools);
     for (let i = 0; i < v.length; i++) mean[i] += v[i] * scale;
   }
   return mean;
 }
 
-/** `unit(v) - share × mean` (v itself without a mean). */
+/** `unit(v) - share × mean` (v itself without a mean: centering off, or nothing learned at the last fit). */
 function centered(v: number[], mean: readonly number[] | undefined, share: number): number[] {
-  if (!mean || share === 0) return v;
+  if (!mean) return v;
   const scale = 1 / (norm(v) || 1);
   const out = new Array<number>(v.length);
   for (let i = 0; i < v.length; i++) out[i] = v[i] * scale - share * mean[i];

@@ -15,10 +15,10 @@ import { sortById } from "../internal.js";
  * again in the thread and then served (`re_asked`), or, found by the review against the index as
  * it is now, served when routing offered it but no longer offered today (`no_longer_offered`).
  */
-export type MissKind = "served_unoffered" | "re_asked" | "no_longer_offered";
+export type MissKind = Extract<Evidence, { kind: "missed_request" }>["how"];
 
-/** How a request went to the wrong tool. */
-export type ConfusionKind = "re_asked" | "ranked_first";
+/** How a request went to the wrong tool (the kinds a revision's evidence stores). */
+export type ConfusionKind = Extract<Evidence, { kind: "confused_request" }>["how"];
 
 /** The masked shapes one argument took over a set of calls. Names and shapes, never values. */
 export interface ArgShapeSummary {
