@@ -113,6 +113,25 @@ export function positiveIntOption(values: ParsedArgs["values"], name: string): n
   return parsed.data;
 }
 
+const Share = z
+  .string()
+  .trim()
+  .regex(/^(\d+\.?\d*|\.\d+)$/)
+  .transform(Number)
+  .pipe(z.number().min(0).max(1));
+
+/**
+ * An optional share from 0 to 1 (`--center 0.5`).
+ * @throws UsageError naming the option and the value given.
+ */
+export function shareOption(values: ParsedArgs["values"], name: string): number | undefined {
+  const raw = stringOption(values, name);
+  if (raw === undefined) return undefined;
+  const parsed = Share.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--${name} takes a share from 0 to 1; got ${JSON.stringify(raw)}.`);
+  return parsed.data;
+}
+
 /** A non-empty trimmed string (names, partitions, ids). */
 export function nonEmpty(value: string | undefined, what: string): string | undefined {
   if (value === undefined) return undefined;

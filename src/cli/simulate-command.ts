@@ -7,6 +7,7 @@ import {
   parseCommandArgs,
   parseSettingAssignments,
   positiveIntOption,
+  shareOption,
   stringList,
   stringOption,
   UsageError,
@@ -97,11 +98,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (shuffleSeed !== undefined && !(Number.isInteger(shuffleSeed) && shuffleSeed >= 0)) {
     throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
   }
-  const centerText = stringOption(values, "center");
-  const center = centerText === undefined ? undefined : Number(centerText);
-  if (center !== undefined && !(centerText!.trim() !== "" && center >= 0 && center <= 1)) {
-    throw new UsageError(`--center takes a share from 0 to 1; got "${centerText}".`);
-  }
+  const center = shareOption(values, "center");
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const { traffic, evaluation } = await readTraffic(values);
   const tools = await readTools(toolsFile);
