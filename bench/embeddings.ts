@@ -12,7 +12,7 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { auroc, meanNdcgAtK, meanRecallAtK, topKAccuracy, type RankedCase } from "../src/evaluate/metrics.js";
 import { DEFAULT_LEXICAL_EMBEDDINGS, LexicalEmbeddings, type LexicalEmbeddingsOptions } from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex } from "../src/index/memory-vector-store.js";
-import { STOPWORDS } from "../src/index/tokenize.js";
+import { STOPWORDS } from "../src/text/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/index/blended-embeddings.js";
 import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/index/word-embeddings.js";
 

@@ -16,7 +16,7 @@ import { type BaseStore, InMemoryStore } from "@langchain/langgraph";
 import { Ledger } from "../src/ledger/ledger.js";
 import { SqliteStore } from "../src/ledger/sqlite-store.js";
 import { ToolLessonsCallbackHandler } from "../src/record/handler.js";
-import { createTextMasker, maskArgs, valueFingerprints } from "../src/record/mask.js";
+import { createTextMasker, maskArgs, valueFingerprints } from "../src/text/mask.js";
 import { buildAgent, echoTool, planScript, ScriptedChatModel, shopTools, type PlannedCall } from "../test/helpers/record-agent.js";
 
 /** Turns per mode after warm-up. */

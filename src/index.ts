@@ -70,18 +70,9 @@ export {
 } from "./ledger/schema.js";
 
 // ---------------------------------------------------------------- cards (what routing searches, what the model sees)
-export {
-  cardFromTool,
-  type ExampleWithSource,
-  exampleSources,
-  LEARNED_HEADING,
-  modelDescription,
-  routingText,
-  routingTexts,
-  type RoutingTexts,
-  type ToolSource,
-  withDescriptions,
-} from "./ledger/cards.js";
+export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./ledger/cards.js";
+export { LEARNED_HEADING, modelDescription, withDescriptions } from "./prompt/describe.js";
+export { routingText, routingTexts, type RoutingTexts } from "./index/routing-text.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
 export {
@@ -120,7 +111,7 @@ export {
   type MetadataFilter,
 } from "./index/memory-vector-store.js";
 export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./index/usage-flags.js";
-export { tokenize } from "./index/tokenize.js";
+export { tokenize } from "./text/tokenize.js";
 
 // ---------------------------------------------------------------- learn (where a lesson is decided and checked)
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./learn/register.js";
@@ -142,14 +133,8 @@ export { type CoveredMiss, rankByCoverage } from "./learn/coverage.js";
 export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./learn/what-if.js";
 
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)
-export {
-  bindRoutedTools,
-  createRouteNode,
-  type RouteNodeOptions,
-  ToolLessonsAnnotation,
-  type ToolLessonsState,
-  toolsInUse,
-} from "./graph/route-node.js";
+export { bindRoutedTools, createRouteNode, type RouteNodeOptions, toolsInUse } from "./graph/route-node.js";
+export { ToolLessonsAnnotation, type ToolLessonsState } from "./graph/state.js";
 
 // ---------------------------------------------------------------- evaluate
 export {

@@ -6,7 +6,7 @@ import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
-import { maskText } from "../record/mask.js";
+import { maskText } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { hitAtK, mean, ndcgAtK } from "./metrics.js";
 import { seededRandom } from "../internal.js";

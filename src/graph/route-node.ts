@@ -1,31 +1,16 @@
 import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
-import { withDescriptions, type ToolSource } from "../ledger/cards.js";
+import { withDescriptions } from "../prompt/describe.js";
+import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
-import { maskText } from "../record/mask.js";
+import { maskText } from "../text/mask.js";
 import { type PartitionResolver, resolvePartition } from "../record/partition.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import type { Settings } from "../settings.js";
-
-/**
- * Graph state for an agent with routed tools: LangGraph's messages plus the tools routed for the
- * current turn. Spread `ToolLessonsAnnotation.spec` into your own annotation to add fields.
- */
-export const ToolLessonsAnnotation = Annotation.Root({
-  ...MessagesAnnotation.spec,
-  /** Names of the tools to bind this turn (set by the route node). */
-  routedTools: Annotation<string[]>({ reducer: (_previous, next) => next, default: () => [] }),
-  /**
-   * The cards of the routed tools in the caller's partition, read once per turn by the route
-   * node (when it has a ledger): what {@link bindRoutedTools} describes the tools with.
-   */
-  routedCards: Annotation<ToolCard[]>({ reducer: (_previous, next) => next, default: () => [] }),
-});
-export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
+import type { ToolLessonsState } from "./state.js";
 
 /** Options of {@link createRouteNode}. */
 export interface RouteNodeOptions {

@@ -6,7 +6,7 @@
 import { Embeddings } from "@langchain/core/embeddings";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { isContentWord, splitWords, stem } from "./tokenize.js";
+import { isContentWord, splitWords, stem } from "../text/tokenize.js";
 
 /** Options of {@link LexicalEmbeddings}. Every field is optional; see {@link DEFAULT_LEXICAL_EMBEDDINGS}. */
 export interface LexicalEmbeddingsOptions {

@@ -4,7 +4,7 @@ import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
 import { definedOnly, norm } from "../internal.js";
-import { routingTexts } from "../ledger/cards.js";
+import { routingTexts } from "./routing-text.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";

@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Embeddings } from "@langchain/core/embeddings";
 import { ToolLessonsError } from "../errors.js";
-import { isContentWord, splitWords } from "./tokenize.js";
+import { isContentWord, splitWords } from "../text/tokenize.js";
 
 /** The optional word-vector package is not installed or its file cannot be read. */
 export class WordVectorsUnavailable extends ToolLessonsError {

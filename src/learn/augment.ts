@@ -17,7 +17,7 @@ import { z } from "zod";
 import { ModelReplyRejected } from "../errors.js";
 import type { Example, ToolCard } from "../ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
-import { findAimedAtModel } from "./injection.js";
+import { findAimedAtModel } from "../text/injection.js";
 
 /** How many example requests the reply must hold, exactly. */
 export const AUGMENT_EXAMPLE_COUNT = 6;

@@ -1,4 +1,4 @@
-import { intersects, tokenize } from "../index/tokenize.js";
+import { intersects, tokenize } from "../text/tokenize.js";
 import type { ExampleCandidate, RankExampleOptions } from "./deterministic-proposer.js";
 import { DEFAULT_RANK_EXAMPLE_OPTIONS, rankExampleCandidates } from "./deterministic-proposer.js";
 import type { MissedRequest } from "./detect.js";

@@ -7,7 +7,7 @@
  * It proposes what the vet would keep, but the vet still decides.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { intersects, isContentWord, splitWords, stem, tokenize } from "../index/tokenize.js";
+import { intersects, isContentWord, splitWords, stem, tokenize } from "../text/tokenize.js";
 import type { ArgShapeSummary, ConfusedRequest, FailureGroup, MissedRequest } from "./detect.js";
 import { isSharedFormat } from "./example-call.js";
 import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, Proposer, ToolEvidence } from "./proposer.js";

@@ -6,7 +6,7 @@ import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, Evidence, Learned, Refusal, Revision, ToolCard, TurnRecord } from "../ledger/schema.js";
-import { containsFingerprint } from "../record/mask.js";
+import { containsFingerprint } from "../text/mask.js";
 import { definedOnly } from "../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { rankByCoverage } from "./coverage.js";
@@ -16,7 +16,7 @@ import { buildExampleCall } from "./example-call.js";
 import { ModelProposer } from "./model-proposer.js";
 import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
 import { equivalent, evidenceMaps, mergeExamples, type TurnedDown, turnedDownOf, vetExampleCall, vetProposal } from "./vet.js";
-import { intersects } from "../index/tokenize.js";
+import { intersects } from "../text/tokenize.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE, type Displacement, type ExampleObjective, type Probe, type ServedRequest, WhatIf, rankOf } from "./what-if.js";
 
 /** Who applies a revision under `autoApply`. */

@@ -16,7 +16,7 @@ import {
   summarizeShapes,
 } from "./detect.js";
 import { definedOnly } from "../internal.js";
-import { routingText } from "../ledger/cards.js";
+import { routingText } from "../index/routing-text.js";
 import type { TurnedDown } from "./vet.js";
 
 /** A usage note: how to call the tool, from repeated calling errors. */

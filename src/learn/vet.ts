@@ -10,9 +10,9 @@
 import { EXAMPLE_CALL_PREFIX } from "./example-call.js";
 import type { Example, Learned, Refusal, Revision } from "../ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
-import { tokenize } from "../index/tokenize.js";
+import { tokenize } from "../text/tokenize.js";
 import type { ToolDetection } from "./detect.js";
-import { findAimedAtModel } from "./injection.js";
+import { findAimedAtModel } from "../text/injection.js";
 import type { EvidenceLimits, Proposal, ProposedExample, ProposedNote, ProposedNotFor } from "./proposer.js";
 import { oneLine } from "../internal.js";
 

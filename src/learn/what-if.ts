@@ -1,5 +1,5 @@
 import { ToolIndex } from "../index/tool-index.js";
-import { intersects, tokenize } from "../index/tokenize.js";
+import { intersects, tokenize } from "../text/tokenize.js";
 import { norm } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 

@@ -1,23 +1,14 @@
 /**
- * Pure functions over tool cards: build one from a LangChain tool, fingerprint what the author
- * wrote, and render the two texts a card feeds: the text routing searches and the description the
- * model is shown. Who reads what is fixed here and nowhere else:
- *
- * | part                          | routing searches it | model is shown it                         |
- * |-------------------------------|---------------------|-------------------------------------------|
- * | author's description          | when not augmented  | yes                                       |
- * | augmented description         | yes                 | only when the author wrote none           |
- * | example requests (all)        | yes                 | learned ones only with showLearnedExamples |
- * | usage notes, "Not for", call  | no                  | yes, under "Learned from use:"            |
+ * Pure functions over tool cards as the ledger keeps them: build one from a LangChain tool,
+ * fingerprint what the author wrote, and read the example sources of older rows. What a card
+ * feeds is rendered elsewhere: the text routing searches in `index/routing-text.ts`, the
+ * description the model is shown in `prompt/describe.ts`.
  */
 import { createHash } from "node:crypto";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { splitWords } from "../index/tokenize.js";
-import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { type ExampleSource, ExampleSourceSchema, SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "./schema.js";
-import { oneLine } from "../internal.js";
 
 /**
  * What a card is built from: any LangChain tool (`StructuredTool`, `tool()`,
@@ -30,17 +21,6 @@ export interface ToolSource {
   schema?: unknown;
 }
 
-/** The per-vector parts of a card's routing text (see {@link routingTexts}). */
-/** The parts of a card routing reads. */
-export type RoutedCard = Pick<ToolCard, "name" | "author" | "augmented" | "learned">;
-
-export interface RoutingTexts {
-  /** Name, name split into words, description (augmented preferred), argument names. */
-  tool: string;
-  /** Example requests of every source, trimmed, duplicates dropped, in stored order. */
-  examples: string[];
-}
-
 /** One example request with where it came from. */
 export interface ExampleWithSource {
   text: string;
@@ -49,9 +29,6 @@ export interface ExampleWithSource {
   revisionId?: string;
   addedAt?: number;
 }
-
-/** The heading learned lines go under in what the model is shown. */
-export const LEARNED_HEADING = "Learned from use:";
 
 /**
  * A card for `tool` in `partition`, from the tool itself: its name, the author's description as
@@ -89,68 +66,6 @@ export function cardFromTool(tool: ToolSource, partition: string, now: number = 
 export function authorFingerprint(card: Pick<ToolCard, "author">): string {
   const canonical = canonicalJson({ description: card.author.description, schema: card.author.schema });
   return createHash("sha256").update(canonical).digest("hex");
-}
-
-/**
- * The text routing searches for a card, one part per line: the tool part of
- * {@link routingTexts}, then each example request. Never the usage notes, the "Not for" lines or
- * the example call: a description that lists what a tool is not for attracts exactly those requests.
- */
-export function routingText(card: RoutedCard): string {
-  const { tool, examples } = routingTexts(card);
-  return [tool, ...examples].join("\n");
-}
-
-/**
- * The routing text split for one-vector-per-part indexing: `tool` (name, its words, description,
- * argument names) and each example request on its own, so an index can embed one vector per tool
- * or one per example request.
- */
-export function routingTexts(card: RoutedCard): RoutingTexts {
-  const nameWords = splitWords(card.name).join(" ");
-  const description = oneLine(card.augmented?.description ?? "") || oneLine(card.author.description);
-  const args = card.author.argNames.map((arg) => splitWords(arg).join(" ")).filter((a) => a !== "");
-  const toolParts = [card.name, nameWords === card.name ? "" : nameWords, description, args.join(" ")];
-  const seen = new Set<string>();
-  const examples: string[] = [];
-  for (const example of card.learned.examples) {
-    const text = oneLine(example.text);
-    const key = text.toLowerCase();
-    if (text === "" || seen.has(key)) continue;
-    seen.add(key);
-    examples.push(text);
-  }
-  return { tool: toolParts.filter((p) => p !== "").join("\n"), examples };
-}
-
-/**
- * The description the model is shown: the author's description as written (the augmented one
- * only when the author wrote none), then, when anything was learned, a "Learned from use:"
- * heading and one line per usage note, "Not for …; use …" line and the example call. Learned
- * example requests are added only with `showLearnedExamples`; synthetic ones never.
- * Byte-stable: the same card gives the same string (lines in stored order).
- */
-export function modelDescription(
-  card: ToolCard,
-  settings: Pick<Settings, "showLearnedExamples"> = DEFAULT_SETTINGS,
-): string {
-  const authored = card.author.description;
-  const base = authored.trim() !== "" ? authored : (card.augmented?.description ?? "");
-  const lines: string[] = [];
-  for (const note of card.learned.notes) lines.push(oneLine(note.text));
-  for (const notFor of card.learned.notFor) lines.push(oneLine(notFor.text));
-  if (card.learned.exampleCall) {
-    const call = oneLine(card.learned.exampleCall.text);
-    lines.push(/^example call:/i.test(call) ? call : `Example call: ${call}`);
-  }
-  if (settings.showLearnedExamples) {
-    const asked = card.learned.examples.filter((e) => e.source === "learned").map((e) => `"${oneLine(e.text)}"`);
-    if (asked.length > 0) lines.push(`Also asked for as: ${asked.join("; ")}`);
-  }
-  const learned = lines.filter((l) => l !== "");
-  if (learned.length === 0) return base;
-  const head = base.trimEnd();
-  return `${head === "" ? "" : `${head}\n\n`}${LEARNED_HEADING}\n${learned.map((l) => `- ${l}`).join("\n")}`;
 }
 
 const LenientExampleSchema = z.union([
@@ -198,42 +113,6 @@ export function exampleSources(card: ToolCard | Record<string, unknown>): Exampl
     out.push(entry);
   }
   return out;
-}
-
-/**
- * The user's tools re-described for binding to the model: each tool that has a card and whose
- * {@link modelDescription} differs from its own description is replaced by a view of the original
- * (`Object.create(tool)`) with only `description` overridden. Everything else is the original,
- * live: name, schema, function, `invoke`, `instanceof`. So `ToolNode` runs the original code, the
- * callbacks see one tool run under the original name, and `bindTools` sends the new description.
- * Tools without a card, or with nothing to add, are returned as they are.
- *
- * The author's description is taken from the tool itself, so a card registered from an older
- * docstring still shows the current one.
- */
-export function withDescriptions<T extends ToolSource & object>(
-  tools: readonly T[],
-  cards: readonly ToolCard[] | ReadonlyMap<string, ToolCard>,
-  settings: Pick<Settings, "showLearnedExamples"> = DEFAULT_SETTINGS,
-): T[] {
-  const byName: ReadonlyMap<string, ToolCard> = Array.isArray(cards)
-    ? new Map((cards as readonly ToolCard[]).map((c) => [c.name, c]))
-    : (cards as ReadonlyMap<string, ToolCard>);
-  return tools.map((tool) => {
-    const card = byName.get(tool.name);
-    if (!card) return tool;
-    const current = tool.description ?? "";
-    const description = modelDescription({ ...card, author: { ...card.author, description: current } }, settings);
-    if (description === current) return tool;
-    const view = Object.create(tool) as T;
-    Object.defineProperty(view, "description", {
-      value: description,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    return view;
-  });
 }
 
 // ------------------------------------------------------------------ internals

@@ -16,7 +16,7 @@ import {
   type TurnRecord,
 } from "../ledger/schema.js";
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
-import { createTextMasker, type FingerprintMemo, maskArgs, valueFingerprints } from "./mask.js";
+import { createTextMasker, type FingerprintMemo, maskArgs, valueFingerprints } from "../text/mask.js";
 import { type PartitionResolver, resolvePartition } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord } from "../internal.js";

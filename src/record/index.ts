@@ -37,7 +37,7 @@ export {
   valueFingerprints,
   valueTerms,
   type ValueTerms,
-} from "./mask.js";
+} from "../text/mask.js";
 export {
   type Partition,
   type PartitionContext,

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { maskArgs } from "../../src/record/mask.js";
+import { maskArgs } from "../../src/text/mask.js";
 import { detect, type FailureGroup } from "../../src/learn/detect.js";
 import {
   DeterministicProposer,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { maskArgs } from "../../src/record/mask.js";
+import { maskArgs } from "../../src/text/mask.js";
 import { buildExampleCall, isSharedFormat } from "../../src/learn/example-call.js";
 import { call, num, str } from "./learn-fixtures.js";
 

@@ -17,7 +17,7 @@ import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolIndex } from "../../src/index/tool-index.js";
-import { LEARNED_HEADING, withDescriptions } from "../../src/ledger/cards.js";
+import { LEARNED_HEADING, withDescriptions } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { LessonManager } from "../../src/learn/manager.js";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
 import { ToolIndex, type ToolIndexOptions } from "../../src/index/tool-index.js";
-import { modelDescription } from "../../src/ledger/cards.js";
+import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { CallRecord, ErrorClass, Revision } from "../../src/ledger/schema.js";
 import { rankByCoverage } from "../../src/learn/coverage.js";
@@ -17,7 +17,7 @@ import { AUTO_APPROVER, LessonManager } from "../../src/learn/manager.js";
 import type { Proposal, Proposer, ToolEvidence } from "../../src/learn/proposer.js";
 import { registerTools } from "../../src/learn/register.js";
 import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet.js";
-import { maskArgs, maskText, valueFingerprints } from "../../src/record/mask.js";
+import { maskArgs, maskText, valueFingerprints } from "../../src/text/mask.js";
 import type { SettingsInput } from "../../src/settings.js";
 
 /**

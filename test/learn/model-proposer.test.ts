@@ -3,7 +3,7 @@ import { SimpleChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
-import { maskArgs } from "../../src/record/mask.js";
+import { maskArgs } from "../../src/text/mask.js";
 import { detect } from "../../src/learn/detect.js";
 import {
   ModelProposer,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Example, Learned, Revision } from "../../src/ledger/schema.js";
 import { revision as ledgerRevision } from "../ledger/contract.js";
-import { containsFingerprint, valueFingerprints } from "../../src/record/mask.js";
+import { containsFingerprint, valueFingerprints } from "../../src/text/mask.js";
 import type { Proposal } from "../../src/learn/proposer.js";
 import {
   REFUSAL_REASONS,

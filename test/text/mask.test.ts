@@ -9,7 +9,7 @@ import {
   shapeOf,
   textFingerprints,
   valueFingerprints,
-} from "../../src/record/mask.js";
+} from "../../src/text/mask.js";
 
 const KEY = "test-key-0123456789";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sharesWord, splitWords, stem, tokenize } from "../../src/index/tokenize.js";
+import { sharesWord, splitWords, stem, tokenize } from "../../src/text/tokenize.js";
 
 describe("splitWords", () => {
   it("splits camelCase, PascalCase and acronyms", () => {

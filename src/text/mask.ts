@@ -1,5 +1,4 @@
 import { createHmac } from "node:crypto";
-import type { ArgShape } from "../ledger/schema.js";
 
 /**
  * Masking and fingerprinting of argument values. Pure functions: nothing here keeps state or
@@ -30,6 +29,17 @@ import type { ArgShape } from "../ledger/schema.js";
  * fingerprints of its tokens, of every run of 2 to {@link MAX_NGRAM} adjacent tokens, and of the
  * whole text. A text contains a value exactly when the two sets intersect.
  */
+
+/** The JSON kind of an argument value, as an argument shape records it. */
+export type ArgKind = "string" | "number" | "boolean" | "null" | "array" | "object";
+
+/** What is kept of one argument instead of its value (the ledger's `ArgShape` row has this shape). */
+export interface MaskedArg {
+  name: string;
+  kind: ArgKind;
+  /** The format with every value part masked. */
+  shape: string;
+}
 
 /** Hex characters kept of each HMAC (64 bits: collisions are negligible at ledger scale). */
 export const FINGERPRINT_HEX_LENGTH = 16;
@@ -82,7 +92,7 @@ export function tokens(text: string): string[] {
  * - arrays `[shape]` (distinct element shapes joined by `|`), objects `{key:shape,…}` (keys
  *   that are not plain identifiers shown as `<key>`), both bounded in depth and length.
  */
-export function shapeOf(value: unknown): ArgShape["shape"] {
+export function shapeOf(value: unknown): string {
   return truncate(shapeAt(value, 0));
 }
 
@@ -147,7 +157,7 @@ function isFixedPart(letters: string): boolean {
   return letters.length <= 4 || (letters.length <= 6 && letters === letters.toUpperCase());
 }
 
-function jsonKind(value: unknown): ArgShape["kind"] {
+function jsonKind(value: unknown): ArgKind {
   if (value === null || value === undefined) return "null";
   if (Array.isArray(value)) return "array";
   switch (typeof value) {
@@ -166,7 +176,7 @@ function jsonKind(value: unknown): ArgShape["kind"] {
 }
 
 /** Names, JSON kinds and masked shapes of a call's arguments, in argument order. Never values. */
-export function maskArgs(args: Record<string, unknown>): ArgShape[] {
+export function maskArgs(args: Record<string, unknown>): MaskedArg[] {
   return Object.entries(args).map(([name, value]) => ({
     name,
     kind: jsonKind(value),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { aimedAtModel, findAimedAtModel } from "../../src/learn/injection.js";
+import { aimedAtModel, findAimedAtModel } from "../../src/text/injection.js";
 
 describe("aimedAtModel", () => {
   it.each([
