@@ -152,8 +152,6 @@ export const ToolCardSchema = z.object({
   learned: LearnedSchema,
   /** Bumped on every write; a revision remembers the version it produced (undo checks it). */
   version: z.number().int().min(1),
-  /** Id of the newest call record seen by the last review of this tool. */
-  reviewedThrough: z.string().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
