@@ -1,4 +1,4 @@
-import type { BaseStore } from "@langchain/langgraph";
+import type { BaseStore, Operation } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
 import { DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } from "../../src/ledger/keys.js";
@@ -108,6 +108,24 @@ export function revision(
 
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 const sorted = (values: string[]) => [...values].sort();
+
+/**
+ * The store as the ledger sees it, with `batch` and `get` called through the given overrides
+ * (every other method runs on the store itself), to make one kind of request fail.
+ */
+function intercepted(
+  store: BaseStore,
+  overrides: { batch?: BaseStore["batch"]; get?: BaseStore["get"] },
+): BaseStore {
+  return new Proxy(store, {
+    get(target, property) {
+      const own = property === "batch" ? overrides.batch : property === "get" ? overrides.get : undefined;
+      if (own) return own;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
 
 /**
  * The ledger's behaviour on a real store, end to end. Every backend (InMemoryStore, SqliteStore,
@@ -301,6 +319,55 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         const turns = await ledger.appendTurns(Array.from({ length: 150 }, (_, i) => turn("p", `r${i}`)));
         expect(ids(await ledger.listTurns("p"))).toEqual(ids(turns).slice(120));
       });
+
+      it("prunes by the settings configured on the same ledger after it started appending", async () => {
+        const ledger = open();
+        await ledger.appendCalls([call("p", "search")]);
+        await ledger.appendTurns([turn("p", "first")]);
+        await ledger.appendRoutes([route("p", "first")]);
+        await ledger.configure("p", { retainCallsPerTool: 20, retainTurns: 30 });
+
+        const calls = await ledger.appendCalls(Array.from({ length: 100 }, () => call("p", "search")));
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(ids(calls).slice(80));
+        const turns = await ledger.appendTurns(Array.from({ length: 150 }, (_, i) => turn("p", `r${i}`)));
+        expect(ids(await ledger.listTurns("p"))).toEqual(ids(turns).slice(120));
+        const routes = await ledger.appendRoutes(Array.from({ length: 150 }, (_, i) => route("p", `r${i}`)));
+        expect(ids(await ledger.listRoutes("p"))).toEqual(ids(routes).slice(120));
+      });
+
+      it("pruneCalls deletes all but the newest `keep` calls of one tool and says how many", async () => {
+        const ledger = open();
+        const search = await ledger.appendCalls(Array.from({ length: 10 }, () => call("p", "search")));
+        await ledger.appendCalls([call("p", "ab"), call("p", "a")]);
+
+        expect(await ledger.pruneCalls("p", "search", 4)).toBe(6);
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(ids(search).slice(6));
+        expect(await ledger.pruneCalls("p", "search", 4)).toBe(0);
+        expect(await ledger.pruneCalls("p", "a", 0)).toBe(1);
+        expect(await ledger.listCalls("p", { tool: "a" })).toEqual([]);
+        expect(await ledger.listCalls("p", { tool: "ab" })).toHaveLength(1);
+      });
+
+      it("reports a failed prune through onWarning, keeps the append, and prunes at the next threshold", async () => {
+        let failDeletes = true;
+        const flaky = intercepted(store, {
+          batch: (async (ops: Operation[]) => {
+            if (failDeletes && ops.some((op) => "value" in op && op.value === null)) throw new Error("disk full");
+            return store.batch(ops);
+          }) as BaseStore["batch"],
+        });
+        const ledger = new Ledger(flaky, { onWarning: (message) => warnings.push(message) });
+        await ledger.configure("p", { retainCallsPerTool: 20 });
+
+        const first = await ledger.appendCalls(Array.from({ length: 30 }, () => call("p", "search")));
+        expect(first).toHaveLength(30);
+        expect(warnings).toEqual(["Pruning old records failed; they will be pruned later."]);
+        expect(await ledger.listCalls("p", { tool: "search" })).toHaveLength(30);
+
+        failDeletes = false;
+        const second = await ledger.appendCalls(Array.from({ length: 10 }, () => call("p", "search")));
+        expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(ids([...first, ...second]).slice(20));
+      });
     });
 
     describe("cards", () => {
@@ -438,6 +505,55 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       });
     });
 
+    describe("review marks", () => {
+      it("keeps the newest mark of each tool per partition, apart from the cards", async () => {
+        const ledger = open();
+        const searchCard = await ledger.putCard(card("p", "search"));
+        expect(await ledger.reviewMarks("p")).toEqual(new Map());
+
+        await ledger.markReviewed("p", new Map(TRICKY_TOOLS.map((tool, i) => [tool, `id-${i}`])));
+        await ledger.markReviewed("p", new Map([["search", "id-s1"]]));
+        await ledger.markReviewed("p", new Map([["search", "id-s2"]]));
+        await ledger.markReviewed("q", new Map([["search", "id-q"]]));
+
+        expect(await open().reviewMarks("p")).toEqual(
+          new Map([...TRICKY_TOOLS.map((tool, i): [string, string] => [tool, `id-${i}`]), ["search", "id-s2"]]),
+        );
+        expect(await ledger.reviewMarks("q")).toEqual(new Map([["search", "id-q"]]));
+        expect(await ledger.getCard("p", "search")).toEqual(searchCard);
+      });
+
+      it("writes nothing for an empty set of marks", async () => {
+        const ledger = open();
+        await ledger.markReviewed("p", new Map());
+        expect(await ledger.listPartitions()).toEqual([]);
+      });
+
+      it("skips a corrupt mark and keeps the others", async () => {
+        const ledger = open();
+        await ledger.markReviewed("p", new Map([["search", "id-1"]]));
+        await store.put([ROOT, encodeLabel("p"), "reviews"], "broken", { through: 42 });
+        expect(await ledger.reviewMarks("p")).toEqual(new Map([["search", "id-1"]]));
+      });
+    });
+
+    it("get… returns null for a corrupt row and counts it", async () => {
+      const ledger = open();
+      const goodCard = await ledger.putCard(card("p", "search"));
+      const goodRevision = revision("p", "search", "proposed");
+      await ledger.putRevision(goodRevision);
+      const p = encodeLabel("p");
+      await store.put([ROOT, p, "cards"], "broken", { ...goodCard, name: "broken", author: null });
+      await store.put([ROOT, p, "revisions"], "broken", { ...goodRevision, id: "broken", evidence: "none" });
+
+      expect(await ledger.getRevision("p", "broken")).toBeNull();
+      await expect(ledger.requireRevision("p", "broken")).rejects.toBeInstanceOf(NotFound);
+      expect(await ledger.getRevision("p", goodRevision.id)).toEqual(goodRevision);
+      expect(await ledger.getCards("p", ["broken", "search"])).toEqual([goodCard]);
+      expect(ledger.skippedRows).toBe(3);
+      expect(warnings).toHaveLength(3);
+    });
+
     it("skips corrupt rows in every collection", async () => {
       const ledger = open();
       const [goodCall] = await ledger.appendCalls([call("p", "search")]);
@@ -495,6 +611,25 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(racing[0]).toMatch(/^[0-9a-f]{64}$/);
         expect(new Set(racing).size).toBe(1);
         expect(await open().fingerprintKey()).toBe(racing[0]);
+      });
+
+      it("tries the fingerprint key again after a failed read", async () => {
+        let failures = 1;
+        const flaky = intercepted(store, {
+          get: (async (namespace: string[], key: string) => {
+            if (failures > 0) {
+              failures -= 1;
+              throw new Error("connection reset");
+            }
+            return store.get(namespace, key);
+          }) as BaseStore["get"],
+        });
+        const ledger = new Ledger(flaky, { onWarning: (message) => warnings.push(message) });
+        await expect(ledger.fingerprintKey()).rejects.toThrow("connection reset");
+        const key = await ledger.fingerprintKey();
+        expect(key).toMatch(/^[0-9a-f]{64}$/);
+        expect(await ledger.fingerprintKey()).toBe(key);
+        expect(await open().fingerprintKey()).toBe(key);
       });
 
       it("does not list its own metadata as a partition", async () => {
