@@ -14,7 +14,11 @@ import { InvalidInput } from "../errors.js";
  * [root, partition, "rules"]         rule id         → Rule
  * [root, partition, "settings"]      "current"       → Settings
  * [root, partition, "reviews"]       tool name       → { through }   (review watermark)
+ * [root, "~meta"]                    "fingerprint-key" → { key }     (ledger-wide)
+ * [root, "~meta", "fingerprint-key-candidates"]  time-ordered id → { key }
  * ```
+ *
+ * Each collection has its module under `collections/`, which documents its rows' invariants.
  */
 
 /** The partition used when the caller names none. */
@@ -23,15 +27,17 @@ export const DEFAULT_PARTITION = "default";
 /** The first namespace label of every ledger row. */
 export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
 
-export type Collection =
-  | "calls"
-  | "turns"
-  | "routes"
-  | "cards"
-  | "revisions"
-  | "rules"
-  | "settings"
-  | "reviews";
+/** The collections of a partition: the third label of every partition's namespace. */
+export const COLLECTIONS = ["calls", "turns", "routes", "cards", "revisions", "rules", "settings", "reviews"] as const;
+
+export type Collection = (typeof COLLECTIONS)[number];
+
+/**
+ * Second namespace label of the ledger-wide rows (the fingerprint key). Not a partition: in an
+ * encoded label every "~" is followed by two hex digits (see {@link encodeLabel}). Every store
+ * accepts it (`PostgresStore` refuses "_" in labels).
+ */
+export const META_LABEL = "~meta";
 
 /**
  * Encode a name (tool, partition) as one namespace label, losslessly, using only characters

@@ -1,0 +1,202 @@
+import type { BaseStore, Item, Operation } from "@langchain/langgraph";
+import type { z } from "zod";
+import { InvalidInput } from "../../errors.js";
+import { type Collection, namespaceFor, timeOrderedId } from "../keys.js";
+import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
+
+/**
+ * The low-level pieces every collection module shares: exact namespace listings over any
+ * `BaseStore`, row parsing that skips and counts what does not fit, write operations, and
+ * amortised pruning. Internal to the ledger.
+ */
+
+/** Receives the ledger's warnings (a skipped row, a failed prune). Never thrown. */
+export type WarningSink = (message: string, context?: Record<string, unknown>) => void;
+
+/** What every collection module of one `Ledger` works with. */
+export interface LedgerContext {
+  readonly store: BaseStore;
+  /** First namespace label of every row (`LedgerOptions.namespaceRoot`). */
+  readonly root: string;
+  readonly warn: WarningSink;
+  /** Most rows asked of the store in one request (`LedgerOptions.pageSize`). */
+  readonly pageSize: number;
+  /** Counters shared by the collections; `Ledger.skippedRows` reads `skippedRows`. */
+  readonly counters: { skippedRows: number };
+}
+
+/** Filters for listing append-only records. Results are oldest first. */
+export interface ListOptions {
+  /** Only records whose id sorts after this one (ids are time-ordered). */
+  after?: string;
+  /** Keep only the newest `limit` records (still returned oldest first). */
+  limit?: number;
+}
+
+/** The namespace of a collection (of one tool, for calls) in a partition. */
+export function namespaceOf(ctx: LedgerContext, partition: string, collection: Collection, tool?: string): string[] {
+  return namespaceFor(ctx.root, partition, collection, tool);
+}
+
+/**
+ * Every item of exactly this namespace (or of the namespaces `depthBelow` levels under it).
+ * Stores differ (InMemoryStore and PostgresStore match prefixes as strings, so ["calls","a"]
+ * also finds ["calls","ab"]): keep exact matches only.
+ */
+export async function listNamespace(ctx: LedgerContext, ns: string[], depthBelow = 0): Promise<Item[]> {
+  const depth = ns.length + depthBelow;
+  const inside = (item: Item): boolean => {
+    if (item.namespace.length !== depth) return false;
+    for (let i = 0; i < ns.length; i++) if (item.namespace[i] !== ns[i]) return false;
+    return true;
+  };
+  const first = await ctx.store.search(ns, { limit: ctx.pageSize, offset: 0 });
+  if (first.length < ctx.pageSize) return first.filter(inside);
+  // Several pages: rows may shift between pages as others write, so keep each row once.
+  const out = new Map<string, Item>();
+  let page = first;
+  for (let offset = 0; ; ) {
+    for (const item of page) if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
+    if (page.length < ctx.pageSize) break;
+    offset += ctx.pageSize;
+    page = await ctx.store.search(ns, { limit: ctx.pageSize, offset });
+  }
+  return [...out.values()];
+}
+
+/** Every namespace under `prefix` (as the store matches prefixes: callers keep exact matches). */
+export async function listAllNamespaces(ctx: LedgerContext, prefix: string[]): Promise<string[][]> {
+  const out: string[][] = [];
+  for (let offset = 0; ; offset += ctx.pageSize) {
+    const page = await ctx.store.listNamespaces({ prefix, limit: ctx.pageSize, offset });
+    out.push(...page);
+    if (page.length < ctx.pageSize) break;
+  }
+  return out;
+}
+
+/** One stored row through its schema; a row that does not fit is counted, warned about and `null`. */
+export function parseItem<T>(ctx: LedgerContext, schema: z.ZodType<T>, item: Item): T | null {
+  const parsed = schema.safeParse(item.value);
+  if (parsed.success) return parsed.data;
+  ctx.counters.skippedRows += 1;
+  ctx.warn("Skipped a ledger row that does not match its schema.", {
+    namespace: item.namespace.join("/"),
+    key: item.key,
+    issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`),
+  });
+  return null;
+}
+
+/**
+ * Parse many rows, skipping those keyed at or before `after`. With `looksValid`, a row that
+ * passes that cheap structural check (the shape this version writes) is taken as is; zod parses
+ * the rest, so a row that does not fit is still skipped and counted. Append-only records are
+ * read by the hundred thousand in a review.
+ */
+export function parseItems<T>(
+  ctx: LedgerContext,
+  schema: z.ZodType<T>,
+  items: Item[],
+  after?: string,
+  looksValid?: (value: Record<string, unknown>) => boolean,
+): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    if (after !== undefined && item.key <= after) continue;
+    const row = looksValid?.(item.value) ? (item.value as T) : parseItem(ctx, schema, item);
+    if (row !== null) out.push(row);
+  }
+  return out;
+}
+
+/** A put of one row, kept out of any vector index (the ledger searches by namespace only). */
+export function putOp(
+  ctx: LedgerContext,
+  partition: string,
+  collection: Collection,
+  key: string,
+  value: object,
+  tool?: string,
+): Operation {
+  return {
+    namespace: namespaceOf(ctx, partition, collection, tool),
+    key,
+    value: value as Record<string, unknown>,
+    index: false,
+  };
+}
+
+/**
+ * A new append-only record as stored: schema version, a time-ordered id and `at` assigned when
+ * absent, checked against its schema.
+ * @throws InvalidInput when it does not match, or has an empty partition.
+ */
+export function stamp<T extends { partition: string; id: string; at: number }>(
+  schema: z.ZodType<T>,
+  input: object & { id?: string; at?: number },
+): T {
+  const at = input.at ?? Date.now();
+  const parsed = schema.safeParse({ ...input, v: SCHEMA_VERSION, id: input.id ?? timeOrderedId(at), at });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new InvalidInput(`Refused a ledger record that does not match its schema: ${issues}`);
+  }
+  if (!parsed.data.partition) throw new InvalidInput("A ledger record needs a non-empty partition.");
+  return parsed.data;
+}
+
+/**
+ * Delete the rows of a namespace beyond the newest `keep` (by key: time-ordered ids). A failure
+ * is reported through the warning sink and returns 0, never thrown: the rows are pruned later.
+ */
+export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: number): Promise<number> {
+  try {
+    const items = await listNamespace(ctx, ns);
+    if (items.length <= keep) return 0;
+    const keys = items.map((i) => i.key).sort();
+    const doomed = keys.slice(0, keys.length - keep);
+    await ctx.store.batch(doomed.map((key) => ({ namespace: ns, key, value: null })));
+    return doomed.length;
+  } catch (error) {
+    ctx.warn("Pruning old records failed; they will be pruned later.", { namespace: ns.join("/"), error: String(error) });
+    return 0;
+  }
+}
+
+/**
+ * When to prune an append-only namespace: rows appended since its last prune, counted per key
+ * (a partition, or a partition and tool) in this process. Amortised: one listing per
+ * `threshold` appends, not one per append.
+ */
+export class PruneSchedule {
+  private readonly since = new Map<string, number>();
+
+  /** Count `n` more rows under `key`; true, and the count starts over, once `threshold` are waiting. */
+  due(key: string, n: number, threshold: number): boolean {
+    const since = (this.since.get(key) ?? 0) + n;
+    const due = since >= threshold;
+    this.since.set(key, due ? 0 : since);
+    return due;
+  }
+}
+
+/** The newest `limit` rows of rows in id order, still oldest first. */
+export function newest<T>(rows: T[], limit: number | undefined): T[] {
+  return limit !== undefined && rows.length > limit ? rows.slice(rows.length - limit) : rows;
+}
+
+// Cheap structural checks of the append-only records as this version writes them (see
+// `parseItems`): every required field present with its type. Anything else goes through zod.
+
+export const isStr = (v: unknown): boolean => typeof v === "string";
+export const isOptStr = (v: unknown): boolean => v === undefined || typeof v === "string";
+export const isNum = (v: unknown): boolean => typeof v === "number";
+export const isOutcome = (v: unknown): boolean => v === "success" || v === "error";
+
+const ERROR_CLASSES = new Set<unknown>(ErrorClassSchema.options);
+export const isOptErrorClass = (v: unknown): boolean => v === undefined || ERROR_CLASSES.has(v);
+
+/** An array of objects that each pass `ok`. */
+export const isEvery = (v: unknown, ok: (x: Record<string, unknown>) => boolean): boolean =>
+  Array.isArray(v) && v.every((x) => typeof x === "object" && x !== null && ok(x as Record<string, unknown>));
