@@ -254,6 +254,10 @@ export const RuleSchema = z.object({
 });
 export type Rule = z.infer<typeof RuleSchema>;
 
+/** A tool's review watermark: the newest call record id its last review read. */
+export const ReviewMarkSchema = z.object({ through: z.string() });
+export type ReviewMark = z.infer<typeof ReviewMarkSchema>;
+
 /** A record as handed to the ledger: it assigns `v`, `id` and `at` when they are absent. */
 export type NewRecord<T extends { v: number; id: string; at: number }> = Omit<T, "v" | "id" | "at"> &
   Partial<Pick<T, "id" | "at">>;

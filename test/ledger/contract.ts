@@ -1,7 +1,7 @@
 import type { BaseStore, Operation } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
-import { DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } from "../../src/ledger/keys.js";
+import { type Collection, DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } from "../../src/ledger/keys.js";
 import { Ledger, type LedgerOptions } from "../../src/ledger/ledger.js";
 import type {
   CallRecord,
@@ -534,6 +534,10 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         await ledger.markReviewed("p", new Map([["search", "id-1"]]));
         await store.put([ROOT, encodeLabel("p"), "reviews"], "broken", { through: 42 });
         expect(await ledger.reviewMarks("p")).toEqual(new Map([["search", "id-1"]]));
+        expect(ledger.skippedRows).toBe(1);
+        expect(warnings).toEqual(["Skipped a ledger row that does not match its schema."]);
+        await ledger.markReviewed("p", new Map([["broken", "id-2"]]));
+        expect(await ledger.reviewMarks("p")).toEqual(new Map([["search", "id-1"], ["broken", "id-2"]]));
       });
     });
 
@@ -582,6 +586,41 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       expect(await fresh.getSettings("p")).toEqual(DEFAULT_SETTINGS);
       expect(fresh.skippedRows).toBe(1);
       expect(ledger.skippedRows).toBe(7);
+    });
+
+    it("skips and counts one corrupt row in each collection, and the read still answers", async () => {
+      const seed = open();
+      const p = encodeLabel("p");
+      const [goodCall] = await seed.appendCalls([call("p", "search")]);
+      const [goodTurn] = await seed.appendTurns([turn("p", "r")]);
+      const [goodRoute] = await seed.appendRoutes([route("p", "r")]);
+      const goodCard = await seed.putCard(card("p", "search"));
+      const goodRevision = revision("p", "search", "proposed");
+      await seed.putRevision(goodRevision);
+      const goodRule = await seed.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "high", source: "programmatic" });
+      await seed.configure("p", { minCalls: 5 });
+      await seed.markReviewed("p", new Map([["search", goodCall.id]]));
+
+      // Typed by collection: a new collection does not compile until it has its row here.
+      const cases: Record<Collection, { row: [string[], string, Record<string, unknown>]; read: (l: Ledger) => Promise<unknown>; expected: unknown }> = {
+        calls: { row: [[ROOT, p, "calls", encodeLabel("search")], "zzz", { ...goodCall, id: "zzz", args: "none" }], read: (l) => l.listCalls("p"), expected: [goodCall] },
+        turns: { row: [[ROOT, p, "turns"], "zzz", { ...goodTurn, id: "zzz", calls: [{ tool: 1 }] }], read: (l) => l.listTurns("p"), expected: [goodTurn] },
+        routes: { row: [[ROOT, p, "routes"], "zzz", { ...goodRoute, id: "zzz", k: "five" }], read: (l) => l.listRoutes("p"), expected: [goodRoute] },
+        cards: { row: [[ROOT, p, "cards"], "zzz", { ...goodCard, name: "zzz", learned: null }], read: (l) => l.listCards("p"), expected: [goodCard] },
+        revisions: { row: [[ROOT, p, "revisions"], "zzz", { ...goodRevision, id: "zzz", ranks: {} }], read: (l) => l.listRevisions("p"), expected: [goodRevision] },
+        rules: { row: [[ROOT, p, "rules"], "zzz", { ...goodRule, id: "zzz", source: "rumour" }], read: (l) => l.listRules("p"), expected: [goodRule] },
+        settings: { row: [[ROOT, p, "settings"], "current", { minCalls: -3 }], read: (l) => l.getSettings("p"), expected: DEFAULT_SETTINGS },
+        reviews: { row: [[ROOT, p, "reviews"], "zzz", { through: null }], read: (l) => l.reviewMarks("p"), expected: new Map([["search", goodCall.id]]) },
+      };
+      for (const { row } of Object.values(cases)) await store.put(...row);
+
+      for (const [collection, { read, expected }] of Object.entries(cases)) {
+        warnings = [];
+        const ledger = open();
+        expect(await read(ledger), collection).toEqual(expected);
+        expect(ledger.skippedRows, collection).toBe(1);
+        expect(warnings, collection).toHaveLength(1);
+      }
     });
 
     describe("settings", () => {

@@ -1,4 +1,5 @@
-import { type LedgerContext, listNamespace, namespaceOf } from "./store-io.js";
+import { ReviewMarkSchema } from "../schema.js";
+import { type LedgerContext, listNamespace, namespaceOf, parseItem } from "./store-io.js";
 
 /**
  * Review watermarks: the newest call record id each tool's last review read, so a tool with no
@@ -10,7 +11,8 @@ import { type LedgerContext, listNamespace, namespaceOf } from "./store-io.js";
  * - kept apart from the cards: marking a tool reviewed must not bump the card's version (undo
  *   compares versions);
  * - one row per tool, overwritten by each review (last write wins); never pruned;
- * - a row without a string `through` is skipped: that tool counts as never reviewed.
+ * - a corrupt row (no string `through`) is skipped, counted in `skippedRows` and warned about:
+ *   that tool counts as never reviewed, and its next review overwrites the row.
  */
 export class ReviewMarkRows {
   constructor(private readonly ctx: LedgerContext) {}
@@ -19,7 +21,10 @@ export class ReviewMarkRows {
   async list(partition: string): Promise<Map<string, string>> {
     const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "reviews"));
     const marks = new Map<string, string>();
-    for (const item of items) if (typeof item.value.through === "string") marks.set(item.key, item.value.through);
+    for (const item of items) {
+      const mark = parseItem(this.ctx, ReviewMarkSchema, item);
+      if (mark) marks.set(item.key, mark.through);
+    }
     return marks;
   }
 
