@@ -224,6 +224,7 @@ export class Ledger {
    * Write cards and revisions of one partition in one store batch (one transaction on SQLite
    * and Postgres): a crash leaves the old state or the new, never a mix. Cards get their version
    * bumped; the saved cards are returned.
+   * @throws InvalidInput for a card of another partition, or a card or revision that does not match its schema.
    * @throws RevisionConflict when `expectVersion` is given and the (single) card moved on.
    */
   async commit(partition: string, change: LedgerChange): Promise<ToolCard[]> {
@@ -234,7 +235,7 @@ export class Ledger {
 
   /**
    * Insert or update a tool-scoped rule. An update keeps `createdAt`.
-   * @throws InvalidInput for a blank tool or blank text.
+   * @throws InvalidInput for a blank tool or blank text, or a field that does not match the schema.
    */
   async putRule(partition: string, input: RuleInput): Promise<Rule> {
     return this.rules.put(partition, input);

@@ -452,6 +452,21 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       });
     });
 
+    it("refuses a card, revision or rule that does not match its schema with InvalidInput, writing nothing", async () => {
+      const ledger = open();
+      const bad = { ...revision("p", "search", "applied"), status: "maybe" } as unknown as Revision;
+      await expect(ledger.commit("p", { cards: [card("p", "search")], revisions: [bad] })).rejects.toBeInstanceOf(InvalidInput);
+      await expect(ledger.putRevision(bad)).rejects.toBeInstanceOf(InvalidInput);
+      await expect(ledger.putCard(card("p", ""))).rejects.toBeInstanceOf(InvalidInput);
+      await expect(
+        ledger.putRule("p", { tool: "search", rule: "x", priority: "urgent" as "high", source: "programmatic" }),
+      ).rejects.toBeInstanceOf(InvalidInput);
+      expect(await ledger.getCard("p", "search")).toBeNull();
+      expect(await ledger.listCards("p")).toEqual([]);
+      expect(await ledger.listRevisions("p")).toEqual([]);
+      expect(await ledger.listRules("p")).toEqual([]);
+    });
+
     describe("rules", () => {
       it("upserts rules, keeping createdAt and tags, and deletes them", async () => {
         const ledger = open();

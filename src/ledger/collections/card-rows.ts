@@ -1,7 +1,7 @@
 import type { Item } from "@langchain/langgraph";
 import { InvalidInput, RevisionConflict } from "../../errors.js";
 import { SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "../schema.js";
-import { type LedgerContext, listNamespace, namespaceOf, parseItems } from "./store-io.js";
+import { checked, type LedgerContext, listNamespace, namespaceOf, parseItems } from "./store-io.js";
 
 /**
  * Tool cards as stored (building and reading a card's text is `../cards.ts`).
@@ -37,7 +37,7 @@ export class CardRows {
   /**
    * The cards as they are to be written at `now`: version bumped over the stored card, its
    * `createdAt` kept. Reads each stored card; writes nothing.
-   * @throws InvalidInput for a card of another partition.
+   * @throws InvalidInput for a card of another partition, or one that does not match its schema.
    * @throws RevisionConflict when `expectVersion` is given and a stored card is at another version.
    */
   async next(partition: string, cards: readonly ToolCard[], expectVersion: number | undefined, now: number): Promise<ToolCard[]> {
@@ -53,15 +53,14 @@ export class CardRows {
           { context: { tool: card.name, partition } },
         );
       }
-      saved.push(
-        ToolCardSchema.parse({
-          ...card,
-          v: SCHEMA_VERSION,
-          version: (current?.version ?? 0) + 1,
-          createdAt: current?.createdAt ?? card.createdAt ?? now,
-          updatedAt: now,
-        }),
-      );
+      const next = {
+        ...card,
+        v: SCHEMA_VERSION,
+        version: (current?.version ?? 0) + 1,
+        createdAt: current?.createdAt ?? card.createdAt ?? now,
+        updatedAt: now,
+      };
+      saved.push(checked(ToolCardSchema, next, `the card of "${card.name}"`));
     }
     return saved;
   }

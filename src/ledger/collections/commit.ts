@@ -17,7 +17,8 @@ export interface LedgerChange {
  * version, schemas), then written in ONE store batch, which is one transaction on `SqliteStore`
  * and on the store `openPostgresStore` returns. A crash leaves the old state or the new, never a
  * card without its revision. Returns the saved cards (versions bumped).
- * @throws InvalidInput for a card of another partition.
+ * @throws InvalidInput for a card of another partition, or a card or revision that does not
+ *   match its schema.
  * @throws RevisionConflict when `expectVersion` is given and a card moved on.
  */
 export async function commit(

@@ -1,7 +1,7 @@
 import { NotFound } from "../../errors.js";
 import { byId } from "../../internal.js";
 import { type Revision, RevisionSchema, type RevisionStatus, SCHEMA_VERSION } from "../schema.js";
-import { type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
+import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
 
 /**
  * Revisions: reviewable changes to one tool card (proposed → applied | dismissed; applied →
@@ -41,8 +41,11 @@ export class RevisionRows {
       .sort((a, b) => byId(b, a));
   }
 
-  /** The revisions as they are to be written (current schema version). Writes nothing. */
+  /**
+   * The revisions as they are to be written (current schema version). Writes nothing.
+   * @throws InvalidInput for a revision that does not match its schema.
+   */
   next(revisions: readonly Revision[]): Revision[] {
-    return revisions.map((r) => RevisionSchema.parse({ ...r, v: SCHEMA_VERSION }));
+    return revisions.map((r) => checked(RevisionSchema, { ...r, v: SCHEMA_VERSION }, `revision "${r.id}"`));
   }
 }

@@ -2,7 +2,7 @@ import { InvalidInput } from "../../errors.js";
 import { byId } from "../../internal.js";
 import { timeOrderedId } from "../keys.js";
 import { type Rule, RuleSchema, SCHEMA_VERSION } from "../schema.js";
-import { type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
+import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
 
 /** What a rule upsert takes: `id` and timestamps are optional. */
 export type RuleInput = Omit<Rule, "v" | "id" | "partition" | "createdAt" | "updatedAt" | "tags"> & {
@@ -19,7 +19,8 @@ export type RuleInput = Omit<Rule, "v" | "id" | "partition" | "createdAt" | "upd
  * Invariants:
  * - an upsert keeps the stored `createdAt` (and `tags`, when none are given); it reads then
  *   writes, so of two concurrent upserts of one id the last write wins;
- * - a blank tool or blank text is refused (`InvalidInput`), writing nothing;
+ * - a blank tool or blank text, or a field that does not match the schema, is refused
+ *   (`InvalidInput`), writing nothing;
  * - never pruned; deleted only by `deleteRule`;
  * - a corrupt row is skipped (left out of a listing, `null` from `getRule`), counted in
  *   `skippedRows` and warned about; an upsert under its id replaces it.
@@ -27,14 +28,14 @@ export type RuleInput = Omit<Rule, "v" | "id" | "partition" | "createdAt" | "upd
 export class RuleRows {
   constructor(private readonly ctx: LedgerContext) {}
 
-  /** @throws InvalidInput for a blank tool or blank text. */
+  /** @throws InvalidInput for a blank tool or blank text, or a rule that does not match its schema. */
   async put(partition: string, input: RuleInput): Promise<Rule> {
     if (!input.tool || !input.tool.trim()) throw new InvalidInput("A rule needs a tool name; got a blank one.");
     if (!input.rule || !input.rule.trim()) throw new InvalidInput(`A rule for "${input.tool}" needs text; got a blank one.`);
     const now = Date.now();
     const id = input.id ?? timeOrderedId(now);
     const existing = await this.get(partition, id);
-    const rule = RuleSchema.parse({
+    const next = {
       ...input,
       v: SCHEMA_VERSION,
       id,
@@ -42,7 +43,8 @@ export class RuleRows {
       tags: input.tags ?? existing?.tags ?? [],
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
-    });
+    };
+    const rule = checked(RuleSchema, next, `a rule for "${input.tool}"`);
     await this.ctx.store.put(namespaceOf(this.ctx, partition, "rules"), id, rule);
     return rule;
   }

@@ -137,13 +137,20 @@ export function stamp<T extends { partition: string; id: string; at: number }>(
   input: object & { id?: string; at?: number },
 ): T {
   const at = input.at ?? Date.now();
-  const parsed = schema.safeParse({ ...input, v: SCHEMA_VERSION, id: input.id ?? timeOrderedId(at), at });
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new InvalidInput(`Refused a ledger record that does not match its schema: ${issues}`);
-  }
-  if (!parsed.data.partition) throw new InvalidInput("A ledger record needs a non-empty partition.");
-  return parsed.data;
+  const row = checked(schema, { ...input, v: SCHEMA_VERSION, id: input.id ?? timeOrderedId(at), at }, "a ledger record");
+  if (!row.partition) throw new InvalidInput("A ledger record needs a non-empty partition.");
+  return row;
+}
+
+/**
+ * A row about to be written, through its schema.
+ * @throws InvalidInput naming the fields that do not match (`what` says which row it was).
+ */
+export function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+  throw new InvalidInput(`Refused ${what} that does not match its schema: ${issues}`);
 }
 
 /**
