@@ -35,11 +35,14 @@ export interface OpenLedgerOptions extends Omit<LedgerOptions, "ownsStore"> {
   env?: ToolLessonsEnv;
 }
 
-/** Defaults of {@link openLedger}. */
-export const DEFAULT_OPEN_LEDGER_OPTIONS = {
-  /** The embedded ledger's file, under the working directory. */
+/**
+ * Defaults of {@link OpenLedgerOptions} that live here: the embedded ledger's file, under the
+ * working directory. (`postgresSchema` defaults in `openPostgresStore`, loaded on demand; the
+ * other fields have no default but the environment.)
+ */
+export const DEFAULT_OPEN_LEDGER_OPTIONS: Readonly<Required<Pick<OpenLedgerOptions, "path">>> = Object.freeze({
   path: ".tool-lessons/ledger.db",
-} as const;
+});
 
 /**
  * Open the ledger. Which store it writes to, first match wins:
