@@ -70,9 +70,9 @@ function relativeImports(text) {
   for (let i = 0; i < code.length; i++) if (code[i] === "\n") lineStarts.push(i + 1);
   const lines = code.split("\n");
   const out = [];
-  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s*)["'](\.[^"']*)["']/gm;
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^[ \t]*import\s*)["'](\.[^"']*)["']/gm;
   for (const match of code.matchAll(pattern)) {
-    const line = lineStarts.findLastIndex((start) => start <= match.index) + 1;
+    const line = lineStarts.findLastIndex((start) => start <= match.index + match[0].length) + 1;
     if (!/^\s*\/\//.test(lines[line - 1])) out.push({ specifier: match[1], line });
   }
   return out;
