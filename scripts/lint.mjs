@@ -1,20 +1,118 @@
 #!/usr/bin/env node
-// House rules the type checker does not enforce (see ../shared/STYLE.md): no `any` in src, no bare
-// `throw new Error` in src (typed errors from src/errors.ts), kebab-case file names, and a barrel
-// of named exports only. Prints each finding as file:line and exits 1 when there is one.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// House rules the type checker does not enforce (see ../shared/STYLE.md): no `any` in src; every
+// error thrown in src is a ToolLessonsError (no bare Error, TypeError, RangeError, SyntaxError);
+// the folder direction of src; kebab-case file names; barrels of named exports only.
+// Prints each finding as file:line and exits 1 when there is one.
+//
+// Usage: node scripts/lint.mjs [ROOT]   (or TOOL_LESSONS_LINT_ROOT=ROOT). ROOT defaults to this
+// repository; the lint's own tests point it at a copy of the tree with a planted fault.
+// Import cycles are dpdm's job (`npm run lint:cycles`), not this script's.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(process.argv[2] ?? process.env.TOOL_LESSONS_LINT_ROOT ?? repo);
+const src = path.join(root, "src");
+
+/**
+ * The folder direction of src: what each folder may import, besides its own files. A folder
+ * lower in the data's way (text, ledger) must not reach up into the stages built on it, so that
+ * each stage can be read, tested and replaced with only what is below it in view.
+ *
+ * - `folders`: the other src folders it may import;
+ * - `rootModules`: the files directly under src it may import. `ROOT_MODULES` are the shared
+ *   base (errors, settings, internal, env); the barrels (src/index.ts, src/schema.ts) are for
+ *   users, never imported from inside.
+ *
+ * A folder that is not listed (prompt, record, graph, evaluate, cli) is not restricted here.
+ * Adding a folder is one line: where it sits (e.g. `rules: { folders: ["ledger", "text"] }`).
+ */
+const ROOT_MODULES = ["errors", "settings", "internal", "env"];
+const ALLOWED_IMPORTS = {
+  text: { folders: [], rootModules: ["errors", "internal"] },
+  ledger: { folders: ["text"] },
+  index: { folders: ["ledger", "text", "record"] },
+  learn: { folders: ["index", "ledger", "text", "prompt", "record", "rules", "memory"] },
+};
+/** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
+const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
+/** The entry points under src: for users only, so nothing inside depends on what they re-export. */
+const BARRELS = ["index", "schema"];
+
+/** Errors a caller cannot tell apart from a bug: src throws ToolLessonsError subclasses instead. */
+const BUILTIN_ERRORS = "Error|TypeError|RangeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError";
+const BARE_THROW = new RegExp(`\\bthrow\\s+(?:new\\s+)?(?:${BUILTIN_ERRORS})\\s*\\(`);
+const BARE_REJECT = new RegExp(`\\bPromise\\.reject\\(\\s*(?:new\\s+)?(?:${BUILTIN_ERRORS})\\s*\\(`);
+
 const findings = [];
 
 function walk(dir, out = []) {
+  if (!existsSync(dir)) return out;
   for (const name of readdirSync(dir)) {
+    if (name === "node_modules") continue;
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) walk(full, out);
     else if (/\.(ts|mts)$/.test(name)) out.push(full);
   }
   return out;
+}
+
+/** The code of a line: `//` comments and JSDoc/block-comment lines dropped. */
+function codeOf(line) {
+  return line.replace(/\/\/.*$/, "").replace(/^\s*(\/\*\*?|\*).*$/, "");
+}
+
+/** Relative module specifiers of a file (static and dynamic imports, re-exports), with line numbers. */
+function relativeImports(text) {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, (block) => block.replace(/[^\n]/g, " "));
+  const lineStarts = [0];
+  for (let i = 0; i < code.length; i++) if (code[i] === "\n") lineStarts.push(i + 1);
+  const lines = code.split("\n");
+  const out = [];
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^[ \t]*import\s*)["'](\.[^"']*)["']/gm;
+  for (const match of code.matchAll(pattern)) {
+    const line = lineStarts.findLastIndex((start) => start <= match.index + match[0].length) + 1;
+    if (!/^\s*\/\//.test(lines[line - 1])) out.push({ specifier: match[1], line });
+  }
+  return out;
+}
+
+/** Where a src file sits: its folder, or `.` with its module name for a file directly under src. */
+function placeOf(file) {
+  const [first, ...rest] = path.relative(src, file).split(path.sep);
+  return rest.length === 0 ? { folder: ".", module: first.replace(/\.(m?[jt]s)$/, "") } : { folder: first };
+}
+
+function checkDirection(file, text, rel) {
+  const from = placeOf(file);
+  const rule =
+    from.folder === "."
+      ? ROOT_MODULES.includes(from.module)
+        ? ROOT_MODULE_RULE
+        : undefined
+      : ALLOWED_IMPORTS[from.folder];
+  const rootModules = rule?.rootModules ?? ROOT_MODULES;
+  for (const { specifier, line } of relativeImports(text)) {
+    const target = path.resolve(path.dirname(file), specifier);
+    if (path.relative(src, target).startsWith("..")) continue;
+    const to = placeOf(target);
+    if (to.folder === "." && BARRELS.includes(to.module)) {
+      findings.push(
+        `${rel}:${line}: imports the package entry point src/${to.module}.ts ("${specifier}"); import the module that defines the name`,
+      );
+      continue;
+    }
+    if (!rule) continue;
+    if (to.folder === from.folder && to.folder !== ".") continue;
+    const allowed = to.folder === "." ? rootModules.includes(to.module) : rule.folders.includes(to.folder);
+    if (allowed) continue;
+    const what = to.folder === "." ? `src/${to.module}.ts` : `src/${to.folder}`;
+    const who = from.folder === "." ? `src/${from.module}.ts` : `src/${from.folder}`;
+    findings.push(
+      `${rel}:${line}: ${who} may not import ${what} ("${specifier}"); see ALLOWED_IMPORTS in scripts/lint.mjs`,
+    );
+  }
 }
 
 const kebab = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)*\.m?ts$/;
@@ -23,14 +121,16 @@ for (const dir of ["src", "test", "bench", "examples"]) {
     const rel = path.relative(root, file);
     if (!kebab.test(path.basename(file))) findings.push(`${rel}: file name is not kebab-case`);
     if (dir !== "src") continue;
-    readFileSync(file, "utf8")
-      .split("\n")
-      .forEach((line, i) => {
-        const code = line.replace(/\/\/.*$/, "").replace(/^\s*\*.*$/, "");
-        if (/(:\s*any\b|\bas any\b|<any>|any\[\])/.test(code)) findings.push(`${rel}:${i + 1}: \`any\` in src`);
-        if (/throw new Error\(/.test(code)) findings.push(`${rel}:${i + 1}: bare \`throw new Error\`; throw a ToolLessonsError subclass`);
-        if (rel === path.join("src", "index.ts") && /^export \*/.test(code)) findings.push(`${rel}:${i + 1}: the barrel exports names, not \`export *\``);
-      });
+    const text = readFileSync(file, "utf8");
+    checkDirection(file, text, rel);
+    text.split("\n").forEach((line, i) => {
+      const code = codeOf(line);
+      if (/(:\s*any\b|\bas any\b|<any>|any\[\])/.test(code)) findings.push(`${rel}:${i + 1}: \`any\` in src`);
+      if (BARE_THROW.test(code) || BARE_REJECT.test(code)) {
+        findings.push(`${rel}:${i + 1}: a built-in error is thrown; throw a ToolLessonsError subclass (src/errors.ts)`);
+      }
+      if (/^export \*/.test(code)) findings.push(`${rel}:${i + 1}: export names, not \`export *\``);
+    });
   }
 }
 

@@ -2,17 +2,21 @@
  * tool-lessons: tools that get better with use.
  *
  * The public API, as named exports only, one block per stage of the data's way through the
- * package: record → ledger → index → learn → graph, plus cards, evaluation, settings and errors.
+ * package: record → ledger → index → learn → graph. It holds what the README and docs/ teach,
+ * with the types of those APIs' options and results; the helpers they are built from stay inside.
  *
- * Backends with native or optional dependencies are kept out of this barrel so that importing
- * the package never loads them:
+ * Other entry points:
+ * - `tool-lessons/schema`: the zod schemas of the ledger's rows and of the settings.
+ * - `tool-lessons/evaluate`: `simulate` and the ranking metrics (what learning does for routing).
  * - `tool-lessons/sqlite`: `SqliteStore`, the embedded ledger store. `openLedger()` loads it on
  *   demand, so most users never import it directly.
  * - `tool-lessons/postgres`: `openPostgresStore`, for a ledger shared by many processes.
  * - `tool-lessons/chroma`: `ChromaVectorIndex` and the bundled-server launcher.
+ * Backends with native or optional dependencies are kept out of this barrel so that importing
+ * the package never loads them.
  */
 
-// ---------------------------------------------------------------- errors and settings
+// ---------------------------------------------------------------- errors, settings, environment
 export {
   InvalidInput,
   ModelReplyRejected,
@@ -20,69 +24,15 @@ export {
   RevisionConflict,
   StoreUnavailable,
   ToolLessonsError,
-  type ToolLessonsErrorOptions,
   VetRefusal,
 } from "./errors.js";
-export { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput, SettingsSchema } from "./settings.js";
-export { ENV_VARIABLES, readEnv, type ToolLessonsEnv } from "./env.js";
-
-// ---------------------------------------------------------------- ledger (the durable truth)
-export { Ledger, type LedgerOptions, type ListOptions, type RuleInput, type WarningSink } from "./ledger/ledger.js";
-export { DEFAULT_OPEN_LEDGER_OPTIONS, openLedger, type OpenLedgerOptions } from "./ledger/open.js";
-export { DEFAULT_NAMESPACE_ROOT, DEFAULT_PARTITION, timeOrderedId } from "./ledger/keys.js";
-export {
-  type ArgShape,
-  ArgShapeSchema,
-  type CallRecord,
-  CallRecordSchema,
-  type ErrorClass,
-  ErrorClassSchema,
-  type Evidence,
-  EvidenceSchema,
-  type Example,
-  ExampleSchema,
-  type ExampleSource,
-  ExampleSourceSchema,
-  type Learned,
-  type LearnedLine,
-  LearnedLineSchema,
-  LearnedSchema,
-  type NewRecord,
-  type Offer,
-  OfferSchema,
-  type Refusal,
-  RefusalSchema,
-  type Revision,
-  RevisionSchema,
-  type RevisionStatus,
-  RevisionStatusSchema,
-  type RouteRecord,
-  RouteRecordSchema,
-  type Rule,
-  type RulePriority,
-  RulePrioritySchema,
-  RuleSchema,
-  SCHEMA_VERSION,
-  type ToolCard,
-  ToolCardSchema,
-  type TurnRecord,
-  TurnRecordSchema,
-} from "./ledger/schema.js";
-
-// ---------------------------------------------------------------- cards (what routing searches, what the model sees)
-export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./ledger/cards.js";
-export { LEARNED_HEADING, modelDescription, withDescriptions } from "./prompt/describe.js";
-export { routingText, routingTexts, type RoutingTexts } from "./index/routing-text.js";
+export { DEFAULT_SETTINGS, type Settings, type SettingsInput } from "./settings.js";
+export { readEnv, type ToolLessonsEnv } from "./env.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
 export {
   classifyError,
-  DEFAULT_ERROR_RULES,
-  DEFAULT_RECORDING_OPTIONS,
-  type ErrorInfo,
   type ErrorRule,
-  maskArgs,
-  maskText,
   type Partition,
   type PartitionContext,
   type PartitionResolver,
@@ -91,70 +41,80 @@ export {
   type RecordingStats,
   requestIdFor,
   resolvePartition,
-  shapeOf,
   ToolLessonsCallbackHandler,
   type ToolLessonsCallbackHandlerOptions,
 } from "./record/index.js";
 
-// ---------------------------------------------------------------- index (routing and retrieval)
-export { examplesWeight, type IndexMode, type RouteQuery, ToolIndex, type ToolIndexOptions } from "./index/tool-index.js";
+// ---------------------------------------------------------------- ledger (the durable truth) and its rows
+export { Ledger, type LedgerOptions, type ListOptions, type RuleInput, type WarningSink } from "./ledger/ledger.js";
+export { openLedger, type OpenLedgerOptions } from "./ledger/open.js";
+export type {
+  ArgShape,
+  CallRecord,
+  ErrorClass,
+  Evidence,
+  Example,
+  ExampleSource,
+  Learned,
+  LearnedLine,
+  NewRecord,
+  Offer,
+  Refusal,
+  Revision,
+  RevisionStatus,
+  RouteRecord,
+  Rule,
+  RulePriority,
+  ToolCard,
+  TurnRecord,
+} from "./ledger/schema.js";
+
+// ---------------------------------------------------------------- cards (what routing searches, what the model sees)
+export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./ledger/cards.js";
+export { modelDescription, withDescriptions } from "./prompt/describe.js";
+export { routingText, routingTexts, type RoutingTexts } from "./index/routing-text.js";
+
+// ---------------------------------------------------------------- index (routing)
+export {
+  type IndexMode,
+  type RouteQuery,
+  ToolIndex,
+  type ToolIndexExamplesOptions,
+  type ToolIndexOptions,
+} from "./index/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
+export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./index/lexical-embeddings.js";
 export {
-  DEFAULT_LEXICAL_EMBEDDINGS,
-  LexicalEmbeddings,
-  type LexicalEmbeddingsOptions,
-} from "./index/lexical-embeddings.js";
-export {
-  DEFAULT_IN_MEMORY_VECTOR_INDEX,
   InMemoryVectorIndex,
   type InMemoryVectorIndexOptions,
   type MetadataFilter,
 } from "./index/memory-vector-store.js";
 export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./index/usage-flags.js";
-export { tokenize } from "./text/tokenize.js";
 
 // ---------------------------------------------------------------- learn (where a lesson is decided and checked)
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./learn/register.js";
-export { augmentTool, type AugmentOptions, type AugmentResult } from "./learn/augment.js";
-export {
-  AUTO_APPROVER,
-  LessonManager,
-  type LessonManagerOptions,
-  type Review,
-  type ReviewOptions,
-} from "./learn/manager.js";
+export { LessonManager, type LessonManagerOptions, type Review, type ReviewOptions } from "./learn/manager.js";
 export { DeterministicProposer, type DeterministicProposerOptions } from "./learn/deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./learn/model-proposer.js";
-export { type Proposal, type Proposer, type ToolEvidence } from "./learn/proposer.js";
-export { REFUSAL_REASONS, type RefusalReason, type TurnedDown, turnedDownOf, type VetContext, type VetResult, vetProposal } from "./learn/vet.js";
-export { detect, type Detection, type DetectInput, type ToolDetection } from "./learn/detect.js";
-export { buildExampleCall } from "./learn/example-call.js";
-export { type CoveredMiss, rankByCoverage } from "./learn/coverage.js";
+export type {
+  NeighbourTool,
+  Proposal,
+  ProposalRejection,
+  ProposalRejectionReason,
+  ProposedExample,
+  ProposedNote,
+  ProposedNotFor,
+  Proposer,
+  ToolEvidence,
+} from "./learn/proposer.js";
+export type { RefusalReason } from "./learn/vet.js";
 export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./learn/what-if.js";
 
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)
-export { bindRoutedTools, createRouteNode, type RouteNodeOptions, toolsInUse } from "./graph/route-node.js";
-export { ToolLessonsAnnotation, type ToolLessonsState } from "./graph/state.js";
-
-// ---------------------------------------------------------------- evaluate
 export {
-  type LabelledRequest,
-  LabelledRequestSchema,
-  type RoutingScores,
-  simulate,
-  type SimulateOptions,
-  type SimulationReport,
-  type ToolSpec,
-  ToolSpecSchema,
-} from "./evaluate/simulate.js";
-export {
-  auroc,
-  hitAtK,
-  mean,
-  meanNdcgAtK,
-  meanRecallAtK,
-  ndcgAtK,
-  type RankedCase,
-  recallAtK,
-  topKAccuracy,
-} from "./evaluate/metrics.js";
+  bindRoutedTools,
+  createRouteNode,
+  type RouteNodeOptions,
+  ToolLessonsAnnotation,
+  type ToolLessonsState,
+} from "./graph/index.js";

@@ -50,7 +50,7 @@ export type Settings = z.infer<typeof SettingsSchema>;
 export type SettingsInput = Partial<Settings>;
 
 /** The defaults, in one place. */
-export const DEFAULT_SETTINGS: Settings = Object.freeze(SettingsSchema.parse({}));
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze(SettingsSchema.parse({}));
 
 /**
  * Validate settings coming from outside (API, CLI, a stored row) and fill defaults.

@@ -1,6 +1,7 @@
 import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { InvalidInput } from "../errors.js";
 import { withDescriptions } from "../prompt/describe.js";
 import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -29,10 +30,19 @@ export interface RouteNodeOptions {
   partition?: PartitionResolver;
   /**
    * Where a failure to record the route or read the cards goes. Never thrown into the run.
-   * @default console.warn
+   * @default console.warn with a "[tool-lessons]" prefix
    */
   onError?: (error: unknown) => void;
 }
+
+/**
+ * The defaults applied to every optional {@link RouteNodeOptions} field left unset (`ledger` and
+ * `partition` have no value of their own: without a ledger nothing is recorded, without a
+ * resolver the built-in one reads `configurable` and `metadata`).
+ */
+export const DEFAULT_ROUTE_NODE: Readonly<Required<Pick<RouteNodeOptions, "onError">>> = Object.freeze({
+  onError: (error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error),
+});
 
 /**
  * A node that routes the newest user turn: it sets `routedTools` to the top-k tools plus the
@@ -42,7 +52,7 @@ export interface RouteNodeOptions {
  * node and bind only the routed tools there ({@link bindRoutedTools}).
  */
 export function createRouteNode(options: RouteNodeOptions) {
-  const onError = options.onError ?? ((error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error));
+  const onError = options.onError ?? DEFAULT_ROUTE_NODE.onError;
   return async function route(
     state: { messages: BaseMessage[] },
     config?: RunnableConfig,
@@ -119,7 +129,9 @@ export function bindRoutedTools<T extends ToolSource & object>(
   const chosen = routedTools.length === 0 ? [...tools] : tools.filter((t) => wanted.has(t.name));
   const described = withDescriptions(chosen, cards, settings);
   if (!model.bindTools) {
-    throw new TypeError(`The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`);
+    throw new InvalidInput(`The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`, {
+      context: { model: model.getName() },
+    });
   }
   return model.bindTools(described as unknown as BindToolsInput[]);
 }

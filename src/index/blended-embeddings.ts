@@ -24,7 +24,10 @@ export interface BlendedEmbeddingsOptions {
  * The weights measured best on MetaTool for lexical + GloVe word vectors (see
  * `bench/embeddings.ts`): 0.7 lexical, 0.3 semantic.
  */
-export const DEFAULT_BLEND_WEIGHTS = Object.freeze({ lexical: 0.7, semantic: 0.3 });
+export const DEFAULT_BLEND_WEIGHTS: Readonly<{ lexical: number; semantic: number }> = Object.freeze({
+  lexical: 0.7,
+  semantic: 0.3,
+});
 
 function scaleInto(out: number[], v: readonly number[], scale: number): void {
   let s = 0;

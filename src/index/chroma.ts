@@ -49,8 +49,13 @@ export interface ChromaVectorIndexOptions {
   batchSize?: number;
 }
 
-/** The defaults applied to every optional {@link ChromaVectorIndexOptions} field left unset. */
-export const DEFAULT_CHROMA_VECTOR_INDEX = Object.freeze({
+/**
+ * The defaults applied to every optional {@link ChromaVectorIndexOptions} field left unset
+ * (`client` has no value of its own: without it, one is made from `host` and `port`).
+ */
+export const DEFAULT_CHROMA_VECTOR_INDEX: Readonly<
+  Required<Omit<ChromaVectorIndexOptions, "embeddings" | "collectionName" | "client">>
+> = Object.freeze({
   host: "localhost",
   port: 8000,
   batchSize: 1_000,

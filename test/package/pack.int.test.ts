@@ -1,0 +1,185 @@
+/**
+ * The package as a user installs it: built, packed with `npm pack`, unpacked into a consumer
+ * project's node_modules, then type-checked (NodeNext, strict) and imported by that project
+ * through every entry point of package.json's `exports`. Nothing is installed from the network:
+ * the consumer lives under test-results/ inside this repository, so the peer and runtime
+ * dependencies resolve from the repository's node_modules, as a user's own copies would.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
+  name: string;
+  files: string[];
+  exports: Record<string, unknown>;
+};
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const tsc = join(repo, "node_modules", "typescript", "bin", "tsc");
+
+/** `tool-lessons`, `tool-lessons/schema`, ...: every module entry point (package.json itself left out). */
+const specifiers = Object.keys(pkg.exports)
+  .filter((key) => key !== "./package.json")
+  .map((key) => (key === "." ? pkg.name : `${pkg.name}/${key.slice(2)}`));
+
+let staging: string;
+let consumer: string;
+
+function run(command: string, args: string[], cwd: string): string {
+  return execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 180_000 });
+}
+
+beforeAll(() => {
+  // Built into a staging copy, not the repository's dist/: bin/tool-lessons.js runs dist/ when
+  // there is one, and a stale build would shadow the sources for the CLI tests.
+  staging = mkdtempSync(join(tmpdir(), "tool-lessons-pack-"));
+  run(npm, ["run", "build", "--", "--outDir", join(staging, "dist")], repo);
+  cpSync(join(repo, "package.json"), join(staging, "package.json"));
+  for (const entry of pkg.files.filter((f) => f !== "dist"))
+    cpSync(join(repo, entry), join(staging, entry), { recursive: true });
+  const tarballs = join(staging, "tarballs");
+  mkdirSync(tarballs);
+  run(npm, ["pack", "--silent", "--pack-destination", tarballs], staging);
+  const [tarball] = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
+
+  mkdirSync(join(repo, "test-results"), { recursive: true });
+  consumer = mkdtempSync(join(repo, "test-results", "consumer-"));
+  const installed = join(consumer, "node_modules", pkg.name);
+  mkdirSync(installed, { recursive: true });
+  run("tar", ["-xzf", join(tarballs, tarball), "-C", installed, "--strip-components=1"], consumer);
+
+  writeFileSync(
+    join(consumer, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2),
+  );
+  writeFileSync(
+    join(consumer, "tsconfig.json"),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          lib: ["ES2023"],
+          types: ["node"],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+        },
+        include: ["*.ts"],
+      },
+      null,
+      2,
+    ),
+  );
+  // Every entry point, imported whole, so a missing file or `types` path fails the type check.
+  writeFileSync(
+    join(consumer, "every-entry.ts"),
+    specifiers.map((s, i) => `import * as entry${i} from "${s}";`).join("\n") +
+      `\nexport const entries = [${specifiers.map((_, i) => `entry${i}`).join(", ")}];\n`,
+  );
+  // The README's snippet, as a user writes it: from the package name.
+  const snippet = readFileSync(join(repo, "examples", "readme-snippet.ts"), "utf8").replace(
+    /from "\.\.\/src\/index\.js"/,
+    `from "${pkg.name}"`,
+  );
+  writeFileSync(join(consumer, "readme-snippet.ts"), snippet);
+  // The names the docs teach from each subpath, used with their types.
+  writeFileSync(
+    join(consumer, "subpaths.ts"),
+    `import { InMemoryStore } from "@langchain/langgraph";
+import { Ledger, LexicalEmbeddings, ToolIndex, type Settings, type ToolCard } from "tool-lessons";
+import { parseSettings, ToolCardSchema } from "tool-lessons/schema";
+import { recallAtK, simulate, type SimulationReport } from "tool-lessons/evaluate";
+import { SqliteStore } from "tool-lessons/sqlite";
+import { openPostgresStore } from "tool-lessons/postgres";
+import { ChromaVectorIndex, startChromaServer } from "tool-lessons/chroma";
+
+const ledger = new Ledger(new InMemoryStore());
+const settings: Settings = parseSettings({ routingK: 3 });
+export const index = new ToolIndex({
+  ledger,
+  embeddings: new LexicalEmbeddings(),
+  vectorStore: (embeddings) => new ChromaVectorIndex({ embeddings, collectionName: "tools" }),
+});
+export const card = (row: unknown): ToolCard => ToolCardSchema.parse(row);
+export const recall: number = recallAtK(["a", "b"], ["b"], settings.routingK);
+export type Report = SimulationReport;
+export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
+`,
+  );
+}, 240_000);
+
+afterAll(() => {
+  if (staging) rmSync(staging, { recursive: true, force: true });
+  if (consumer) rmSync(consumer, { recursive: true, force: true });
+});
+
+describe("the packed package in a consumer project", () => {
+  it("holds the build, the CLI, README and docs, and no sources or tests", () => {
+    const files = readdirSync(join(consumer, "node_modules", pkg.name));
+    expect(files.sort()).toEqual(["README.md", "bin", "dist", "docs", "package.json"]);
+  });
+
+  it("type-checks (NodeNext, strict) importing the root and every subpath export, and the README snippet", () => {
+    const result = spawnSync(process.execPath, [tsc, "-p", "tsconfig.json"], {
+      cwd: consumer,
+      encoding: "utf8",
+      timeout: 180_000,
+    });
+    // With skipLibCheck off, the package's own .d.ts files are checked too. Third-party
+    // declarations are not ours to fix (chromadb's refer to a package it does not install), so
+    // only their errors are set aside; an error in the consumer or in the package fails.
+    const errors = `${result.stdout}${result.stderr}`
+      .split("\n")
+      .filter((line) => /error TS\d+/.test(line))
+      .filter((line) => !/^\.\.\/\.\.\/node_modules\//.test(line));
+    expect(errors).toEqual([]);
+    // A non-zero exit without an error line would be tsc failing to run at all.
+    if (result.status !== 0) expect(result.stdout).toMatch(/error TS\d+/);
+    expect(specifiers).toEqual(expect.arrayContaining(["tool-lessons/schema", "tool-lessons/evaluate"]));
+  });
+
+  it("loads every entry point in Node, each with the names its docs teach and not the internals", () => {
+    const script = `
+      const names = {};
+      for (const s of ${JSON.stringify(specifiers)}) names[s] = Object.keys(await import(s)).sort();
+      console.log(JSON.stringify(names));`;
+    const out = run(process.execPath, ["--input-type=module", "-e", script], consumer);
+    const names = JSON.parse(out) as Record<string, string[]>;
+    expect(Object.keys(names).sort()).toEqual([...specifiers].sort());
+    for (const s of specifiers) expect(names[s].length, s).toBeGreaterThan(0);
+    expect(names["tool-lessons"]).toEqual(
+      expect.arrayContaining([
+        "openLedger",
+        "ToolLessonsCallbackHandler",
+        "ToolIndex",
+        "ToolRouter",
+        "LessonManager",
+        "createRouteNode",
+      ]),
+    );
+    for (const internal of [
+      "tokenize",
+      "timeOrderedId",
+      "maskArgs",
+      "auroc",
+      "simulate",
+      "ToolCardSchema",
+      "SettingsSchema",
+    ]) {
+      expect(names["tool-lessons"], internal).not.toContain(internal);
+    }
+    expect(names["tool-lessons/schema"]).toEqual(
+      expect.arrayContaining(["ToolCardSchema", "SettingsSchema", "parseSettings"]),
+    );
+    expect(names["tool-lessons/evaluate"]).toEqual(expect.arrayContaining(["simulate", "auroc", "recallAtK"]));
+    expect(names["tool-lessons/sqlite"]).toContain("SqliteStore");
+    expect(names["tool-lessons/postgres"]).toContain("openPostgresStore");
+    expect(names["tool-lessons/chroma"]).toEqual(expect.arrayContaining(["ChromaVectorIndex", "startChromaServer"]));
+  });
+});
