@@ -213,7 +213,7 @@ export class LessonManager {
       });
       const refused = [...vetted.refused];
       if (proposal.rejected) {
-        refused.push({ kind: "note", text: "", reason: proposal.rejected.reason, detail: proposal.rejected.detail });
+        refused.push({ kind: "proposal", text: "", reason: proposal.rejected.reason, detail: proposal.rejected.detail });
       }
       let callExample: string | null = null;
       const built = buildExampleCall(td.successes, td.refusedCount, w.settings.minFailures);

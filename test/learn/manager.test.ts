@@ -891,7 +891,7 @@ describe("LessonManager with a model proposer", () => {
     const failed = await w.manager.review();
     expect(failed.revisions).toEqual([]);
     expect(failed.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
+      { tool: "lookup_order", refusal: { kind: "proposal", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
     ]);
 
     down = false;
@@ -911,7 +911,7 @@ describe("LessonManager with a model proposer", () => {
     const review = await w.manager.review();
     expect(review.revisions).toEqual([]);
     expect(review.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "reply_not_json", detail: expect.any(String) } },
+      { tool: "lookup_order", refusal: { kind: "proposal", text: "", reason: "reply_not_json", detail: expect.any(String) } },
     ]);
     expect(await w.ledger.listRevisions(P)).toEqual([]);
   });

@@ -411,6 +411,14 @@ describe("REFUSAL_REASONS", () => {
       "no_room",
       "already_kept",
       "turned_down",
+      "model_error",
+      "reply_not_json",
+      "reply_wrong_shape",
+      "empty_reply",
+      "fenced_json",
+      "chatter_around_json",
+      "wrong_count",
+      "duplicate_example",
     ]);
   });
 });
