@@ -13,7 +13,7 @@
  * operator, except when the text holds an argument value: then the text is withheld.
  */
 import { EXAMPLE_CALL_PREFIX } from "./example-call.js";
-import { LESSON_KIND, type LineKindId } from "../ledger/lesson-kinds.js";
+import { LESSON_KIND, LESSON_KINDS, type LessonKind, type LineKindId } from "../ledger/lesson-kinds.js";
 import {
   type Example,
   type Learned,
@@ -590,6 +590,47 @@ function placeExamples(
     refused.push(refuse("example", example.text, "no_room", `${count} of ${settings.maxQueries} examples, none synthetic left to give way`));
   });
   return { kept, refused, displaced };
+}
+
+// ------------------------------------------------------------------ on apply
+
+/** What a revision adds of each kind, as texts. */
+function addedTexts(revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">, field: NonNullable<LessonKind["added"]>): string[] {
+  const value = revision[field];
+  if (value === null) return [];
+  if (typeof value === "string") return [value];
+  return value.map((v) => (typeof v === "string" ? v : v.text));
+}
+
+/**
+ * The rules a proposed revision is held to again when it is applied, the ones that depend on the
+ * settings: each line it adds within `maxLineLength` (`too_long`), and no more usage notes or
+ * "Not for" lines on the card than their caps (`cap_reached`). The first refusal, or `null`.
+ * Under the settings it was reviewed with, a revision always passes (its card cannot have changed
+ * since: apply refuses that first); examples make room by giving way, so their cap is not one of
+ * these.
+ */
+export function checkApplicable(
+  revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">,
+  learned: Pick<Learned, "notes" | "notFor">,
+  settings?: Partial<VetSettings>,
+): Refusal | null {
+  const limits = evidenceLimits(settings);
+  for (const row of LESSON_KINDS) {
+    if (row.added === null) continue;
+    const texts = addedTexts(revision, row.added);
+    for (const text of texts) {
+      const r = checkLine(row.id, text, limits.maxLineLength);
+      if (r) return r;
+    }
+    if (row.atCap !== "refuse") continue;
+    const onCard = learned[row.field].length;
+    for (let i = 0; i < texts.length; i++) {
+      const r = checkCap(row.id, texts[i], onCard + i, limits[row.cap], LINE_RULES[row.id].capWhat);
+      if (r) return r;
+    }
+  }
+  return null;
 }
 
 // ------------------------------------------------------------------ helpers for the manager
