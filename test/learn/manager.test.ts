@@ -6,7 +6,7 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
+import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../src/errors.js";
 import { ToolIndex, type ToolIndexOptions } from "../../src/index/tool-index.js";
 import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -552,6 +552,26 @@ describe("LessonManager.apply", () => {
     for (const request of [...MONEY_BACK, unseen]) expect(await w.routeFor(request)).toContain("refund_order");
     // A learned example is a routing key: the model is not shown it.
     expect(modelDescription(after)).toBe(refundOrder.description);
+  });
+
+  it("refuses (VetRefusal) a revision that no longer passes the vet under the settings now, and applies it under the settings it was reviewed with", async () => {
+    const w = await world();
+    await w.lookupsWithoutPrefix(2);
+    const proposed = only((await w.manager.review()).revisions);
+    expect(proposed.notesAdded[0].length).toBeGreaterThan(40);
+    const before = await w.card("lookup_order");
+
+    await w.manager.configure({ maxLineLength: 40 });
+    const tooLong = await w.manager.apply(proposed.id, { approvedBy: "operator-7" }).catch((e: unknown) => e);
+    expect(tooLong).toBeInstanceOf(VetRefusal);
+    expect(tooLong).toMatchObject({ reason: "too_long", context: { id: proposed.id, tool: "lookup_order", kind: "note" } });
+    await w.manager.configure({ maxLineLength: 220, maxNotes: 0 });
+    await expect(w.manager.apply(proposed.id, { approvedBy: "operator-7" })).rejects.toMatchObject({ name: "VetRefusal", reason: "cap_reached" });
+    expect(await w.card("lookup_order")).toEqual(before);
+    expect((await w.ledger.getRevision(P, proposed.id))?.status).toBe("proposed");
+
+    await w.manager.configure({ maxNotes: 4 });
+    expect((await w.manager.apply(proposed.id, { approvedBy: "operator-7" })).status).toBe("applied");
   });
 
   it("refuses a revision that is not proposed, or whose card changed since (RevisionConflict)", async () => {
