@@ -26,7 +26,10 @@ export interface RegisterToolsOptions {
    * @default false
    */
   augment?: boolean;
-  /** The chat model augmentation calls. Required when `augment` is true. */
+  /**
+   * The chat model augmentation calls. Required when `augment` is true.
+   * @default none
+   */
   model?: BaseChatModel;
   /**
    * With `augment`, also augment tools already registered (one call each), replacing their
