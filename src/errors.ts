@@ -43,9 +43,15 @@ export class RevisionConflict extends ToolLessonsError {
   override name = "RevisionConflict";
 }
 
-/** A proposed lesson failed a vetting rule; `reason` is the machine-readable code. */
+/**
+ * A proposed lesson failed a vetting rule where it cannot just be recorded as refused: applying a
+ * revision whose lines no longer pass under the settings now (`LessonManager.apply`). `reason` is
+ * the machine-readable code (one of `RefusalReasonSchema`); `context` names the revision, the tool
+ * and the kind of lesson. Dismiss the revision and review again.
+ */
 export class VetRefusal extends ToolLessonsError {
   override name = "VetRefusal";
+  /** The refusal reason (`too_long`, `cap_reached` …). */
   readonly reason: string;
 
   constructor(reason: string, message: string, options: ToolLessonsErrorOptions = {}) {

@@ -15,7 +15,7 @@ import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/m
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { z } from "zod";
 import { ModelReplyRejected } from "../errors.js";
-import type { Example, ToolCard } from "../ledger/schema.js";
+import type { Example, RefusalReason, ToolCard } from "../ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { findAimedAtModel } from "../text/injection.js";
 
@@ -69,20 +69,26 @@ export interface AugmentResult {
   refused?: string;
 }
 
-/** Machine-readable reasons a reply is refused; the first word of `augmentationRefused`. */
-export type AugmentRefusalCode =
+/**
+ * Machine-readable reasons a reply is refused; the first word of `augmentationRefused`. Codes of
+ * the one list of refusal reasons (`RefusalReasonSchema`), so a code means what it means
+ * elsewhere (`reply_not_json` as for a proposer's reply, `too_long` as for a lesson line).
+ */
+export type AugmentRefusalCode = Extract<
+  RefusalReason,
   | "model_error"
   | "empty_reply"
   | "fenced_json"
   | "chatter_around_json"
-  | "not_json"
-  | "wrong_shape"
+  | "reply_not_json"
+  | "reply_wrong_shape"
   | "wrong_count"
-  | "empty_text"
+  | "empty"
   | "multi_line"
   | "too_long"
   | "duplicate_example"
-  | "aimed_at_model";
+  | "aimed_at_model"
+>;
 
 /** The only reply accepted: exactly these two keys, strings only. */
 const ReplySchema = z.strictObject({
@@ -139,13 +145,13 @@ export function parseAugmentationReply(text: string, options: AugmentOptions = {
     value = JSON.parse(trimmed);
   } catch {
     if (embedsJson(trimmed)) reject("chatter_around_json", "the reply has text before or after its JSON");
-    reject("not_json", "the reply is not JSON");
+    reject("reply_not_json", "the reply is not JSON");
   }
   const shape = ReplySchema.safeParse(value);
   if (!shape.success) {
     const issue = shape.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
-    reject("wrong_shape", `expected {"description": string, "examples": string[]} only; ${where}: ${issue?.message ?? "invalid"}`);
+    reject("reply_wrong_shape", `expected {"description": string, "examples": string[]} only; ${where}: ${issue?.message ?? "invalid"}`);
   }
   const { description, examples } = shape.data;
   if (examples.length !== AUGMENT_EXAMPLE_COUNT) {
@@ -228,7 +234,7 @@ function reject(code: AugmentRefusalCode, detail: string): never {
 /** One line, trimmed, non-empty, within `max`, not aimed at the model; the trimmed text. */
 function checkLine(where: string, raw: string, max: number): string {
   const text = raw.trim();
-  if (text === "") reject("empty_text", `${where} is empty`);
+  if (text === "") reject("empty", `${where} is empty`);
   if (/[\r\n\u2028\u2029]/.test(text)) reject("multi_line", `${where} spans more than one line`);
   if (text.length > max) reject("too_long", `${where} has ${text.length} characters, at most ${max} allowed`);
   const aimed = findAimedAtModel(text);

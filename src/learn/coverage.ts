@@ -1,19 +1,13 @@
 import { intersects, tokenize } from "../text/tokenize.js";
 import type { ExampleCandidate, RankExampleOptions } from "./deterministic-proposer.js";
-import { DEFAULT_RANK_EXAMPLE_OPTIONS, rankExampleCandidates } from "./deterministic-proposer.js";
-import type { MissedRequest } from "./detect.js";
+import { DEFAULT_RANK_EXAMPLE_OPTIONS, MAX_EXAMPLE_CITES, rankExampleCandidates } from "./deterministic-proposer.js";
+import type { CoveredMiss } from "./types.js";
 import { definedOnly, oneLine } from "../internal.js";
 
-/**
- * A missed request with what routing says about its wording as an example: `pick` is the order
- * in which routing would add it (see `WhatIf.chooseExamples`), null when it would not, and `gain`
- * the net routing value it adds on recorded requests. Filled by the manager from the index
- * ("what if"), never by a model.
- */
-export interface CoveredMiss extends Pick<MissedRequest, "requestId" | "request"> {
-  pick?: number | null;
-  gain?: number;
-}
+export type { CoveredMiss } from "./types.js";
+
+/** What {@link rankByCoverage} reads of a missed request. */
+export type RankedMiss = Pick<CoveredMiss, "requestId" | "request" | "pick" | "gain">;
 
 /**
  * Propose the wordings routing chose, in its order. A pick cites itself and the missed requests it
@@ -24,7 +18,7 @@ export interface CoveredMiss extends Pick<MissedRequest, "requestId" | "request"
  * Pure: the routing answer comes in with the misses.
  */
 export function rankByCoverage(
-  misses: readonly CoveredMiss[],
+  misses: readonly RankedMiss[],
   currentRoutingText: string,
   options: RankExampleOptions = {},
 ): ExampleCandidate[] {
@@ -34,7 +28,7 @@ export function rankByCoverage(
   const routing = new Set(tokenize(currentRoutingText));
   const taken = new Set(o.exclude.map(normalized));
   const chosen = misses
-    .filter((m): m is CoveredMiss & { pick: number } => typeof m.pick === "number")
+    .filter((m): m is RankedMiss & { pick: number } => typeof m.pick === "number")
     .sort((a, b) => a.pick - b.pick);
   const out: ExampleCandidate[] = [];
   for (const miss of chosen) {
@@ -51,7 +45,7 @@ export function rankByCoverage(
     taken.add(key);
     out.push({
       text: oneLine(miss.request),
-      cites: [...new Set(cites)].slice(0, Math.max(o.maxCites, o.minMisses)),
+      cites: [...new Set(cites)].slice(0, Math.max(MAX_EXAMPLE_CITES, o.minMisses)),
       score: miss.gain ?? 0,
       novelWords: [...own].filter((t) => !routing.has(t)),
     });

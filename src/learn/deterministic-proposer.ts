@@ -10,7 +10,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { intersects, isContentWord, splitWords, stem, tokenize } from "../text/tokenize.js";
 import type { ArgShapeSummary, ConfusedRequest, FailureGroup, MissedRequest } from "./detect.js";
 import { isSharedFormat } from "./example-call.js";
-import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, Proposer, ToolEvidence } from "./proposer.js";
+import type { Proposer, ToolEvidence } from "./proposer.js";
+import type { CoveredMiss, Proposal, ProposedExample, ProposedNote, ProposedNotFor } from "./types.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { definedOnly, oneLine } from "../internal.js";
 
@@ -41,32 +42,10 @@ export interface RankExampleOptions {
    */
   limit?: number;
   /**
-   * Weight of novelty (share of a candidate's tokens the routing text lacks) against
-   * representativeness (mean token-set similarity to the other missed requests).
-   * @default 0.5
-   */
-  noveltyWeight?: number;
-  /**
-   * Two candidates whose token sets have at least this Jaccard similarity are near-duplicates;
-   * only the better one is kept. Also applied against `exclude`.
-   * @default 0.8
-   */
-  duplicateThreshold?: number;
-  /**
    * Longest candidate, in characters.
    * @default DEFAULT_SETTINGS.maxLineLength (220)
    */
   maxLength?: number;
-  /**
-   * Most request ids one candidate cites.
-   * @default 8
-   */
-  maxCites?: number;
-  /**
-   * Most missed requests considered (the newest); bounds the quadratic similarity pass.
-   * @default 100
-   */
-  maxCandidates?: number;
   /**
    * Texts the candidates must not repeat (e.g. the card's learned examples).
    * @default []
@@ -75,22 +54,43 @@ export interface RankExampleOptions {
 }
 
 /** The defaults of {@link RankExampleOptions}. */
-export const DEFAULT_RANK_EXAMPLE_OPTIONS: Required<RankExampleOptions> = Object.freeze({
+export const DEFAULT_RANK_EXAMPLE_OPTIONS: Readonly<Required<RankExampleOptions>> = Object.freeze({
   minMisses: DEFAULT_SETTINGS.minMisses,
   limit: DEFAULT_SETTINGS.maxNewQueries,
-  noveltyWeight: 0.5,
-  duplicateThreshold: 0.8,
   maxLength: DEFAULT_SETTINGS.maxLineLength,
-  maxCites: 8,
-  maxCandidates: 100,
   exclude: [],
 });
+
+/**
+ * Weight of novelty (share of a candidate's tokens the routing text lacks) against
+ * representativeness (mean token-set similarity to the other missed requests).
+ */
+const NOVELTY_WEIGHT = 0.5;
+
+/**
+ * Two candidates whose token sets have at least this Jaccard similarity are near-duplicates; only
+ * the better one is kept. Also applied against `exclude`.
+ */
+const DUPLICATE_THRESHOLD = 0.8;
+
+/** Most request ids one example candidate cites (at least the threshold). */
+export const MAX_EXAMPLE_CITES = 8;
+
+/** Most missed requests considered (the newest); bounds the quadratic similarity pass. */
+const MAX_CONSIDERED_MISSES = 100;
+
+/** How missed requests are ranked as example requests (see {@link rankExampleCandidates}). */
+export type RankExamples = (
+  misses: readonly CoveredMiss[],
+  currentRoutingText: string,
+  options?: RankExampleOptions,
+) => ExampleCandidate[];
 
 /**
  * Rank a tool's missed requests as candidate example requests, best first.
  *
  * Each distinct wording (identical texts merged) is scored by
- * `meanSimilarity + noveltyWeight × novelty`: its mean token-set (Jaccard) similarity to the
+ * `meanSimilarity + NOVELTY_WEIGHT × novelty` (0.5): its mean token-set (Jaccard) similarity to the
  * tool's other missed requests, repeats of the same wording included (how representative it is), plus the share of its tokens that the
  * tool's current routing text lacks (what it would add). A candidate cites its own requests and
  * the other missed requests it shares a word with, most similar first; one resting on fewer than
@@ -106,7 +106,7 @@ export function rankExampleCandidates(
 ): ExampleCandidate[] {
   const o = { ...DEFAULT_RANK_EXAMPLE_OPTIONS, ...definedOnly(options) };
   const routing = new Set(tokenize(currentRoutingText));
-  const considered = misses.slice(Math.max(0, misses.length - o.maxCandidates));
+  const considered = misses.slice(Math.max(0, misses.length - MAX_CONSIDERED_MISSES));
 
   // Distinct wordings, identical texts merged.
   const byText = new Map<string, { text: string; ids: string[]; tokens: Set<string> }>();
@@ -133,14 +133,14 @@ export function rankExampleCandidates(
       .filter((s) => s.shares && !own.has(s.id))
       .sort((a, b) => b.sim - a.sim)
       .map((s) => s.id);
-    const cites = [...c.ids, ...supporters].slice(0, Math.max(o.maxCites, o.minMisses));
+    const cites = [...c.ids, ...supporters].slice(0, Math.max(MAX_EXAMPLE_CITES, o.minMisses));
     if (new Set(cites).size < o.minMisses) continue;
     const novelWords = [...c.tokens].filter((t) => !routing.has(t));
     const novelty = novelWords.length / c.tokens.size;
     scored.push({
       text: c.text,
       cites,
-      score: mean + o.noveltyWeight * novelty,
+      score: mean + NOVELTY_WEIGHT * novelty,
       novelWords,
       tokens: c.tokens,
       support: c.ids.length + supporters.length,
@@ -152,7 +152,7 @@ export function rankExampleCandidates(
   const picked: typeof scored = [];
   for (const c of scored) {
     if (picked.length >= o.limit) break;
-    const dup = (tokens: Set<string>): boolean => jaccard(c.tokens, tokens) >= o.duplicateThreshold;
+    const dup = (tokens: Set<string>): boolean => jaccard(c.tokens, tokens) >= DUPLICATE_THRESHOLD;
     if (excluded.some(dup) || picked.some((p) => dup(p.tokens))) continue;
     picked.push(c);
   }
@@ -164,22 +164,20 @@ export function rankExampleCandidates(
 /** Options of {@link sharedPhrase}. */
 export interface SharedPhraseOptions {
   /**
-   * Most words in the phrase.
-   * @default 4
-   */
-  maxWords?: number;
-  /**
-   * Words that say nothing about the kind of request ("help", "want"); never used in a phrase.
-   * @default GENERIC_REQUEST_WORDS
-   */
-  genericWords?: ReadonlySet<string>;
-  /**
    * Stems never used in a phrase: the proposer passes the tokens of the tool's own routing text,
    * so a line never says "Not for" what the tool itself is described as doing.
-   * @default empty
+   * @default an empty set
    */
   avoidStems?: ReadonlySet<string>;
 }
+
+/** The defaults of {@link SharedPhraseOptions}. */
+export const DEFAULT_SHARED_PHRASE_OPTIONS: Readonly<Required<SharedPhraseOptions>> = Object.freeze({
+  avoidStems: new Set<string>(),
+});
+
+/** Most words in a "Not for" phrase. */
+const MAX_PHRASE_WORDS = 4;
 
 /** Words common in any request that say nothing of its kind. Matched on the lowercased surface word. */
 export const GENERIC_REQUEST_WORDS: ReadonlySet<string> = new Set([
@@ -193,16 +191,16 @@ export const GENERIC_REQUEST_WORDS: ReadonlySet<string> = new Set([
  * The words a group of requests share, as a short phrase, and which requests it covers (shares
  * a word with). Words in every request come first; otherwise words are added greedily, each
  * covering the most requests not yet covered. Surface forms are the most frequent form of each
- * stem, in the order they first appear. Generic words, words with digits and `avoidStems` are
- * skipped.
+ * stem, in the order they first appear. Generic words ({@link GENERIC_REQUEST_WORDS}), words
+ * with digits and `avoidStems` are skipped; at most four words.
  */
 export function sharedPhrase(
   requests: readonly { id: string; request: string }[],
   options: SharedPhraseOptions = {},
 ): { phrase: string; covered: string[] } | null {
-  const maxWords = options.maxWords ?? 4;
-  const generic = options.genericWords ?? GENERIC_REQUEST_WORDS;
-  const avoid = options.avoidStems;
+  const maxWords = MAX_PHRASE_WORDS;
+  const generic = GENERIC_REQUEST_WORDS;
+  const avoid = options.avoidStems ?? DEFAULT_SHARED_PHRASE_OPTIONS.avoidStems;
   const stems = new Map<string, string>();
   const order = new Map<string, number>();
   const surface = new Map<string, Map<string, number>>();
@@ -215,7 +213,7 @@ export function sharedPhrase(
         s = stem(word);
         stems.set(word, s);
       }
-      if (avoid?.has(s)) continue;
+      if (avoid.has(s)) continue;
       own.add(s);
       if (!order.has(s)) order.set(s, order.size);
       const forms = surface.get(s) ?? new Map<string, number>();
@@ -312,21 +310,21 @@ function isPlaceholderShape(shape: string): boolean {
 /** Options of {@link DeterministicProposer}. */
 export interface DeterministicProposerOptions {
   /**
-   * How missed requests are ranked as example requests. Thresholds and limits not given here
-   * come from the evidence's limits.
+   * How missed requests are ranked as example requests; it is given the evidence's limits
+   * (`minMisses`, `maxNewQueries`, `maxLineLength`) and the card's learned examples to exclude.
+   * `LessonManager` passes `rankByCoverage` (routing's own choice, from the review's evidence).
    * @default rankExampleCandidates
    */
-  rankExamples?: typeof rankExampleCandidates;
-  /** Options passed to the ranking (`minMisses`, `limit`, `maxLength` default to the evidence's limits). */
-  rankOptions?: RankExampleOptions;
-  /** Options of the "Not for" phrase. */
-  phraseOptions?: SharedPhraseOptions;
-  /**
-   * Most confused requests (the newest) read for one "Not for" line.
-   * @default 100
-   */
-  maxRequestsPerLine?: number;
+  rankExamples?: RankExamples;
 }
+
+/** The defaults of {@link DeterministicProposerOptions}. */
+export const DEFAULT_DETERMINISTIC_PROPOSER_OPTIONS: Readonly<Required<DeterministicProposerOptions>> = Object.freeze({
+  rankExamples: rankExampleCandidates,
+});
+
+/** Most confused requests (the newest) read for one "Not for" line. */
+const MAX_REQUESTS_PER_LINE = 100;
 
 /**
  * Proposes lessons without a model:
@@ -342,10 +340,10 @@ export interface DeterministicProposerOptions {
 export class DeterministicProposer implements Proposer {
   readonly name = "deterministic";
   readonly callsModel = false;
-  private readonly options: DeterministicProposerOptions;
+  private readonly rankExamples: RankExamples;
 
   constructor(options: DeterministicProposerOptions = {}) {
-    this.options = options;
+    this.rankExamples = options.rankExamples ?? DEFAULT_DETERMINISTIC_PROPOSER_OPTIONS.rankExamples;
   }
 
   async propose(evidence: ToolEvidence, _config?: RunnableConfig): Promise<Proposal> {
@@ -372,15 +370,13 @@ export class DeterministicProposer implements Proposer {
   }
 
   private examples(evidence: ToolEvidence): ProposedExample[] {
-    const rank = this.options.rankExamples ?? rankExampleCandidates;
     const { minMisses, maxNewQueries, maxLineLength } = evidence.limits;
     const learned = evidence.current.examples.filter((e) => e.source !== "synthetic").map((e) => e.text);
-    const ranked = rank(evidence.misses, evidence.routingText, {
+    const ranked = this.rankExamples(evidence.misses, evidence.routingText, {
       minMisses,
       limit: maxNewQueries,
       maxLength: maxLineLength,
-      ...definedOnly(this.options.rankOptions ?? {}),
-      exclude: [...learned, ...(this.options.rankOptions?.exclude ?? [])],
+      exclude: learned,
     });
     return ranked.map((c) => ({ text: c.text, cites: c.cites }));
   }
@@ -403,8 +399,8 @@ export class DeterministicProposer implements Proposer {
       if (out.length >= room) break;
       if (confusions.length < minConfusions) continue;
       const found = sharedPhrase(
-        confusions.slice(-(this.options.maxRequestsPerLine ?? 100)).map((c) => ({ id: c.requestId, request: c.request })),
-        { avoidStems: ownWords, ...this.options.phraseOptions },
+        confusions.slice(-MAX_REQUESTS_PER_LINE).map((c) => ({ id: c.requestId, request: c.request })),
+        { avoidStems: ownWords },
       );
       if (!found || found.covered.length < minConfusions) continue;
       const text = `Not for ${found.phrase} requests; use ${tool}.`;

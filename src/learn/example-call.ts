@@ -32,7 +32,7 @@ export interface ExampleCallOptions {
 }
 
 /** The defaults of {@link ExampleCallOptions}. */
-export const DEFAULT_EXAMPLE_CALL_OPTIONS: Required<ExampleCallOptions> = Object.freeze({
+export const DEFAULT_EXAMPLE_CALL_OPTIONS: Readonly<Required<ExampleCallOptions>> = Object.freeze({
   maxPrefixLetters: 4,
   maxUpperPrefixLetters: 6,
   maxFixedChars: 8,

@@ -9,14 +9,9 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { z } from "zod";
-import {
-  emptyProposal,
-  type Proposal,
-  type ProposalRejection,
-  type Proposer,
-  type ToolEvidence,
-} from "./proposer.js";
-import { clip, errorMessage } from "../internal.js";
+import { emptyProposal, type Proposer, type ToolEvidence } from "./proposer.js";
+import type { Proposal, ProposalRejection } from "./types.js";
+import { clip, definedOnly, errorMessage } from "../internal.js";
 
 /** The reply a model must give: the three kinds of lesson, each citing its evidence. */
 export const ProposalReplySchema = z.object({
@@ -84,13 +79,13 @@ export interface ModelProposerOptions {
   maxReplyItems?: number;
 }
 
-/** The defaults of {@link ModelProposerOptions} (the name is derived from the model). */
-export const DEFAULT_MODEL_PROPOSER_OPTIONS = Object.freeze({
+/** The defaults of {@link ModelProposerOptions} (the name has none: it is derived from the model). */
+export const DEFAULT_MODEL_PROPOSER_OPTIONS: Readonly<Required<Omit<ModelProposerOptions, "name">>> = Object.freeze({
   structuredOutput: "auto",
   maxItems: 20,
   maxDescriptionLength: 400,
   maxReplyItems: 20,
-} satisfies Required<Omit<ModelProposerOptions, "name">>);
+});
 
 const INSTRUCTIONS = `You review one tool of an AI agent from evidence of how it was used, and propose small lessons.
 Return only a JSON object: {"notes": [...], "examples": [...], "notFor": [...]}. Every list may be empty.
@@ -211,12 +206,8 @@ export class ModelProposer implements Proposer {
   constructor(model: BaseChatModel, options: ModelProposerOptions = {}) {
     this.model = model;
     this.name = options.name ?? `model:${modelName(model)}`;
-    this.options = {
-      structuredOutput: options.structuredOutput ?? DEFAULT_MODEL_PROPOSER_OPTIONS.structuredOutput,
-      maxItems: options.maxItems ?? DEFAULT_MODEL_PROPOSER_OPTIONS.maxItems,
-      maxDescriptionLength: options.maxDescriptionLength ?? DEFAULT_MODEL_PROPOSER_OPTIONS.maxDescriptionLength,
-      maxReplyItems: options.maxReplyItems ?? DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
-    };
+    const { name: _name, ...rest } = definedOnly(options);
+    this.options = { ...DEFAULT_MODEL_PROPOSER_OPTIONS, ...rest };
   }
 
   async propose(evidence: ToolEvidence, config?: RunnableConfig): Promise<Proposal> {

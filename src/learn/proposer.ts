@@ -6,84 +6,22 @@
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { ExampleSource, ToolCard } from "../ledger/schema.js";
-import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
-import {
-  type ArgShapeSummary,
-  type ConfusedRequest,
-  type FailureGroup,
-  type MissedRequest,
-  type ToolDetection,
-  summarizeShapes,
-} from "./detect.js";
-import { definedOnly } from "../internal.js";
+import type { Settings } from "../settings.js";
+import { type ArgShapeSummary, type ConfusedRequest, type FailureGroup, type ToolDetection, summarizeShapes } from "./detect.js";
 import { routingText } from "../index/routing-text.js";
-import type { TurnedDown } from "./vet.js";
+import { type EvidenceLimits, evidenceLimits } from "./limits.js";
+import type { CoveredMiss, Proposal, ProposalRejection, TurnedDown } from "./types.js";
 
-/** A usage note: how to call the tool, from repeated calling errors. */
-export interface ProposedNote {
-  /** One line, shown to the model under "Learned from use". */
-  text: string;
-  /** Ids of the failed call records it rests on. */
-  cites: string[];
-}
-
-/** A learned example request: a wording that should reach the tool (a routing key). */
-export interface ProposedExample {
-  /** One line, in a user's words (as stored: masked). */
-  text: string;
-  /** Ids of the missed requests it rests on. */
-  cites: string[];
-}
-
-/** A "Not for <kind of request>; use <tool>." line, from requests another tool served. */
-export interface ProposedNotFor {
-  /** One line starting with "Not for" and ending with "use <tool>". */
-  text: string;
-  /** The registered tool the line sends those requests to. */
-  tool: string;
-  /** Ids of the confused requests it rests on (all served by `tool`). */
-  cites: string[];
-}
-
-/** Why a proposer returned nothing usable (the review goes on; nothing is thrown). */
-export const PROPOSAL_REJECTION_REASONS = [
-  /** The model call itself failed (network, provider error, unsupported structured output). */
-  "model_error",
-  /** The reply was not JSON, or JSON wrapped in other text. */
-  "reply_not_json",
-  /** The reply was JSON of the wrong shape. */
-  "reply_wrong_shape",
-] as const;
-export type ProposalRejectionReason = (typeof PROPOSAL_REJECTION_REASONS)[number];
-
-/** A proposer's reply that could not be used, and why. */
-export interface ProposalRejection {
-  reason: ProposalRejectionReason;
-  /** What went wrong, for a person (no argument values: the reply saw none). */
-  detail: string;
-}
-
-/** What a proposer suggests for one tool. Nothing in it is stored before the vet keeps it. */
-export interface Proposal {
-  notes: ProposedNote[];
-  examples: ProposedExample[];
-  notFor: ProposedNotFor[];
-  /** Set when the proposer's reply was refused as a whole (the lists are then empty). */
-  rejected?: ProposalRejection;
-}
-
-/** The thresholds and caps a proposer should respect (the vet enforces them anyway). */
-export type EvidenceLimits = Pick<
-  Settings,
-  | "minFailures"
-  | "minMisses"
-  | "minConfusions"
-  | "maxNotes"
-  | "maxQueries"
-  | "maxNewQueries"
-  | "maxAvoid"
-  | "maxLineLength"
->;
+export type { EvidenceLimits } from "./limits.js";
+export type {
+  CoveredMiss,
+  Proposal,
+  ProposalRejection,
+  ProposalRejectionReason,
+  ProposedExample,
+  ProposedNote,
+  ProposedNotFor,
+} from "./types.js";
 
 /** A neighbour of the tool under review: another registered tool, by name and description. */
 export interface NeighbourTool {
@@ -115,8 +53,8 @@ export interface ToolEvidence {
   failures: FailureGroup[];
   /** Failed calls whose error says the arguments were refused. */
   refusedCount: number;
-  /** Requests that missed the tool. */
-  misses: MissedRequest[];
+  /** Requests that missed the tool, each with what routing says of its wording when the index was asked. */
+  misses: CoveredMiss[];
   /** Requests that went to the tool and another served. */
   confusions: ConfusedRequest[];
   /** Masked shapes of the successful calls, per argument. */
@@ -152,45 +90,30 @@ export function emptyProposal(rejected?: ProposalRejection): Proposal {
   return rejected ? { notes: [], examples: [], notFor: [], rejected } : { notes: [], examples: [], notFor: [] };
 }
 
-/** Options of {@link buildToolEvidence}. */
-export interface BuildToolEvidenceOptions {
-  /**
-   * Most neighbours listed (those named by a confusion always come first).
-   * @default 12
-   */
-  maxNeighbours?: number;
-}
-
-/** The defaults of {@link BuildToolEvidenceOptions}. */
-export const DEFAULT_BUILD_TOOL_EVIDENCE_OPTIONS: Required<BuildToolEvidenceOptions> = Object.freeze({
-  maxNeighbours: 12,
-});
-
+/** Most neighbours listed (those named by a confusion always come first). */
+const MAX_NEIGHBOURS = 12;
 
 /**
  * Assemble what one tool's review sees from its card, its detection and the other registered
  * tools. Successful calls are reduced to their masked shapes here, so no call record (and no
- * fingerprint) reaches a proposer.
+ * fingerprint) reaches a proposer. The misses are taken as they come: with what routing says of
+ * each wording when the review's evidence stage asked the index (see {@link CoveredMiss}).
  */
-export function buildToolEvidence(
-  input: {
-    card: Pick<ToolCard, "name" | "author" | "augmented" | "learned">;
-    detection: ToolDetection;
-    /** Every registered tool (the card's own is skipped). */
-    tools: readonly NeighbourTool[];
-    settings?: Partial<EvidenceLimits>;
-    /** What an operator turned down for this tool. */
-    turnedDown?: TurnedDown;
-  },
-  options: BuildToolEvidenceOptions = {},
-): ToolEvidence {
-  const maxNeighbours = options.maxNeighbours ?? DEFAULT_BUILD_TOOL_EVIDENCE_OPTIONS.maxNeighbours;
+export function buildToolEvidence(input: {
+  card: Pick<ToolCard, "name" | "author" | "augmented" | "learned">;
+  detection: Omit<ToolDetection, "misses"> & { misses: readonly CoveredMiss[] };
+  /** Every registered tool (the card's own is skipped). */
+  tools: readonly NeighbourTool[];
+  settings?: Partial<Settings>;
+  /** What an operator turned down for this tool. */
+  turnedDown?: TurnedDown;
+}): ToolEvidence {
   const { card, detection } = input;
   const named = new Set(detection.confusions.map((c) => c.servedBy));
   const others = input.tools.filter((t) => t.name !== card.name);
   const neighbours = [...others.filter((t) => named.has(t.name)), ...others.filter((t) => !named.has(t.name))].slice(
     0,
-    Math.max(maxNeighbours, named.size),
+    Math.max(MAX_NEIGHBOURS, named.size),
   );
   return {
     tool: card.name,
@@ -205,25 +128,11 @@ export function buildToolEvidence(
     ...(input.turnedDown ? { turnedDown: input.turnedDown } : {}),
     failures: detection.failures,
     refusedCount: detection.refusedCount,
-    misses: detection.misses,
+    misses: [...detection.misses],
     confusions: detection.confusions,
     successShapes: summarizeShapes(detection.successes),
     successCount: detection.successes.length,
     neighbours: neighbours.map((n) => ({ name: n.name, description: n.description })),
-    limits: pickLimits({ ...DEFAULT_SETTINGS, ...definedOnly(input.settings ?? {}) }),
+    limits: evidenceLimits(input.settings),
   };
 }
-
-function pickLimits(s: EvidenceLimits): EvidenceLimits {
-  return {
-    minFailures: s.minFailures,
-    minMisses: s.minMisses,
-    minConfusions: s.minConfusions,
-    maxNotes: s.maxNotes,
-    maxQueries: s.maxQueries,
-    maxNewQueries: s.maxNewQueries,
-    maxAvoid: s.maxAvoid,
-    maxLineLength: s.maxLineLength,
-  };
-}
-

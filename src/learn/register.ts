@@ -26,7 +26,10 @@ export interface RegisterToolsOptions {
    * @default false
    */
   augment?: boolean;
-  /** The chat model augmentation calls. Required when `augment` is true. */
+  /**
+   * The chat model augmentation calls. Required when `augment` is true.
+   * @default none
+   */
   model?: BaseChatModel;
   /**
    * With `augment`, also augment tools already registered (one call each), replacing their
@@ -41,12 +44,13 @@ export interface RegisterToolsOptions {
   now?: () => number;
 }
 
-const DEFAULT_REGISTER_OPTIONS = {
+/** The defaults of {@link RegisterToolsOptions} (`model` has none). */
+export const DEFAULT_REGISTER_TOOLS_OPTIONS: Readonly<Required<Omit<RegisterToolsOptions, "model">>> = Object.freeze({
   partition: DEFAULT_PARTITION,
   augment: false,
   reaugment: false,
   now: Date.now,
-} satisfies Required<Omit<RegisterToolsOptions, "model">>;
+});
 
 /**
  * What {@link registerTools} did. Each tool is in exactly one of `registered`, `unchanged` and
@@ -78,10 +82,10 @@ export async function registerTools(
   options: RegisterToolsOptions = {},
   config?: RunnableConfig,
 ): Promise<RegisterResult> {
-  const partition = options.partition ?? DEFAULT_REGISTER_OPTIONS.partition;
-  const augment = options.augment ?? DEFAULT_REGISTER_OPTIONS.augment;
-  const reaugment = options.reaugment ?? DEFAULT_REGISTER_OPTIONS.reaugment;
-  const now = options.now ?? DEFAULT_REGISTER_OPTIONS.now;
+  const partition = options.partition ?? DEFAULT_REGISTER_TOOLS_OPTIONS.partition;
+  const augment = options.augment ?? DEFAULT_REGISTER_TOOLS_OPTIONS.augment;
+  const reaugment = options.reaugment ?? DEFAULT_REGISTER_TOOLS_OPTIONS.reaugment;
+  const now = options.now ?? DEFAULT_REGISTER_TOOLS_OPTIONS.now;
   const model = options.model;
   if (augment && !model) {
     throw new InvalidInput("registerTools: `augment: true` needs a chat model; pass `model`.");

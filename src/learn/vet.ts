@@ -4,59 +4,40 @@
  * `null` (keep) or a {@link Refusal} with a stable machine code, and {@link vetProposal} runs them
  * all, in a fixed order, over one tool's proposal.
  *
+ * The kinds of lesson a proposer writes (usage notes, "Not for" lines, example requests) go
+ * through one loop: thresholds, caps and whether a line must share a word with what it cites come
+ * from the lesson-kinds table (`ledger/lesson-kinds.ts`); what is particular to a kind (what it
+ * may cite, a "Not for" line's shape) is stated once per kind in {@link LINE_RULES}.
+ *
  * Nothing the vet refuses is stored as a lesson. A refusal keeps the proposed text for the
  * operator, except when the text holds an argument value: then the text is withheld.
  */
 import { EXAMPLE_CALL_PREFIX } from "./example-call.js";
-import type { Example, Learned, Refusal, Revision } from "../ledger/schema.js";
-import { DEFAULT_SETTINGS } from "../settings.js";
+import { LESSON_KIND, LESSON_KINDS, type LessonKind, type LineKindId } from "../ledger/lesson-kinds.js";
+import {
+  type Example,
+  type Learned,
+  type Refusal,
+  type RefusalKind,
+  type RefusalReason,
+  RefusalReasonSchema,
+  type Revision,
+} from "../ledger/schema.js";
 import { tokenize } from "../text/tokenize.js";
 import type { ToolDetection } from "./detect.js";
 import { findAimedAtModel } from "../text/injection.js";
-import type { EvidenceLimits, Proposal, ProposedExample, ProposedNote, ProposedNotFor } from "./proposer.js";
+import { type EvidenceLimits, evidenceLimits } from "./limits.js";
+import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, TurnedDown } from "./types.js";
 import { oneLine } from "../internal.js";
 
-/** Every reason the vet gives, as stable machine codes. */
-export const REFUSAL_REASONS = [
-  /** Cites nothing, or cites a record that is not evidence of the right kind for this tool. */
-  "no_evidence",
-  /** Cites fewer records than the evidence threshold (`minFailures`, `minMisses`, `minConfusions`). */
-  "below_threshold",
-  /** Shares no word (stem) with one of the requests it cites. */
-  "no_shared_word",
-  /** Holds an argument value of a recorded call (id, name, amount, email …). */
-  "contains_value",
-  /** Holds text aimed at the model: instructions, role markers, chat-template tokens, tool-call syntax. */
-  "aimed_at_model",
-  /** Blank. */
-  "empty",
-  /** Longer than `maxLineLength`. */
-  "too_long",
-  /** More than one line. */
-  "multi_line",
-  /** The card already has as many as the cap allows (`maxNotes`, `maxAvoid`), or the review added `maxNewQueries`. */
-  "cap_reached",
-  /** A "Not for" line not of the shape "Not for <kind of request>; use <tool>." naming its `tool`. */
-  "not_for_shape",
-  /** Names a tool that is not registered. */
-  "unknown_tool",
-  /** A "Not for" line that names the tool it is written on. */
-  "own_tool",
-  /** A "Not for" line citing a request the tool it names did not serve. */
-  "not_served_by_named_tool",
-  /** An example request at the cap with no synthetic example left to give way. */
-  "no_room",
-  /** Says what the card (or another item of the same proposal) already says. */
-  "already_kept",
-  /** Says what an operator already turned down for this tool: a dismissed or undone revision held it. */
-  "turned_down",
-] as const;
+export type { RefusalReason } from "../ledger/schema.js";
+export type { TurnedDown } from "./types.js";
 
-/** A reason the vet gives (see {@link REFUSAL_REASONS}). */
-export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+/** Every refusal reason, as stable machine codes (the options of `RefusalReasonSchema`). */
+export const REFUSAL_REASONS: readonly RefusalReason[] = RefusalReasonSchema.options;
 
 /** What a refusal is about. */
-export type VetKind = Refusal["kind"];
+export type VetKind = RefusalKind;
 
 /** The text kept in a refusal for a proposal that held an argument value. */
 export const WITHHELD_TEXT = "(withheld: holds an argument value)";
@@ -99,14 +80,6 @@ export interface VetContext {
   turnedDown?: TurnedDown;
 }
 
-/** Lessons an operator turned down for one tool, by kind (see {@link turnedDownOf}). */
-export interface TurnedDown {
-  notes: readonly string[];
-  examples: readonly string[];
-  notFor: readonly string[];
-  exampleCalls: readonly string[];
-}
-
 /**
  * What an operator turned down in these revisions: every item of a dismissed one, and what an
  * undone one had put on the card (not the examples apply had already withdrawn).
@@ -121,27 +94,26 @@ export function turnedDownOf(revisions: readonly Revision[]): TurnedDown {
   };
 }
 
-/** Options of the vet. */
+/** Options of the vet (set through `LessonManagerOptions.vet`). */
 export interface VetOptions {
   /**
    * Patterns of text aimed at the model, checked in addition to the shared list of
-   * `learn/injection.ts` and {@link EXTRA_AIMED_AT_MODEL}.
+   * `text/injection.ts` and {@link EXTRA_AIMED_AT_MODEL}.
    * @default []
    */
   aimedPatterns?: readonly AimedPattern[];
-  /**
-   * Two example requests are equivalent when the Jaccard similarity of their token sets (stems,
-   * stopwords dropped; see `index/tokenize.ts`) is at least this. 1 means "same token set".
-   * @default 0.8
-   */
-  equivalenceThreshold?: number;
 }
 
 /** The defaults of {@link VetOptions}. */
-export const DEFAULT_VET_OPTIONS: Required<VetOptions> = Object.freeze({
+export const DEFAULT_VET_OPTIONS: Readonly<Required<VetOptions>> = Object.freeze({
   aimedPatterns: [],
-  equivalenceThreshold: 0.8,
 });
+
+/**
+ * Two example requests are equivalent when the Jaccard similarity of their token sets (stems,
+ * stopwords dropped; see `text/tokenize.ts`) is at least this. 1 means "same token set".
+ */
+export const EQUIVALENCE_THRESHOLD = 0.8;
 
 /** One pattern of text aimed at the model, and the label a refusal reports for it. */
 export interface AimedPattern {
@@ -150,7 +122,7 @@ export interface AimedPattern {
 }
 
 /**
- * Markers checked on top of the shared list in `learn/injection.ts`: a lesson is one line, so role
+ * Markers checked on top of the shared list in `text/injection.ts`: a lesson is one line, so role
  * markers are looked for anywhere in it, not only at a line start. Extend here (or per call with
  * `VetOptions.aimedPatterns`).
  */
@@ -298,7 +270,7 @@ export function checkCap(kind: VetKind, text: string, count: number, max: number
  * `threshold` (1 = the same token set). Texts with no tokens are equivalent only when their
  * lowercased, whitespace-collapsed forms are equal.
  */
-export function equivalent(a: string, b: string, threshold: number = DEFAULT_VET_OPTIONS.equivalenceThreshold): boolean {
+export function equivalent(a: string, b: string, threshold: number = EQUIVALENCE_THRESHOLD): boolean {
   const left = new Set(tokenize(a));
   const right = new Set(tokenize(b));
   if (left.size === 0 || right.size === 0) {
@@ -327,20 +299,6 @@ export function checkNotSaid(
 
 // ------------------------------------------------------------------ one item
 
-function settingsOf(ctx: VetContext): VetSettings {
-  const s = ctx.settings ?? {};
-  return {
-    minFailures: s.minFailures ?? DEFAULT_SETTINGS.minFailures,
-    minMisses: s.minMisses ?? DEFAULT_SETTINGS.minMisses,
-    minConfusions: s.minConfusions ?? DEFAULT_SETTINGS.minConfusions,
-    maxNotes: s.maxNotes ?? DEFAULT_SETTINGS.maxNotes,
-    maxQueries: s.maxQueries ?? DEFAULT_SETTINGS.maxQueries,
-    maxNewQueries: s.maxNewQueries ?? DEFAULT_SETTINGS.maxNewQueries,
-    maxAvoid: s.maxAvoid ?? DEFAULT_SETTINGS.maxAvoid,
-    maxLineLength: s.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength,
-  };
-}
-
 function registeredSet(ctx: VetContext): ReadonlySet<string> {
   return ctx.registeredTools instanceof Set ? ctx.registeredTools : new Set(ctx.registeredTools);
 }
@@ -352,75 +310,125 @@ function registeredSet(ctx: VetContext): ReadonlySet<string> {
 function checkText(kind: VetKind, text: string, ctx: VetContext, options: VetOptions): Refusal | null {
   return (
     checkNoValue(kind, text, ctx.containsValue) ??
-    checkLine(kind, text, settingsOf(ctx).maxLineLength) ??
-    checkNotAimedAtModel(kind, text, options.aimedPatterns ?? [])
+    checkLine(kind, text, evidenceLimits(ctx.settings).maxLineLength) ??
+    checkNotAimedAtModel(kind, text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns)
   );
 }
 
+/** The proposed item of each kind a proposer writes. */
+export interface ProposedLines {
+  note: ProposedNote;
+  not_for: ProposedNotFor;
+  example: ProposedExample;
+}
+
+/** What is particular to one kind of line: the rest (thresholds, caps, shared words) is the table's. */
+interface LineRules<K extends LineKindId> {
+  /** The records of this tool it may cite (id → the request's text, "" for a call), and what they are called. */
+  citable(ctx: VetContext): { has(id: string): boolean; request(id: string): string; what: string };
+  /** Checks of its own after the text rules, before the citations. */
+  shape?(item: ProposedLines[K], ctx: VetContext): Refusal | null;
+  /** Checks of its own after the citations. */
+  cited?(item: ProposedLines[K], ctx: VetContext): Refusal | null;
+  /** The part of the text that must share a word with each cited request. */
+  compared(item: ProposedLines[K]): string;
+  /** What on the card it must not repeat (what never gives way to it). */
+  said(ctx: VetContext): string[];
+  /** Jaccard similarity of token sets at which two texts say the same (1: the same token set). */
+  repeatThreshold: number;
+  /** What its cap counts, for the refusal's detail. */
+  capWhat: string;
+  /** The item as kept: its own fields, each citation once. */
+  keep(item: ProposedLines[K]): ProposedLines[K];
+}
+
+/** The rules particular to each kind of line, in one place. */
+export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.freeze({
+  note: {
+    citable: (ctx) => ({ has: (id) => ctx.failedCallIds.has(id), request: () => "", what: "failed call" }),
+    compared: (item) => item.text,
+    said: (ctx) => ctx.learned.notes.map((n) => n.text),
+    repeatThreshold: 1,
+    capWhat: "notes on the card",
+    keep: (item) => ({ text: item.text, cites: [...new Set(item.cites)] }),
+  },
+  not_for: {
+    citable: (ctx) => ({
+      has: (id) => ctx.confusedRequests.has(id),
+      request: (id) => ctx.confusedRequests.get(id)?.request ?? "",
+      what: "confused request",
+    }),
+    shape: (item, ctx) => checkNotForShape(item) ?? checkNamedTool("not_for", item.text, item.tool, ctx.tool, registeredSet(ctx)),
+    cited: (item, ctx) => checkServedByNamedTool(item, ctx.confusedRequests),
+    // The kind of request, not the tool the line names ("use refer_llu" shares "refer" with anything).
+    compared: (item) => parseNotFor(item.text)?.phrase ?? item.text,
+    said: (ctx) => ctx.learned.notFor.map((n) => n.text),
+    repeatThreshold: 1,
+    capWhat: '"Not for" lines on the card',
+    keep: (item) => ({ text: item.text, tool: item.tool, cites: [...new Set(item.cites)] }),
+  },
+  example: {
+    citable: (ctx) => ({
+      has: (id) => ctx.missedRequests.has(id),
+      request: (id) => ctx.missedRequests.get(id) ?? "",
+      what: "missed request",
+    }),
+    compared: (item) => item.text,
+    // Learned and unknown-source examples never give way: a repeat of one is already kept.
+    said: (ctx) => ctx.learned.examples.filter((e) => e.source !== "synthetic").map((e) => e.text),
+    repeatThreshold: EQUIVALENCE_THRESHOLD,
+    capWhat: "new examples in this review",
+    keep: (item) => ({ text: item.text, cites: [...new Set(item.cites)] }),
+  },
+});
+
 /**
- * The rules of one usage note, caps and repeats aside: no value, one line, nothing aimed at the
- * model, and at least `minFailures` cited failed calls of this tool.
+ * The rules of one proposed line, repeats and caps aside: no value, one line, nothing aimed at
+ * the model, its kind's own checks (a "Not for" line: the shape `Not for <kind of request>; use
+ * <tool>.` naming its `tool`, a registered tool other than its own), at least the kind's threshold
+ * of cited records of the right kind for this tool (`minFailures` failed calls, `minMisses`
+ * missed requests, `minConfusions` confused requests), its checks on what it cites (a "Not for"
+ * line: all served by the named tool) and, for a kind that must, a word shared with each cited
+ * request.
  */
+export function vetLine<K extends LineKindId>(
+  kind: K,
+  item: ProposedLines[K],
+  ctx: VetContext,
+  options: VetOptions = {},
+): Refusal | null {
+  const row = LESSON_KIND[kind];
+  const rules: LineRules<K> = LINE_RULES[kind];
+  const citable = rules.citable(ctx);
+  return (
+    checkText(kind, item.text, ctx, options) ??
+    rules.shape?.(item, ctx) ??
+    checkCitations(kind, item.text, item.cites, citable.has, evidenceLimits(ctx.settings)[row.threshold], citable.what) ??
+    rules.cited?.(item, ctx) ??
+    (row.sharesWordWithCited
+      ? checkSharedWord(
+          kind,
+          item.text,
+          rules.compared(item),
+          [...new Set(item.cites)].map((id) => ({ id, request: citable.request(id) })),
+        )
+      : null)
+  );
+}
+
+/** A usage note's rules (see {@link vetLine}). */
 export function vetNote(note: ProposedNote, ctx: VetContext, options: VetOptions = {}): Refusal | null {
-  return (
-    checkText("note", note.text, ctx, options) ??
-    checkCitations("note", note.text, note.cites, (id) => ctx.failedCallIds.has(id), settingsOf(ctx).minFailures, "failed call")
-  );
+  return vetLine("note", note, ctx, options);
 }
 
-/**
- * The rules of one example request, caps, repeats and room aside: no value, one line, nothing
- * aimed at the model, at least `minMisses` cited missed requests of this tool, and a word shared
- * with each of them.
- */
+/** An example request's rules (see {@link vetLine}). */
 export function vetExample(example: ProposedExample, ctx: VetContext, options: VetOptions = {}): Refusal | null {
-  return (
-    checkText("example", example.text, ctx, options) ??
-    checkCitations(
-      "example",
-      example.text,
-      example.cites,
-      (id) => ctx.missedRequests.has(id),
-      settingsOf(ctx).minMisses,
-      "missed request",
-    ) ??
-    checkSharedWord(
-      "example",
-      example.text,
-      example.text,
-      [...new Set(example.cites)].map((id) => ({ id, request: ctx.missedRequests.get(id) ?? "" })),
-    )
-  );
+  return vetLine("example", example, ctx, options);
 }
 
-/**
- * The rules of one "Not for" line, caps and repeats aside: no value, one line, nothing aimed at
- * the model, the shape `Not for <kind of request>; use <tool>.` naming its `tool`, a registered
- * tool other than its own, at least `minConfusions` cited requests that went to this tool, all
- * served by the named tool, and a word of the "kind of request" shared with each.
- */
+/** A "Not for" line's rules (see {@link vetLine}). */
 export function vetNotFor(item: ProposedNotFor, ctx: VetContext, options: VetOptions = {}): Refusal | null {
-  const early =
-    checkText("not_for", item.text, ctx, options) ??
-    checkNotForShape(item) ??
-    checkNamedTool("not_for", item.text, item.tool, ctx.tool, registeredSet(ctx)) ??
-    checkCitations(
-      "not_for",
-      item.text,
-      item.cites,
-      (id) => ctx.confusedRequests.has(id),
-      settingsOf(ctx).minConfusions,
-      "confused request",
-    ) ??
-    checkServedByNamedTool(item, ctx.confusedRequests);
-  if (early) return early;
-  const phrase = parseNotFor(item.text)?.phrase ?? item.text;
-  return checkSharedWord(
-    "not_for",
-    item.text,
-    phrase,
-    [...new Set(item.cites)].map((id) => ({ id, request: ctx.confusedRequests.get(id)?.request ?? "" })),
-  );
+  return vetLine("not_for", item, ctx, options);
 }
 
 /** The rules of the example call built by code: no value, one line, nothing aimed at the model. */
@@ -429,12 +437,12 @@ export function vetExampleCall(
   ctx: Pick<VetContext, "containsValue" | "settings" | "turnedDown">,
   options: VetOptions = {},
 ): Refusal | null {
-  const maxLineLength = ctx.settings?.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength;
+  const maxLineLength = evidenceLimits(ctx.settings).maxLineLength;
   return (
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
     checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
-    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? []) ??
+    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns) ??
     checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
   );
 }
@@ -458,7 +466,7 @@ export interface VetResult {
  * Vet one tool's proposal: every rule of the SPEC, per item, in this order: no value (first, so
  * no refusal keeps a value) → one line → not aimed at the model → (shape and named tool, for
  * "Not for") → cited evidence and threshold → served by the named tool → shared word → not a
- * repeat → cap → room.
+ * repeat → cap → room. Notes first, then "Not for" lines, then examples.
  *
  * Caps count what the card holds plus what this review keeps: at most `maxNotes` notes and
  * `maxAvoid` "Not for" lines on the card, at most `maxNewQueries` new examples per review.
@@ -471,68 +479,73 @@ export interface VetResult {
  * - otherwise it is added while the card holds fewer than `maxQueries`; at the cap it replaces
  *   the oldest remaining synthetic example; with none left it is refused `no_room`.
  *
- * "Equivalent" is {@link equivalent} with `options.equivalenceThreshold`.
+ * "Equivalent" is {@link equivalent} at {@link EQUIVALENCE_THRESHOLD}.
  */
 export function vetProposal(proposal: Proposal, ctx: VetContext, options: VetOptions = {}): VetResult {
-  const settings = settingsOf(ctx);
-  const threshold = options.equivalenceThreshold ?? DEFAULT_VET_OPTIONS.equivalenceThreshold;
-  const refused: Refusal[] = [];
-  const kept: Proposal = { notes: [], examples: [], notFor: [] };
-
-  const keptNoteTexts = ctx.learned.notes.map((n) => n.text);
-  for (const note of proposal.notes) {
-    const r =
-      vetNote(note, ctx, options) ??
-      checkNotSaid("note", note.text, keptNoteTexts, 1, "already_kept") ??
-      checkNotSaid("note", note.text, ctx.turnedDown?.notes ?? [], 1, "turned_down") ??
-      checkCap("note", note.text, keptNoteTexts.length, settings.maxNotes, "notes on the card");
-    if (r) refused.push(r);
-    else {
-      kept.notes.push({ text: note.text, cites: [...new Set(note.cites)] });
-      keptNoteTexts.push(note.text);
-    }
-  }
-
-  const keptAvoidTexts = ctx.learned.notFor.map((n) => n.text);
-  for (const item of proposal.notFor) {
-    const r =
-      vetNotFor(item, ctx, options) ??
-      checkNotSaid("not_for", item.text, keptAvoidTexts, 1, "already_kept") ??
-      checkNotSaid("not_for", item.text, ctx.turnedDown?.notFor ?? [], 1, "turned_down") ??
-      checkCap("not_for", item.text, keptAvoidTexts.length, settings.maxAvoid, '"Not for" lines on the card');
-    if (r) refused.push(r);
-    else {
-      kept.notFor.push({ text: item.text, tool: item.tool, cites: [...new Set(item.cites)] });
-      keptAvoidTexts.push(item.text);
-    }
-  }
-
-  const examples = vetExamples(proposal.examples, ctx, options, settings, threshold);
-  kept.examples = examples.kept;
-  refused.push(...examples.refused);
-  return { kept, refused, displaced: examples.displaced };
+  const notes = vetLines("note", proposal.notes, ctx, options);
+  const notFor = vetLines("not_for", proposal.notFor, ctx, options);
+  const accepted = vetLines("example", proposal.examples, ctx, options);
+  const examples = placeExamples(accepted.kept, ctx);
+  return {
+    kept: { notes: notes.kept, examples: examples.kept, notFor: notFor.kept },
+    refused: [...notes.refused, ...notFor.refused, ...accepted.refused, ...examples.refused],
+    displaced: examples.displaced,
+  };
 }
 
-function vetExamples(
-  proposed: readonly ProposedExample[],
+/**
+ * One kind's items through its rules ({@link vetLine}), then: not a repeat of what the card holds
+ * (or of one kept before it), not turned down, and within the kind's cap: the review cap when it
+ * has one (`maxNewQueries`), else the card cap counting what is kept (`maxNotes`, `maxAvoid`).
+ * A kind whose card cap makes room by giving way (examples) is placed afterwards.
+ */
+function vetLines<K extends LineKindId>(
+  kind: K,
+  items: readonly ProposedLines[K][],
   ctx: VetContext,
   options: VetOptions,
-  settings: VetSettings,
-  threshold: number,
-): { kept: ProposedExample[]; refused: Refusal[]; displaced: string[] } {
+): { kept: ProposedLines[K][]; refused: Refusal[] } {
+  const row = LESSON_KIND[kind];
+  const rules: LineRules<K> = LINE_RULES[kind];
+  const settings = evidenceLimits(ctx.settings);
+  const said = rules.said(ctx);
+  const onCard = said.length;
+  const turnedDown = ctx.turnedDown?.[row.field] ?? [];
+  const kept: ProposedLines[K][] = [];
   const refused: Refusal[] = [];
-  // Learned and unknown-source examples never give way: a repeat of one is already kept.
-  const fixed = ctx.learned.examples.filter((e) => e.source !== "synthetic").map((e) => e.text);
-  const accepted: ProposedExample[] = [];
-  for (const example of proposed) {
+  for (const item of items) {
+    const cap =
+      row.reviewCap !== null
+        ? checkCap(kind, item.text, kept.length, settings[row.reviewCap], rules.capWhat)
+        : row.atCap === "refuse"
+          ? checkCap(kind, item.text, onCard + kept.length, settings[row.cap], rules.capWhat)
+          : null;
     const r =
-      vetExample(example, ctx, options) ??
-      checkNotSaid("example", example.text, [...fixed, ...accepted.map((a) => a.text)], threshold, "already_kept") ??
-      checkNotSaid("example", example.text, ctx.turnedDown?.examples ?? [], threshold, "turned_down") ??
-      checkCap("example", example.text, accepted.length, settings.maxNewQueries, "new examples in this review");
+      vetLine(kind, item, ctx, options) ??
+      checkNotSaid(kind, item.text, said, rules.repeatThreshold, "already_kept") ??
+      checkNotSaid(kind, item.text, turnedDown, rules.repeatThreshold, "turned_down") ??
+      cap;
     if (r) refused.push(r);
-    else accepted.push({ text: example.text, cites: [...new Set(example.cites)] });
+    else {
+      kept.push(rules.keep(item));
+      said.push(item.text);
+    }
   }
+  return { kept, refused };
+}
+
+/**
+ * Room for the accepted examples on a card of at most `maxQueries`: one equivalent to a synthetic
+ * example replaces it; else it is added under the cap; at the cap the oldest synthetic gives way;
+ * with none left it is refused `no_room`.
+ */
+function placeExamples(
+  accepted: readonly ProposedExample[],
+  ctx: VetContext,
+): { kept: ProposedExample[]; refused: Refusal[]; displaced: string[] } {
+  const settings = evidenceLimits(ctx.settings);
+  const threshold = EQUIVALENCE_THRESHOLD;
+  const refused: Refusal[] = [];
 
   // Synthetic examples, oldest first; each may give way once.
   const synthetic = ctx.learned.examples
@@ -577,6 +590,47 @@ function vetExamples(
     refused.push(refuse("example", example.text, "no_room", `${count} of ${settings.maxQueries} examples, none synthetic left to give way`));
   });
   return { kept, refused, displaced };
+}
+
+// ------------------------------------------------------------------ on apply
+
+/** What a revision adds of each kind, as texts. */
+function addedTexts(revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">, field: NonNullable<LessonKind["added"]>): string[] {
+  const value = revision[field];
+  if (value === null) return [];
+  if (typeof value === "string") return [value];
+  return value.map((v) => (typeof v === "string" ? v : v.text));
+}
+
+/**
+ * The rules a proposed revision is held to again when it is applied, the ones that depend on the
+ * settings: each line it adds within `maxLineLength` (`too_long`), and no more usage notes or
+ * "Not for" lines on the card than their caps (`cap_reached`). The first refusal, or `null`.
+ * Under the settings it was reviewed with, a revision always passes (its card cannot have changed
+ * since: apply refuses that first); examples make room by giving way, so their cap is not one of
+ * these.
+ */
+export function checkApplicable(
+  revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">,
+  learned: Pick<Learned, "notes" | "notFor">,
+  settings?: Partial<VetSettings>,
+): Refusal | null {
+  const limits = evidenceLimits(settings);
+  for (const row of LESSON_KINDS) {
+    if (row.added === null) continue;
+    const texts = addedTexts(revision, row.added);
+    for (const text of texts) {
+      const r = checkLine(row.id, text, limits.maxLineLength);
+      if (r) return r;
+    }
+    if (row.atCap !== "refuse") continue;
+    const onCard = learned[row.field].length;
+    for (let i = 0; i < texts.length; i++) {
+      const r = checkCap(row.id, texts[i], onCard + i, limits[row.cap], LINE_RULES[row.id].capWhat);
+      if (r) return r;
+    }
+  }
+  return null;
 }
 
 // ------------------------------------------------------------------ helpers for the manager

@@ -260,33 +260,53 @@ export interface ServedRequest {
   servedBy: string;
 }
 
-/** How {@link WhatIf.chooseExamples} values a change of routing on one recorded request. */
+/**
+ * How {@link WhatIf.chooseExamples} values a change of routing on one recorded request (set,
+ * field by field, through `LessonManagerOptions.exampleObjective`).
+ */
 export interface ExampleObjective {
-  /** Value of a request whose serving tool enters (or, negative, leaves) the offered set. */
+  /**
+   * Value of a request whose serving tool enters (or, negative, leaves) the offered set.
+   * @default 1
+   */
   offeredWeight: number;
-  /** Value of a request whose serving tool comes to rank first (or, negative, loses rank 1). */
+  /**
+   * Value of a request whose serving tool comes to rank first (or, negative, loses rank 1).
+   * @default 1
+   */
   firstWeight: number;
   /**
    * Value of a request whose serving tool enters (or leaves) the best `nearDepth` tools, when
    * that is deeper than the offered set: a router offering one tool still keeps the right one
    * close, for a wider k or a retry.
+   * @default 0.5
    */
   nearWeight: number;
-  /** Depth of the "near" set (at least the router's k). */
+  /**
+   * Depth of the "near" set (at least the router's k).
+   * @default 5
+   */
   nearDepth: number;
-  /** Multiplier of every loss (a request whose serving tool drops out or off rank 1) against gains. */
+  /**
+   * Multiplier of every loss (a request whose serving tool drops out or off rank 1) against gains.
+   * @default 2
+   */
   lossWeight: number;
-  /** Least net value a pick must add. */
+  /**
+   * Least net value a pick must add.
+   * @default 1
+   */
   minGain: number;
   /**
    * Width of the soft step a score crosses a threshold by (0: a hard step). Above 0, a request
    * counts in part as it nears the threshold, so picks that widen margins are preferred.
+   * @default 0.01
    */
   softness: number;
 }
 
 /** The defaults of {@link ExampleObjective}. */
-export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<ExampleObjective> = Object.freeze({
+export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<Required<ExampleObjective>> = Object.freeze({
   offeredWeight: 1,
   firstWeight: 1,
   nearWeight: 0.5,

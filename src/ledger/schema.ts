@@ -182,13 +182,118 @@ export const EvidenceSchema = z.discriminatedUnion("kind", [
 ]);
 export type Evidence = z.infer<typeof EvidenceSchema>;
 
-/** A proposed item the vet refused, with the machine-readable reason. */
-export const RefusalSchema = z.object({
-  kind: z.enum(["note", "example", "not_for", "example_call", "augmentation"]),
-  text: z.string(),
-  reason: z.string(),
-  detail: z.string().optional(),
+/**
+ * What a refusal is about: a kind of lesson (the ids of `ledger/lesson-kinds.ts`), a proposer's
+ * reply as a whole (`proposal`: the call failed or its reply was refused), or an augmentation
+ * reply (`augmentation`).
+ */
+export const RefusalKindSchema = z.enum([
+  "note",
+  "example",
+  "not_for",
+  "example_call",
+  "rule",
+  "guideline",
+  "proposal",
+  "augmentation",
+]);
+export type RefusalKind = z.infer<typeof RefusalKindSchema>;
+
+/**
+ * Every reason anything proposed is refused, as stable machine codes: the vet's, a proposer's
+ * reply and an augmentation reply share one list (a code means the same wherever it is given).
+ */
+export const RefusalReasonSchema = z.enum([
+  // The vet (learn/vet.ts), per proposed item.
+  /** Cites nothing, or cites a record that is not evidence of the right kind for this tool. */
+  "no_evidence",
+  /** Cites fewer records than the evidence threshold (`minFailures`, `minMisses`, `minConfusions`). */
+  "below_threshold",
+  /** Shares no word (stem) with one of the requests it cites. */
+  "no_shared_word",
+  /** Holds an argument value of a recorded call (id, name, amount, email …). */
+  "contains_value",
+  /** Holds text aimed at the model: instructions, role markers, chat-template tokens, tool-call syntax. */
+  "aimed_at_model",
+  /** Blank. */
+  "empty",
+  /** Longer than its limit (`maxLineLength` for a lesson). */
+  "too_long",
+  /** More than one line. */
+  "multi_line",
+  /** The card already has as many as the cap allows (`maxNotes`, `maxAvoid`), or the review added `maxNewQueries`. */
+  "cap_reached",
+  /** A "Not for" line not of the shape "Not for <kind of request>; use <tool>." naming its `tool`. */
+  "not_for_shape",
+  /** Names a tool that is not registered. */
+  "unknown_tool",
+  /** A "Not for" line that names the tool it is written on. */
+  "own_tool",
+  /** A "Not for" line citing a request the tool it names did not serve. */
+  "not_served_by_named_tool",
+  /** An example request at the cap with no synthetic example left to give way. */
+  "no_room",
+  /** Says what the card (or another item of the same proposal) already says. */
+  "already_kept",
+  /** Says what an operator already turned down for this tool: a dismissed or undone revision held it. */
+  "turned_down",
+  // A model's reply as a whole (the model proposer, augmentation).
+  /** The model call itself failed (network, provider error, unsupported structured output). */
+  "model_error",
+  /** The reply was not JSON, or JSON wrapped in other text. */
+  "reply_not_json",
+  /** The reply was JSON of the wrong shape. */
+  "reply_wrong_shape",
+  // Augmentation only (learn/augment.ts): its reply must be exactly one JSON object.
+  /** The model replied with no text. */
+  "empty_reply",
+  /** The JSON was wrapped in a code fence. */
+  "fenced_json",
+  /** Text before or after the JSON. */
+  "chatter_around_json",
+  /** Not exactly the number of example requests asked for. */
+  "wrong_count",
+  /** Two example requests of one reply say the same. */
+  "duplicate_example",
+]);
+export type RefusalReason = z.infer<typeof RefusalReasonSchema>;
+
+/** Reasons stored under an older name, and the code that now means the same. */
+const LEGACY_REFUSAL_REASONS: Readonly<Record<string, RefusalReason>> = Object.freeze({
+  not_json: "reply_not_json",
+  wrong_shape: "reply_wrong_shape",
+  empty_text: "empty",
 });
+
+/** Reasons a proposer's reply as a whole is refused for. */
+const PROPOSAL_REASONS: ReadonlySet<string> = new Set(["model_error", "reply_not_json", "reply_wrong_shape"]);
+
+/**
+ * A refusal row as older versions wrote it, in today's terms: a legacy reason renamed, and a
+ * failed or refused proposer reply (stored as a `note` with no text) as a `proposal` refusal.
+ */
+function upgradeRefusal(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const row = value as Record<string, unknown>;
+  const reason = typeof row.reason === "string" ? (LEGACY_REFUSAL_REASONS[row.reason] ?? row.reason) : row.reason;
+  const wholeReply = row.kind === "note" && row.text === "" && typeof reason === "string" && PROPOSAL_REASONS.has(reason);
+  return { ...row, reason, ...(wholeReply ? { kind: "proposal" } : {}) };
+}
+
+/**
+ * Something proposed that was refused, with the machine-readable reason. Rows stored with a
+ * legacy reason or a proposer failure as a `note` are read in today's terms.
+ */
+export const RefusalSchema = z.preprocess(
+  upgradeRefusal,
+  z.object({
+    kind: RefusalKindSchema,
+    /** What was refused (withheld when it held an argument value; "" for a whole reply). */
+    text: z.string(),
+    reason: RefusalReasonSchema,
+    detail: z.string().optional(),
+  }),
+);
 export type Refusal = z.infer<typeof RefusalSchema>;
 
 export const RevisionStatusSchema = z.enum(["proposed", "applied", "dismissed", "undone"]);

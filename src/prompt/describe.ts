@@ -2,7 +2,8 @@
  * What the model is shown of a tool: the author's description as written, then what was
  * learned, under one heading. Byte-stable: the same card gives the same string.
  */
-import type { ToolCard } from "../ledger/schema.js";
+import { LESSON_KINDS } from "../ledger/lesson-kinds.js";
+import type { Learned, ToolCard } from "../ledger/schema.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { oneLine } from "../internal.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
@@ -10,11 +11,27 @@ import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 /** The heading learned lines go under in what the model is shown. */
 export const LEARNED_HEADING = "Learned from use:";
 
+/** How each learned part reads as lines under the heading. */
+const LINES_OF: { readonly [F in keyof Learned]: (learned: Learned) => string[] } = {
+  notes: (learned) => learned.notes.map((n) => oneLine(n.text)),
+  notFor: (learned) => learned.notFor.map((n) => oneLine(n.text)),
+  exampleCall: (learned) => {
+    if (!learned.exampleCall) return [];
+    const call = oneLine(learned.exampleCall.text);
+    return [/^example call:/i.test(call) ? call : `Example call: ${call}`];
+  },
+  examples: (learned) => {
+    const asked = learned.examples.filter((e) => e.source === "learned").map((e) => `"${oneLine(e.text)}"`);
+    return asked.length > 0 ? [`Also asked for as: ${asked.join("; ")}`] : [];
+  },
+};
+
 /**
  * The description the model is shown: the author's description as written (the augmented one
  * only when the author wrote none), then, when anything was learned, a "Learned from use:"
- * heading and one line per usage note, "Not for …; use …" line and the example call. Learned
- * example requests are added only with `showLearnedExamples`; synthetic ones never.
+ * heading and the learned parts the lesson-kinds table says the model is shown, in its order:
+ * one line per usage note, "Not for …; use …" line and the example call. Learned example
+ * requests are added only with `showLearnedExamples`; synthetic ones never.
  * Byte-stable: the same card gives the same string (lines in stored order).
  */
 export function modelDescription(
@@ -24,15 +41,10 @@ export function modelDescription(
   const authored = card.author.description;
   const base = authored.trim() !== "" ? authored : (card.augmented?.description ?? "");
   const lines: string[] = [];
-  for (const note of card.learned.notes) lines.push(oneLine(note.text));
-  for (const notFor of card.learned.notFor) lines.push(oneLine(notFor.text));
-  if (card.learned.exampleCall) {
-    const call = oneLine(card.learned.exampleCall.text);
-    lines.push(/^example call:/i.test(call) ? call : `Example call: ${call}`);
-  }
-  if (settings.showLearnedExamples) {
-    const asked = card.learned.examples.filter((e) => e.source === "learned").map((e) => `"${oneLine(e.text)}"`);
-    if (asked.length > 0) lines.push(`Also asked for as: ${asked.join("; ")}`);
+  for (const kind of LESSON_KINDS) {
+    if (kind.field === null) continue;
+    const shown = kind.shown === "yes" || (kind.shown === "showLearnedExamples" && settings.showLearnedExamples);
+    if (shown) lines.push(...LINES_OF[kind.field](card.learned));
   }
   const learned = lines.filter((l) => l !== "");
   if (learned.length === 0) return base;

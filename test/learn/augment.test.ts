@@ -54,22 +54,22 @@ const withExamples = (examples: unknown[], description: unknown = "Find a claim.
 /** Every reply that must be refused, with the reason code it must give. */
 const BAD_REPLIES: [label: string, reply: string, code: string][] = [
   ["empty reply", "   ", "empty_reply"],
-  ["bad JSON", '{"description": "Find a claim", "examples": [', "not_json"],
-  ["plain prose", "This tool finds claims.", "not_json"],
+  ["bad JSON", '{"description": "Find a claim", "examples": [', "reply_not_json"],
+  ["plain prose", "This tool finds claims.", "reply_not_json"],
   ["fenced JSON", "```json\n" + GOOD + "\n```", "fenced_json"],
   ["bare fence", "```\n" + GOOD + "\n```", "fenced_json"],
   ["chatter before", `Sure! Here is the JSON: ${GOOD}`, "chatter_around_json"],
   ["chatter after", `${GOOD}\nLet me know if you need more.`, "chatter_around_json"],
-  ["a JSON array", JSON.stringify(EXAMPLES), "wrong_shape"],
-  ["an extra key", JSON.stringify({ description: "Find a claim.", examples: EXAMPLES, note: "hi" }), "wrong_shape"],
-  ["a missing key", JSON.stringify({ examples: EXAMPLES }), "wrong_shape"],
-  ["examples not strings", withExamples([1, 2, 3, 4, 5, 6]), "wrong_shape"],
-  ["description not a string", withExamples(EXAMPLES, 42), "wrong_shape"],
+  ["a JSON array", JSON.stringify(EXAMPLES), "reply_wrong_shape"],
+  ["an extra key", JSON.stringify({ description: "Find a claim.", examples: EXAMPLES, note: "hi" }), "reply_wrong_shape"],
+  ["a missing key", JSON.stringify({ examples: EXAMPLES }), "reply_wrong_shape"],
+  ["examples not strings", withExamples([1, 2, 3, 4, 5, 6]), "reply_wrong_shape"],
+  ["description not a string", withExamples(EXAMPLES, 42), "reply_wrong_shape"],
   ["five examples", withExamples(EXAMPLES.slice(0, 5)), "wrong_count"],
   ["seven examples", withExamples([...EXAMPLES, "one more claim question"]), "wrong_count"],
   ["zero examples", withExamples([]), "wrong_count"],
-  ["empty description", withExamples(EXAMPLES, ""), "empty_text"],
-  ["blank example", withExamples([...EXAMPLES.slice(0, 5), "   "]), "empty_text"],
+  ["empty description", withExamples(EXAMPLES, ""), "empty"],
+  ["blank example", withExamples([...EXAMPLES.slice(0, 5), "   "]), "empty"],
   ["duplicate example", withExamples([...EXAMPLES.slice(0, 5), EXAMPLES[0]]), "duplicate_example"],
   ["duplicate up to case and punctuation", withExamples([...EXAMPLES.slice(0, 5), "Where is my claim at?"]), "duplicate_example"],
   ["over-long example", withExamples([...EXAMPLES.slice(0, 5), `claim ${"status ".repeat(40)}`]), "too_long"],
@@ -191,7 +191,7 @@ describe("parseAugmentationReply", () => {
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ModelReplyRejected);
-      expect((error as ModelReplyRejected).context.reason).toBe("not_json");
+      expect((error as ModelReplyRejected).context.reason).toBe("reply_not_json");
     }
   });
 

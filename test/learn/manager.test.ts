@@ -6,7 +6,7 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
+import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../src/errors.js";
 import { ToolIndex, type ToolIndexOptions } from "../../src/index/tool-index.js";
 import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -554,6 +554,26 @@ describe("LessonManager.apply", () => {
     expect(modelDescription(after)).toBe(refundOrder.description);
   });
 
+  it("refuses (VetRefusal) a revision that no longer passes the vet under the settings now, and applies it under the settings it was reviewed with", async () => {
+    const w = await world();
+    await w.lookupsWithoutPrefix(2);
+    const proposed = only((await w.manager.review()).revisions);
+    expect(proposed.notesAdded[0].length).toBeGreaterThan(40);
+    const before = await w.card("lookup_order");
+
+    await w.manager.configure({ maxLineLength: 40 });
+    const tooLong = await w.manager.apply(proposed.id, { approvedBy: "operator-7" }).catch((e: unknown) => e);
+    expect(tooLong).toBeInstanceOf(VetRefusal);
+    expect(tooLong).toMatchObject({ reason: "too_long", context: { id: proposed.id, tool: "lookup_order", kind: "note" } });
+    await w.manager.configure({ maxLineLength: 220, maxNotes: 0 });
+    await expect(w.manager.apply(proposed.id, { approvedBy: "operator-7" })).rejects.toMatchObject({ name: "VetRefusal", reason: "cap_reached" });
+    expect(await w.card("lookup_order")).toEqual(before);
+    expect((await w.ledger.getRevision(P, proposed.id))?.status).toBe("proposed");
+
+    await w.manager.configure({ maxNotes: 4 });
+    expect((await w.manager.apply(proposed.id, { approvedBy: "operator-7" })).status).toBe("applied");
+  });
+
   it("refuses a revision that is not proposed, or whose card changed since (RevisionConflict)", async () => {
     const w = await world();
     await w.lookupsWithoutPrefix(2);
@@ -891,7 +911,7 @@ describe("LessonManager with a model proposer", () => {
     const failed = await w.manager.review();
     expect(failed.revisions).toEqual([]);
     expect(failed.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
+      { tool: "lookup_order", refusal: { kind: "proposal", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
     ]);
 
     down = false;
@@ -911,7 +931,7 @@ describe("LessonManager with a model proposer", () => {
     const review = await w.manager.review();
     expect(review.revisions).toEqual([]);
     expect(review.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "reply_not_json", detail: expect.any(String) } },
+      { tool: "lookup_order", refusal: { kind: "proposal", text: "", reason: "reply_not_json", detail: expect.any(String) } },
     ]);
     expect(await w.ledger.listRevisions(P)).toEqual([]);
   });

@@ -126,9 +126,9 @@ describe("registerTools", () => {
     const second = await registerTools(ledger, [mcpTool("fs/read")], { augment: true, model: chatty });
     expect(chattyCount.calls).toBe(1);
     expect(second.registered).toEqual(["fs/read"]);
-    expect(second.refused).toEqual([{ tool: "fs/read", reason: "not_json: the reply is not JSON" }]);
+    expect(second.refused).toEqual([{ tool: "fs/read", reason: "reply_not_json: the reply is not JSON" }]);
     const refusedCard = await ledger.getCard("default", "fs/read");
-    expect(refusedCard?.augmentationRefused).toBe("not_json: the reply is not JSON");
+    expect(refusedCard?.augmentationRefused).toBe("reply_not_json: the reply is not JSON");
     expect(refusedCard?.augmented).toBeNull();
     expect(refusedCard?.learned.examples).toEqual([]);
   });

@@ -6,6 +6,7 @@ import type { Proposal } from "../../src/learn/proposer.js";
 import {
   REFUSAL_REASONS,
   type VetContext,
+  checkApplicable,
   WITHHELD_TEXT,
   equivalent,
   mergeExamples,
@@ -411,6 +412,14 @@ describe("REFUSAL_REASONS", () => {
       "no_room",
       "already_kept",
       "turned_down",
+      "model_error",
+      "reply_not_json",
+      "reply_wrong_shape",
+      "empty_reply",
+      "fenced_json",
+      "chatter_around_json",
+      "wrong_count",
+      "duplicate_example",
     ]);
   });
 });
@@ -422,5 +431,34 @@ describe("example call and the value check", () => {
     const containsValue = (text: string) => containsFingerprint(text, fingerprints, key);
     expect(vetExampleCall('Example call: {"to": "<email>"}', { containsValue })).toBeNull();
     expect(vetExampleCall('Example call: {"to": "call.example@example.com"}', { containsValue })?.reason).toBe("contains_value");
+  });
+});
+
+describe("checkApplicable: the settings-dependent rules, again on apply", () => {
+  const added = (over: Partial<Revision> = {}) => ledgerRevision("p", "start_recovery", "proposed", "r1", { notesAdded: [NOTE.text], ...over });
+  const card: Learned = { examples: [], notes: [{ text: "one", revisionId: "r0" }], notFor: [], exampleCall: null };
+
+  it("keeps what passes under the settings now", () => {
+    expect(checkApplicable(added({ avoidAdded: [{ text: NOT_FOR.text, tool: "refer_llu" }], callExample: 'Example call: {"a": "<text>"}' }), card)).toBeNull();
+  });
+
+  it("refuses a line longer than maxLineLength now (too_long), of any kind", () => {
+    expect(checkApplicable(added(), card, { maxLineLength: 40 })).toMatchObject({ kind: "note", reason: "too_long" });
+    expect(checkApplicable(added({ notesAdded: [], queriesAdded: ["x".repeat(41)] }), card, { maxLineLength: 40 })).toMatchObject({
+      kind: "example",
+      reason: "too_long",
+    });
+    expect(checkApplicable(added({ notesAdded: [], callExample: `Example call: ${"y".repeat(40)}` }), card, { maxLineLength: 40 })).toMatchObject({
+      kind: "example_call",
+      reason: "too_long",
+    });
+  });
+
+  it("refuses more notes or Not-for lines than their caps now (cap_reached); examples give way instead", () => {
+    expect(checkApplicable(added(), card, { maxNotes: 1 })).toMatchObject({ kind: "note", reason: "cap_reached" });
+    expect(checkApplicable(added(), card, { maxNotes: 2 })).toBeNull();
+    const notFor = added({ notesAdded: [], avoidAdded: [{ text: NOT_FOR.text, tool: "refer_llu" }] });
+    expect(checkApplicable(notFor, card, { maxAvoid: 0 })).toMatchObject({ kind: "not_for", reason: "cap_reached" });
+    expect(checkApplicable(added({ notesAdded: [], queriesAdded: ["a", "b"] }), card, { maxQueries: 0, maxNewQueries: 0 })).toBeNull();
   });
 });
