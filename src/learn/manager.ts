@@ -57,12 +57,13 @@ export interface LessonManagerOptions {
 }
 
 /** The defaults of {@link LessonManagerOptions} (`ledger` and `index` are required; `model` has none). */
-export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<Required<Omit<LessonManagerOptions, "ledger" | "index" | "model">>> =
-  Object.freeze({
-    proposer: new DeterministicProposer({ rankExamples: rankByCoverage }),
-    exampleObjective: DEFAULT_EXAMPLE_OBJECTIVE,
-    vet: DEFAULT_VET_OPTIONS,
-  });
+export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<
+  Required<Omit<LessonManagerOptions, "ledger" | "index" | "model">>
+> = Object.freeze({
+  proposer: new DeterministicProposer({ rankExamples: rankByCoverage }),
+  exampleObjective: DEFAULT_EXAMPLE_OBJECTIVE,
+  vet: DEFAULT_VET_OPTIONS,
+});
 
 /** Options of {@link LessonManager.review}. */
 export interface ReviewOptions {
@@ -164,22 +165,58 @@ export class LessonManager {
     const window = await gatherWindow(this.ledger, o.partition, { config: o.config });
     const { settings, cards } = window;
     const names = cards.map((c) => c.name);
-    const detection = detect({ turns: window.turns, routes: window.routes, calls: window.calls, tools: names, settings });
-    const selection = selectDue({ ...window, detection, callsModel: this.proposer.callsModel !== false, tools: o.tools });
-    const review: Review = { partition: o.partition, revisions: [], refused: [], skipped: selection.skipped, flags: [] };
+    const detection = detect({
+      turns: window.turns,
+      routes: window.routes,
+      calls: window.calls,
+      tools: names,
+      settings,
+    });
+    const selection = selectDue({
+      ...window,
+      detection,
+      callsModel: this.proposer.callsModel !== false,
+      tools: o.tools,
+    });
+    const review: Review = {
+      partition: o.partition,
+      revisions: [],
+      refused: [],
+      skipped: selection.skipped,
+      flags: [],
+    };
 
     const routing = reviewRouting(window, this.index, this.objective);
     const containsValue = valueCheck(window);
     const marks = new Map<string, string>();
     for (const due of selection.due) {
       const evidence = await buildEvidence(routing, window, due);
-      const { proposal, reviewedThrough } = await proposeLessons(this.proposer, evidence.evidence, due.detection, config);
+      const { proposal, reviewedThrough } = await proposeLessons(
+        this.proposer,
+        evidence.evidence,
+        due.detection,
+        config,
+      );
       if (reviewedThrough !== undefined) marks.set(due.card.name, reviewedThrough);
       const vetted = vetLessons({ window, evidence, proposal, containsValue, options: this.vetOptions });
       for (const refusal of vetted.refused) review.refused.push({ tool: due.card.name, refusal });
       if (keptNothing(vetted)) continue;
-      const ranks = await routingRanks(routing, evidence, vetted.kept.examples.map((e) => e.text), vetted.displaced);
-      review.revisions.push(buildRevision({ partition: o.partition, evidence, vetted, ranks, proposer: this.proposer.name, now: Date.now() }));
+      const ranks = await routingRanks(
+        routing,
+        evidence,
+        vetted.kept.examples.map((e) => e.text),
+        vetted.displaced,
+      );
+      review.revisions.push(
+        buildRevision({
+          partition: o.partition,
+          evidence,
+          vetted,
+          ranks,
+          proposer: this.proposer.name,
+          now: Date.now(),
+        }),
+      );
     }
 
     if (!o.dryRun) {
@@ -268,7 +305,8 @@ export class LessonManager {
     );
     let version = revision.cardVersionAfter;
     for (const later of undone) {
-      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version) version = later.cardVersionAfter + 1;
+      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version)
+        version = later.cardVersionAfter + 1;
     }
     return version;
   }

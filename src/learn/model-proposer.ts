@@ -154,7 +154,10 @@ export type ParsedReply = { ok: true; proposal: Proposal } | { ok: false; reject
  * Parse a model's text reply: a JSON object, alone or as the only content of one fenced
  * ```json block. Anything around it (chatter) refuses the reply.
  */
-export function parseProposalText(text: string, maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems): ParsedReply {
+export function parseProposalText(
+  text: string,
+  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
+): ParsedReply {
   const trimmed = text.trim();
   const fenced = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n?```$/i.exec(trimmed);
   const body = (fenced ? fenced[1] : trimmed).trim();
@@ -171,7 +174,10 @@ export function parseProposalText(text: string, maxItems: number = DEFAULT_MODEL
 }
 
 /** Check a reply object (from structured output or parsed text) against {@link ProposalReplySchema}. */
-export function parseProposalObject(value: unknown, maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems): ParsedReply {
+export function parseProposalObject(
+  value: unknown,
+  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
+): ParsedReply {
   const parsed = ProposalReplySchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
@@ -253,9 +259,8 @@ function reject(reason: ProposalRejection["reason"], detail: string): ParsedRepl
 }
 
 function modelName(model: BaseChatModel): string {
-  const named: unknown = (model as unknown as { model?: unknown; modelName?: unknown }).model ??
+  const named: unknown =
+    (model as unknown as { model?: unknown; modelName?: unknown }).model ??
     (model as unknown as { modelName?: unknown }).modelName;
   return typeof named === "string" && named.length > 0 ? named : model.getName();
 }
-
-

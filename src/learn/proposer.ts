@@ -7,7 +7,13 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { ExampleSource, ToolCard } from "../ledger/schema.js";
 import type { Settings } from "../settings.js";
-import { type ArgShapeSummary, type ConfusedRequest, type FailureGroup, type ToolDetection, summarizeShapes } from "./detect.js";
+import {
+  type ArgShapeSummary,
+  type ConfusedRequest,
+  type FailureGroup,
+  type ToolDetection,
+  summarizeShapes,
+} from "./detect.js";
 import { routingText } from "../index/routing-text.js";
 import { type EvidenceLimits, evidenceLimits } from "./limits.js";
 import type { CoveredMiss, Proposal, ProposalRejection, TurnedDown } from "./types.js";

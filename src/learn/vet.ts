@@ -130,7 +130,10 @@ export const EXTRA_AIMED_AT_MODEL: readonly AimedPattern[] = [
   { label: "role_marker", pattern: /\b(system|assistant|developer)\s*:/i },
   { label: "command_to_model", pattern: /\byou\s+(must|should|will)\s+now\b|\bdo anything now\b/i },
   { label: "chat_template_token", pattern: /<\|[^|>\s]{1,30}\|>|<\/?(im_start|im_end|endoftext)\b/i },
-  { label: "tool_call_syntax", pattern: /<\/?(function|tool|tool_result|function_results|antml:[a-z_]+)\b[^>]*>|<function\b/i },
+  {
+    label: "tool_call_syntax",
+    pattern: /<\/?(function|tool|tool_result|function_results|antml:[a-z_]+)\b[^>]*>|<function\b/i,
+  },
 ];
 
 /** The label of the first marker of text aimed at the model found in `text`, or `undefined`. */
@@ -152,7 +155,12 @@ export function checkLine(kind: VetKind, text: string, maxLineLength: number): R
   if (text.trim().length === 0) return refuse(kind, text, "empty");
   if (/[\r\n\u2028\u2029\u0085\v\f]/.test(text)) return refuse(kind, text, "multi_line");
   if (text.length > maxLineLength) {
-    return refuse(kind, `${text.slice(0, maxLineLength)}…`, "too_long", `${text.length} characters; at most ${maxLineLength}`);
+    return refuse(
+      kind,
+      `${text.slice(0, maxLineLength)}…`,
+      "too_long",
+      `${text.length} characters; at most ${maxLineLength}`,
+    );
   }
   return null;
 }
@@ -184,7 +192,8 @@ export function checkCitations(
   if (distinct.length === 0) return refuse(kind, text, "no_evidence", `cites no ${what}`);
   const unknown = distinct.filter((id) => !isEvidence(id));
   if (unknown.length > 0) return refuse(kind, text, "no_evidence", `not a ${what} of this tool: ${unknown.join(", ")}`);
-  if (distinct.length < min) return refuse(kind, text, "below_threshold", `cites ${distinct.length} ${what}(s); needs ${min}`);
+  if (distinct.length < min)
+    return refuse(kind, text, "below_threshold", `cites ${distinct.length} ${what}(s); needs ${min}`);
   return null;
 }
 
@@ -205,7 +214,9 @@ export function checkSharedWord(
 ): Refusal | null {
   const words = new Set(tokenize(compared));
   const lacking = requests.filter((r) => !tokenize(r.request).some((t) => words.has(t))).map((r) => r.id);
-  return lacking.length === 0 ? null : refuse(kind, text, "no_shared_word", `shares no word with request(s) ${lacking.join(", ")}`);
+  return lacking.length === 0
+    ? null
+    : refuse(kind, text, "no_shared_word", `shares no word with request(s) ${lacking.join(", ")}`);
 }
 
 /** The parts of a "Not for" line, or `null` when it is not of that shape. */
@@ -231,7 +242,12 @@ export function checkNotForShape(item: ProposedNotFor): Refusal | null {
   const parts = parseNotFor(item.text);
   if (!parts) return refuse("not_for", item.text, "not_for_shape", 'expected "Not for <kind of request>; use <tool>."');
   if (parts.tool !== item.tool) {
-    return refuse("not_for", item.text, "not_for_shape", `the text names "${parts.tool}", the line is for "${item.tool}"`);
+    return refuse(
+      "not_for",
+      item.text,
+      "not_for_shape",
+      `the text names "${parts.tool}", the line is for "${item.tool}"`,
+    );
   }
   return null;
 }
@@ -294,7 +310,12 @@ export function checkNotSaid(
 ): Refusal | null {
   const same = said.find((k) => equivalent(text, k, threshold));
   if (same === undefined) return null;
-  return refuse(kind, text, reason, reason === "already_kept" ? `repeats "${same}"` : `an operator turned down "${same}"`);
+  return refuse(
+    kind,
+    text,
+    reason,
+    reason === "already_kept" ? `repeats "${same}"` : `an operator turned down "${same}"`,
+  );
 }
 
 // ------------------------------------------------------------------ one item
@@ -358,7 +379,8 @@ export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.f
       request: (id) => ctx.confusedRequests.get(id)?.request ?? "",
       what: "confused request",
     }),
-    shape: (item, ctx) => checkNotForShape(item) ?? checkNamedTool("not_for", item.text, item.tool, ctx.tool, registeredSet(ctx)),
+    shape: (item, ctx) =>
+      checkNotForShape(item) ?? checkNamedTool("not_for", item.text, item.tool, ctx.tool, registeredSet(ctx)),
     cited: (item, ctx) => checkServedByNamedTool(item, ctx.confusedRequests),
     // The kind of request, not the tool the line names ("use refer_llu" shares "refer" with anything).
     compared: (item) => parseNotFor(item.text)?.phrase ?? item.text,
@@ -403,7 +425,14 @@ export function vetLine<K extends LineKindId>(
   return (
     checkText(kind, item.text, ctx, options) ??
     rules.shape?.(item, ctx) ??
-    checkCitations(kind, item.text, item.cites, citable.has, evidenceLimits(ctx.settings)[row.threshold], citable.what) ??
+    checkCitations(
+      kind,
+      item.text,
+      item.cites,
+      citable.has,
+      evidenceLimits(ctx.settings)[row.threshold],
+      citable.what,
+    ) ??
     rules.cited?.(item, ctx) ??
     (row.sharesWordWithCited
       ? checkSharedWord(
@@ -440,7 +469,11 @@ export function vetExampleCall(
   const maxLineLength = evidenceLimits(ctx.settings).maxLineLength;
   return (
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
-    checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
+    checkNoValue(
+      "example_call",
+      text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text,
+      ctx.containsValue,
+    ) ??
     checkLine("example_call", text, maxLineLength) ??
     checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns) ??
     checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
@@ -587,7 +620,14 @@ function placeExamples(
       kept.push(example);
       return;
     }
-    refused.push(refuse("example", example.text, "no_room", `${count} of ${settings.maxQueries} examples, none synthetic left to give way`));
+    refused.push(
+      refuse(
+        "example",
+        example.text,
+        "no_room",
+        `${count} of ${settings.maxQueries} examples, none synthetic left to give way`,
+      ),
+    );
   });
   return { kept, refused, displaced };
 }
@@ -595,7 +635,10 @@ function placeExamples(
 // ------------------------------------------------------------------ on apply
 
 /** What a revision adds of each kind, as texts. */
-function addedTexts(revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">, field: NonNullable<LessonKind["added"]>): string[] {
+function addedTexts(
+  revision: Pick<Revision, "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">,
+  field: NonNullable<LessonKind["added"]>,
+): string[] {
   const value = revision[field];
   if (value === null) return [];
   if (typeof value === "string") return [value];

@@ -391,4 +391,3 @@ export function withExamples(card: ToolCard, add: readonly string[], remove: rea
   ];
   return { ...card, learned: { ...card.learned, examples } };
 }
-

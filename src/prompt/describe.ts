@@ -87,4 +87,3 @@ export function withDescriptions<T extends ToolSource & object>(
     return view;
   });
 }
-

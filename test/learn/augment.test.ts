@@ -61,7 +61,11 @@ const BAD_REPLIES: [label: string, reply: string, code: string][] = [
   ["chatter before", `Sure! Here is the JSON: ${GOOD}`, "chatter_around_json"],
   ["chatter after", `${GOOD}\nLet me know if you need more.`, "chatter_around_json"],
   ["a JSON array", JSON.stringify(EXAMPLES), "reply_wrong_shape"],
-  ["an extra key", JSON.stringify({ description: "Find a claim.", examples: EXAMPLES, note: "hi" }), "reply_wrong_shape"],
+  [
+    "an extra key",
+    JSON.stringify({ description: "Find a claim.", examples: EXAMPLES, note: "hi" }),
+    "reply_wrong_shape",
+  ],
   ["a missing key", JSON.stringify({ examples: EXAMPLES }), "reply_wrong_shape"],
   ["examples not strings", withExamples([1, 2, 3, 4, 5, 6]), "reply_wrong_shape"],
   ["description not a string", withExamples(EXAMPLES, 42), "reply_wrong_shape"],
@@ -71,7 +75,11 @@ const BAD_REPLIES: [label: string, reply: string, code: string][] = [
   ["empty description", withExamples(EXAMPLES, ""), "empty"],
   ["blank example", withExamples([...EXAMPLES.slice(0, 5), "   "]), "empty"],
   ["duplicate example", withExamples([...EXAMPLES.slice(0, 5), EXAMPLES[0]]), "duplicate_example"],
-  ["duplicate up to case and punctuation", withExamples([...EXAMPLES.slice(0, 5), "Where is my claim at?"]), "duplicate_example"],
+  [
+    "duplicate up to case and punctuation",
+    withExamples([...EXAMPLES.slice(0, 5), "Where is my claim at?"]),
+    "duplicate_example",
+  ],
   ["over-long example", withExamples([...EXAMPLES.slice(0, 5), `claim ${"status ".repeat(40)}`]), "too_long"],
   ["over-long description", withExamples(EXAMPLES, `Find claims ${"quickly ".repeat(60)}`), "too_long"],
   ["multi-line description", withExamples(EXAMPLES, "Find a claim.\nAlso pays it."), "multi_line"],
@@ -104,7 +112,12 @@ describe("augmentTool", () => {
   });
 
   it("accepts whitespace around the JSON and trims each text", async () => {
-    const { model } = scripted(`\n  ${withExamples(EXAMPLES.map((e) => ` ${e} `), " Find a claim. ")}\n`);
+    const { model } = scripted(
+      `\n  ${withExamples(
+        EXAMPLES.map((e) => ` ${e} `),
+        " Find a claim. ",
+      )}\n`,
+    );
     const { card, refused } = await augmentTool(freshCard(), model);
     expect(refused).toBeUndefined();
     expect(card.augmented?.description).toBe("Find a claim.");
@@ -152,7 +165,12 @@ describe("augmentTool", () => {
     card.augmentationRefused = "not_json: earlier";
     card.learned.examples = [
       { text: "old synthetic", source: "synthetic", addedAt: 1 },
-      ...["a", "b", "c", "d", "e", "f", "g", "h"].map((t) => ({ text: `learned ${t}`, source: "learned" as const, revisionId: "r", addedAt: 2 })),
+      ...["a", "b", "c", "d", "e", "f", "g", "h"].map((t) => ({
+        text: `learned ${t}`,
+        source: "learned" as const,
+        revisionId: "r",
+        addedAt: 2,
+      })),
       { text: EXAMPLES[0], source: "learned", revisionId: "r", addedAt: 2 },
     ];
     const { model } = scripted(GOOD);

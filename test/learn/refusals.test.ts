@@ -13,7 +13,13 @@ import { revision } from "../ledger/contract.js";
 describe("refusal reasons", () => {
   it("are one list: the proposer's and augmentation's codes are in it", () => {
     const proposal: ProposalRejectionReason[] = ["model_error", "reply_not_json", "reply_wrong_shape"];
-    const augment: AugmentRefusalCode[] = ["reply_not_json", "reply_wrong_shape", "empty", "wrong_count", "fenced_json"];
+    const augment: AugmentRefusalCode[] = [
+      "reply_not_json",
+      "reply_wrong_shape",
+      "empty",
+      "wrong_count",
+      "fenced_json",
+    ];
     for (const r of [...proposal, ...augment]) expect(RefusalReasonSchema.options).toContain(r);
     expect(RefusalReasonSchema.options).not.toContain("not_json");
     expect(RefusalReasonSchema.safeParse("something_else").success).toBe(false);
@@ -21,7 +27,9 @@ describe("refusal reasons", () => {
 
   it("reads legacy reasons under today's codes", () => {
     expect(RefusalSchema.parse({ kind: "augmentation", text: "", reason: "not_json" }).reason).toBe("reply_not_json");
-    expect(RefusalSchema.parse({ kind: "augmentation", text: "", reason: "wrong_shape" }).reason).toBe("reply_wrong_shape");
+    expect(RefusalSchema.parse({ kind: "augmentation", text: "", reason: "wrong_shape" }).reason).toBe(
+      "reply_wrong_shape",
+    );
     expect(RefusalSchema.parse({ kind: "note", text: " ", reason: "empty_text" }).reason).toBe("empty");
   });
 

@@ -52,7 +52,12 @@ export const DEFAULT_APPLY_OPTIONS: Readonly<Required<Omit<ApplyOptions, "approv
  *   longer than `maxLineLength`, or more notes or "Not for" lines than their cap): dismiss it and
  *   review again.
  */
-export async function applyRevision(ledger: Ledger, index: ToolIndex, id: string, options: ApplyOptions): Promise<Revision> {
+export async function applyRevision(
+  ledger: Ledger,
+  index: ToolIndex,
+  id: string,
+  options: ApplyOptions,
+): Promise<Revision> {
   if (!options.approvedBy?.trim()) throw new InvalidInput("apply() needs `approvedBy`: who approved this revision.");
   const o = { ...DEFAULT_APPLY_OPTIONS, ...definedOnly(options) };
   const partition = o.partition;
@@ -78,17 +83,32 @@ export async function applyRevision(ledger: Ledger, index: ToolIndex, id: string
       { context: { id, tool: revision.tool, kind: refusal.kind } },
     );
   }
-  const displacedRequests = await displacements(ledger, index, partition, card, revision.queriesAdded, settings, o.turns);
+  const displacedRequests = await displacements(
+    ledger,
+    index,
+    partition,
+    card,
+    revision.queriesAdded,
+    settings,
+    o.turns,
+  );
   const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
   const added = revision.queriesAdded.filter((q) => !withdrawn.includes(q));
   const giveWay = yielding(card.learned, added, revision.queriesDisplaced, settings.maxQueries);
 
   const now = Date.now();
   const learned: Learned = {
-    examples: mergeExamples(card.learned.examples, added.map((text) => ({ text, cites: [] })), giveWay, id, now),
+    examples: mergeExamples(
+      card.learned.examples,
+      added.map((text) => ({ text, cites: [] })),
+      giveWay,
+      id,
+      now,
+    ),
     notes: [...card.learned.notes, ...revision.notesAdded.map((text) => ({ text, revisionId: id }))],
     notFor: [...card.learned.notFor, ...revision.avoidAdded.map((n) => ({ ...n, revisionId: id }))],
-    exampleCall: revision.callExample !== null ? { text: revision.callExample, revisionId: id } : card.learned.exampleCall,
+    exampleCall:
+      revision.callExample !== null ? { text: revision.callExample, revisionId: id } : card.learned.exampleCall,
   };
   const applied: Revision = {
     ...revision,
@@ -146,7 +166,12 @@ async function displacements(
  * Which synthetic examples give way when only `added` of a revision's examples are applied:
  * those equivalent to an added one, then as many of the rest as the cap needs.
  */
-function yielding(learned: Learned, added: readonly string[], proposed: readonly string[], maxQueries: number): string[] {
+function yielding(
+  learned: Learned,
+  added: readonly string[],
+  proposed: readonly string[],
+  maxQueries: number,
+): string[] {
   const byEquivalence = proposed.filter((s) => added.some((a) => equivalent(a, s)));
   const rest = proposed.filter((s) => !byEquivalence.includes(s));
   const over = learned.examples.length - byEquivalence.length + added.length - maxQueries;

@@ -94,13 +94,23 @@ export interface ToolReviewEvidence {
 }
 
 /** The evidence of one due tool: misses covered against the index, the proposer's view built. */
-export async function buildEvidence(routing: ReviewRouting, window: ReviewWindow, due: DueTool): Promise<ToolReviewEvidence> {
+export async function buildEvidence(
+  routing: ReviewRouting,
+  window: ReviewWindow,
+  due: DueTool,
+): Promise<ToolReviewEvidence> {
   const { card, detection: td } = due;
   const turnedDown = turnedDownOf(window.revisions.filter((r) => r.tool === card.name));
   const covered = await coverMisses(routing, card, td, window.settings, turnedDown);
   // Only misses routing still misses count, each with what its wording would fix.
   const detection = { ...td, misses: covered.map((m): CoveredMiss => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
-  const evidence = buildToolEvidence({ card, detection, tools: routing.neighbours, settings: window.settings, turnedDown });
+  const evidence = buildToolEvidence({
+    card,
+    detection,
+    tools: routing.neighbours,
+    settings: window.settings,
+    turnedDown,
+  });
   return { card, detection, covered, turnedDown, evidence };
 }
 
@@ -128,7 +138,13 @@ async function coverMisses(
   const moved: MissedRequest[] = servedOwn
     .slice(-MAX_OWN_REQUESTS)
     .filter((t) => routing.routedBefore.has(t.requestId) && !known.has(t.requestId))
-    .map((t) => ({ tool: card.name, requestId: t.requestId, request: t.request, how: "no_longer_offered", threadId: t.threadId }));
+    .map((t) => ({
+      tool: card.name,
+      requestId: t.requestId,
+      request: t.request,
+      how: "no_longer_offered",
+      threadId: t.threadId,
+    }));
   const at = (m: MissedRequest): number => routing.position.get(m.requestId) ?? -1;
   const current = await whatIf.cardVectors(card.name);
   const open: { miss: MissedRequest; probe: Probe }[] = [];
@@ -148,9 +164,12 @@ async function coverMisses(
     seen.add(text);
     if (turnedDown.examples.some((t) => equivalent(miss.request, t))) continue;
     // It must rest on enough misses it shares a word with (itself included).
-    const cites = open.filter((o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)));
+    const cites = open.filter(
+      (o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)),
+    );
     if (cites.length < settings.minMisses) continue;
-    if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), routing.served)) continue;
+    if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), routing.served))
+      continue;
     candidates.push(miss);
   }
   const learnedCount = card.learned.examples.filter((e) => e.source === "learned").length;
@@ -173,7 +192,12 @@ async function coverMisses(
     routing.objective,
   );
   const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
-  return open.map(({ miss, probe }) => ({ miss, probe, pick: picks.get(miss.requestId)?.pick ?? null, gain: picks.get(miss.requestId)?.gain }));
+  return open.map(({ miss, probe }) => ({
+    miss,
+    probe,
+    pick: picks.get(miss.requestId)?.pick ?? null,
+    gain: picks.get(miss.requestId)?.gain,
+  }));
 }
 
 /**

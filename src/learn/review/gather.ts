@@ -60,7 +60,11 @@ export const DEFAULT_GATHER_OPTIONS: Readonly<Required<Omit<GatherOptions, "afte
  * Read what one review needs of a partition.
  * @throws InvalidInput when `config` holds an unknown or bad setting.
  */
-export async function gatherWindow(ledger: Ledger, partition: string, options: GatherOptions = {}): Promise<ReviewWindow> {
+export async function gatherWindow(
+  ledger: Ledger,
+  partition: string,
+  options: GatherOptions = {},
+): Promise<ReviewWindow> {
   const o = { ...DEFAULT_GATHER_OPTIONS, ...definedOnly(options) };
   const settings = parseSettings(o.config, await ledger.getSettings(partition));
   const list = o.after === undefined ? {} : { after: o.after };

@@ -55,15 +55,28 @@ export function citedEvidence(td: ToolReviewEvidence["detection"], kept: Proposa
   for (const f of td.failures) {
     const cited = f.callIds.filter((id) => calls.has(id));
     if (cited.length > 0) {
-      out.push({ kind: "failed_call", callIds: cited, errorClass: f.errorClass, errorMessage: f.errorMessage, argNames: f.argNames });
+      out.push({
+        kind: "failed_call",
+        callIds: cited,
+        errorClass: f.errorClass,
+        errorMessage: f.errorMessage,
+        argNames: f.argNames,
+      });
     }
   }
   for (const m of td.misses) {
-    if (missed.has(m.requestId)) out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
+    if (missed.has(m.requestId))
+      out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
   }
   for (const c of td.confusions) {
     if (confused.has(c.requestId)) {
-      out.push({ kind: "confused_request", requestId: c.requestId, request: c.request, servedBy: c.servedBy, how: c.how });
+      out.push({
+        kind: "confused_request",
+        requestId: c.requestId,
+        request: c.request,
+        servedBy: c.servedBy,
+        how: c.how,
+      });
     }
   }
   return out;

@@ -79,7 +79,9 @@ export function selectDue(input: SelectInput): Selection {
     (a, b) =>
       Number(b.fresh) - Number(a.fresh) ||
       failedCount(b.detection) - failedCount(a.detection) ||
-      b.detection.misses.length + b.detection.confusions.length - (a.detection.misses.length + a.detection.confusions.length),
+      b.detection.misses.length +
+        b.detection.confusions.length -
+        (a.detection.misses.length + a.detection.confusions.length),
   );
   for (const { card } of due.slice(s.maxTools)) skipped.push({ tool: card.name, reason: "over_max_tools" });
   return { due: due.slice(0, s.maxTools), skipped };

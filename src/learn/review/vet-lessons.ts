@@ -59,7 +59,8 @@ export function vetLessons(input: {
     input.options,
   );
   const refused = [...vetted.refused];
-  if (proposal.rejected) refused.push({ kind: "proposal", text: "", reason: proposal.rejected.reason, detail: proposal.rejected.detail });
+  if (proposal.rejected)
+    refused.push({ kind: "proposal", text: "", reason: proposal.rejected.reason, detail: proposal.rejected.detail });
   let callExample: string | null = null;
   const built = buildExampleCall(detection.successes, detection.refusedCount, settings.minFailures);
   if (built !== null && built !== card.learned.exampleCall?.text) {

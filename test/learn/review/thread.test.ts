@@ -30,17 +30,36 @@ import { maskArgs, maskText, valueFingerprints } from "../../../src/text/mask.js
 const P = "default";
 const ok = async () => "ok";
 const TOOLS = [
-  tool(ok, { name: "lookup_order", description: "Look up an order by its id and show its status.", schema: z.object({ order_id: z.string() }) }),
+  tool(ok, {
+    name: "lookup_order",
+    description: "Look up an order by its id and show its status.",
+    schema: z.object({ order_id: z.string() }),
+  }),
   tool(ok, {
     name: "refund_order",
     description: "Refund an order to the customer's card.",
     schema: z.object({ order_id: z.string(), amount: z.number() }),
   }),
-  tool(ok, { name: "send_email", description: "Send an email to a customer.", schema: z.object({ to: z.string(), body: z.string() }) }),
-  tool(ok, { name: "track_parcel", description: "Track a parcel shipment with the carrier.", schema: z.object({ tracking_no: z.string() }) }),
-  tool(ok, { name: "cancel_order", description: "Cancel an order that has not shipped yet.", schema: z.object({ order_id: z.string() }) }),
+  tool(ok, {
+    name: "send_email",
+    description: "Send an email to a customer.",
+    schema: z.object({ to: z.string(), body: z.string() }),
+  }),
+  tool(ok, {
+    name: "track_parcel",
+    description: "Track a parcel shipment with the carrier.",
+    schema: z.object({ tracking_no: z.string() }),
+  }),
+  tool(ok, {
+    name: "cancel_order",
+    description: "Cancel an order that has not shipped yet.",
+    schema: z.object({ order_id: z.string() }),
+  }),
 ];
-const MONEY_BACK = ["I want my money back for the broken blender parcel, email me", "email me: money back on the kettle parcel"];
+const MONEY_BACK = [
+  "I want my money back for the broken blender parcel, email me",
+  "email me: money back on the kettle parcel",
+];
 
 interface Call {
   tool: string;
@@ -63,7 +82,9 @@ async function world() {
     const masked = maskText(request, values);
     if (routed) {
       const offered = await index.route(P, request, { k: 2 });
-      await ledger.appendRoutes([{ partition: P, threadId, requestId, request: masked, offered, allSent: false, k: 2 }]);
+      await ledger.appendRoutes([
+        { partition: P, threadId, requestId, request: masked, offered, allSent: false, k: 2 },
+      ]);
     }
     await ledger.appendCalls(
       calls.map((c) => ({
@@ -76,7 +97,9 @@ async function world() {
         args: maskArgs(c.args),
         fingerprints: valueFingerprints(c.args, key),
         outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-        ...(c.error !== undefined ? { errorClass: "validation" as const, errorMessage: maskText(c.error, values) } : {}),
+        ...(c.error !== undefined
+          ? { errorClass: "validation" as const, errorMessage: maskText(c.error, values) }
+          : {}),
         source: "api" as const,
       })),
     );
@@ -104,7 +127,9 @@ describe("the review's stages on one thread's new records", () => {
     const w = await world();
     // Earlier traffic, in another thread: successful calls only, in words of its own.
     for (const n of ["48213", "77120", "90314"]) {
-      await w.turn("old", `cancel my subscription renewal ${n}`, [{ tool: "cancel_order", args: { order_id: `ORD-${n}` } }]);
+      await w.turn("old", `cancel my subscription renewal ${n}`, [
+        { tool: "cancel_order", args: { order_id: `ORD-${n}` } },
+      ]);
     }
     const seen = timeOrderedId();
     // The thread's new records: ids refused without their prefix, and requests routing missed.
@@ -123,7 +148,9 @@ describe("the review's stages on one thread's new records", () => {
       await w.turn("t-new", request, [{ tool: "refund_order", args: { order_id: "ORD-31337", amount: 25 } }]);
     }
     for (const id of ["20202", "30303"]) {
-      await w.turn("t-new", `refund order ORD-${id}`, [{ tool: "refund_order", args: { order_id: `ORD-${id}`, amount: 5 } }]);
+      await w.turn("t-new", `refund order ORD-${id}`, [
+        { tool: "refund_order", args: { order_id: `ORD-${id}`, amount: 5 } },
+      ]);
     }
 
     // gather → detect → select → evidence → propose → vet, on the thread's new records only.
@@ -135,7 +162,13 @@ describe("the review's stages on one thread's new records", () => {
       expect(row.id > seen).toBe(true);
     }
     const names = window.cards.map((c) => c.name);
-    const detection = detect({ turns: window.turns, routes: window.routes, calls: window.calls, tools: names, settings: window.settings });
+    const detection = detect({
+      turns: window.turns,
+      routes: window.routes,
+      calls: window.calls,
+      tools: names,
+      settings: window.settings,
+    });
     const proposer = new DeterministicProposer({ rankExamples: rankByCoverage });
     const selection = selectDue({ ...window, detection, callsModel: false });
     expect(selection.due.map((d) => d.card.name).sort()).toEqual(["lookup_order", "refund_order"]);
@@ -166,7 +199,12 @@ describe("the review's stages on one thread's new records", () => {
     const full = await manager.review({ dryRun: true });
     expect(full.revisions.map((r) => r.tool).sort()).toEqual([...lessons.keys()].sort());
     for (const r of full.revisions) {
-      expect(lessons.get(r.tool)).toEqual({ notesAdded: r.notesAdded, queriesAdded: r.queriesAdded, avoidAdded: r.avoidAdded, callExample: r.callExample });
+      expect(lessons.get(r.tool)).toEqual({
+        notesAdded: r.notesAdded,
+        queriesAdded: r.queriesAdded,
+        avoidAdded: r.avoidAdded,
+        callExample: r.callExample,
+      });
     }
   });
 });
