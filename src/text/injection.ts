@@ -121,7 +121,8 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
   {
     label: "emphasis_marker",
     tier: "imperative",
-    pattern: /(^|[\s"'(\[*#>])(important|attention|(notice|note|message) to (the )?(ai|assistant|model|agent|llm)|(system|admin|security) override)\s*[:!]/i,
+    pattern:
+      /(^|[\s"'(\[*#>])((important|attention|(system|admin|security) override)\s*[:!]|((notice|note|message|attention) (to|for) (the )?|attention |hey )(ai|assistant|model|agent|llm|chatbot)s?\s*[:!,])/i,
   },
   {
     label: "html_markup",

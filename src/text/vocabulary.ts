@@ -29,7 +29,7 @@ const TECHNICAL_WORDS = [
   "repos", "wifi", "ip", "dns", "vpn", "ssh", "tls", "ssl", "cc", "bcc", "etc", "eg", "ie", "vs", "yyyy",
   "mm", "dd", "hh", "ss", "tz", "ref", "refs", "src", "dst", "msg", "msgs", "info", "desc", "arg", "args",
   "env", "db", "auth", "org", "orgs", "dept", "addr", "lang", "locale", "geo", "lat", "lon", "lng", "avg",
-  "pct", "seq", "idx", "ext", "tmp", "utf",
+  "pct", "seq", "idx", "ext", "tmp", "utf", "ai", "llm",
 ];
 
 let common: ReadonlySet<string> | undefined;
