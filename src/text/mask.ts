@@ -392,9 +392,12 @@ function fold(token: string): string {
 /** The gate's forms of a value text that differ from the plain one: normalized, and folded. */
 function variants(text: string): string[] {
   const normalized = normalizeText(text);
-  const folded = skeletonOfNormalized(normalized);
+  // For ASCII the fold is lower case, which the tokens already are: no new form.
+  const folded = NON_ASCII.test(normalized) ? skeletonOfNormalized(normalized) : normalized;
   return [...new Set([normalized, folded])].filter((v) => v !== text);
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Every term of `values`, in the plain form and the gate's forms. */
 function allTerms(values: unknown, maxNodes: number): { terms: ValueTerms[]; bulkTokens: string[] } {

@@ -30,6 +30,7 @@ export interface NormalizedText {
 }
 
 const REPLACEMENT = "\uFFFD";
+const PLAIN_ASCII = /^[\x20-\x7e\t\n]*$/;
 
 /**
  * Format and other invisible characters: every `\p{Cf}` (zero-width space and joiners, soft hyphen,
@@ -96,6 +97,8 @@ function scrub(input: string): { text: string; hidden: string; bidi: number; rep
 
 /** {@link normalizeText} with what it removed: the tag payload, bidi controls, a count. */
 export function inspectText(input: string): NormalizedText {
+  // Printable ASCII, tabs and newlines: nothing to remove, and NFKC leaves it as it is.
+  if (PLAIN_ASCII.test(input)) return { text: input, hidden: "", bidiControls: 0, removed: 0 };
   const scrubbed = scrub(input);
   let removed = scrubbed.replaced;
   const countRemoved = (): string => {
