@@ -29,7 +29,24 @@ function randomText(size: number, alphabet: string, seed: number): string {
   return out;
 }
 
-const WORDS = ["refund", "the", "order", "ORD-918273", "for", "Margaret", "Whitfield", "at", "ann@example.org", "4821.77", "please", "sk-proj-QvTbLmNvRxsWpYzKdHaHcJf", "+44 20 7946 0958", "status", "v2.3.1", "today"];
+const WORDS = [
+  "refund",
+  "the",
+  "order",
+  "ORD-918273",
+  "for",
+  "Margaret",
+  "Whitfield",
+  "at",
+  "ann@example.org",
+  "4821.77",
+  "please",
+  "sk-proj-QvTbLmNvRxsWpYzKdHaHcJf",
+  "+44 20 7946 0958",
+  "status",
+  "v2.3.1",
+  "today",
+];
 
 function manyTokens(size: number, seed: number): string {
   const rand = seededRandom(seed);
@@ -39,7 +56,10 @@ function manyTokens(size: number, seed: number): string {
 }
 
 const INPUTS: readonly { name: string; make: (size: number) => string }[] = [
-  { name: "one token, letters and digits", make: (n) => randomText(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 1) },
+  {
+    name: "one token, letters and digits",
+    make: (n) => randomText(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 1),
+  },
   { name: "one token, lower-case letters", make: (n) => randomText(n, "abcdefghijklmnopqrstuvwxyz", 2) },
   { name: "one token, `a@` repeated", make: (n) => "a@".repeat(n / 2) },
   { name: "many tokens (words, ids, emails, keys, phones)", make: (n) => manyTokens(n, 3) },
@@ -85,7 +105,9 @@ export async function benchMasking(): Promise<string> {
     for (const stage of stages) {
       stage.run(texts[0]);
       const ms = texts.map((text) => medianMs(() => stage.run(text)));
-      rows.push(`| ${input.name} | ${stage.name} | ${ms.map(fmt).join(" | ")} | ${(ms[1] / ms[0]).toFixed(1)} | ${(ms[2] / ms[1]).toFixed(1)} |`);
+      rows.push(
+        `| ${input.name} | ${stage.name} | ${ms.map(fmt).join(" | ")} | ${(ms[1] / ms[0]).toFixed(1)} | ${(ms[2] / ms[1]).toFixed(1)} |`,
+      );
     }
   }
   const error = "Refund of 4821.77 for ORD-918273 to margaret.whitfield@example.com is not allowed: permission denied";

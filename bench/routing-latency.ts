@@ -14,8 +14,28 @@ import { LexicalEmbeddings } from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex, type MetadataFilter } from "../src/index/memory-vector-store.js";
 import { seededRandom as rng } from "../src/internal.js";
 
-
-const SYLLABLES = ["ka", "lo", "mi", "ne", "tor", "sha", "vel", "qu", "ar", "zen", "pol", "dri", "fa", "gus", "hen", "bi", "ro", "ste", "wu", "xi"];
+const SYLLABLES = [
+  "ka",
+  "lo",
+  "mi",
+  "ne",
+  "tor",
+  "sha",
+  "vel",
+  "qu",
+  "ar",
+  "zen",
+  "pol",
+  "dri",
+  "fa",
+  "gus",
+  "hen",
+  "bi",
+  "ro",
+  "ste",
+  "wu",
+  "xi",
+];
 
 /** A vocabulary of `size` made-up words and a Zipf sampler over it (word frequency ∝ 1/rank). */
 function zipfVocabulary(size: number, random: () => number): () => string {
@@ -62,7 +82,9 @@ function workload(n: number, seed: number): Workload {
     texts.push(`tool_${i}: ${Array.from({ length }, word).join(" ")}`);
     partitions.push(`p${i % 4}`);
   }
-  const queries = Array.from({ length: 300 }, () => Array.from({ length: 5 + Math.floor(random() * 8) }, word).join(" "));
+  const queries = Array.from({ length: 300 }, () =>
+    Array.from({ length: 5 + Math.floor(random() * 8) }, word).join(" "),
+  );
   return { texts, partitions, queries };
 }
 
@@ -76,7 +98,11 @@ interface Latency {
   p95: number;
 }
 
-async function timeQueries(run: (q: number[]) => Promise<unknown>, vectors: readonly number[][], warmup = 20): Promise<Latency> {
+async function timeQueries(
+  run: (q: number[]) => Promise<unknown>,
+  vectors: readonly number[][],
+  warmup = 20,
+): Promise<Latency> {
   for (let i = 0; i < Math.min(warmup, vectors.length); i++) await run(vectors[i]);
   const times: number[] = [];
   for (const v of vectors) {
@@ -114,7 +140,9 @@ async function fill(
     let t = performance.now();
     const vectors = await embed(texts);
     embedSeconds += (performance.now() - t) / 1000;
-    const docs = texts.map((pageContent, j) => new Document({ pageContent, metadata: { partition: w.partitions[start + j], kind: "tool" } }));
+    const docs = texts.map(
+      (pageContent, j) => new Document({ pageContent, metadata: { partition: w.partitions[start + j], kind: "tool" } }),
+    );
     const ids = texts.map((_, j) => `tool_${start + j}`);
     t = performance.now();
     await add(vectors, docs, ids);
@@ -178,7 +206,10 @@ export async function benchRoutingLatency(): Promise<string> {
     const memory = new InMemoryVectorIndex(new LexicalEmbeddings());
     const vectors = randomUnitVectors(n, dimension, random);
     const t = performance.now();
-    await memory.addVectors(vectors, vectors.map((_, i) => new Document({ pageContent: `t${i}`, metadata: { partition: `p${i % 4}` } })));
+    await memory.addVectors(
+      vectors,
+      vectors.map((_, i) => new Document({ pageContent: `t${i}`, metadata: { partition: `p${i % 4}` } })),
+    );
     const indexSeconds = (performance.now() - t) / 1000;
     const queries = randomUnitVectors(200, dimension, random);
     rows.push({
@@ -262,7 +293,10 @@ export async function benchRoutingLatency(): Promise<string> {
   ];
   const tenKMemory = rows.find((r) => r.store === "in-memory" && r.n === 10_000 && r.vectors.startsWith("lexical"));
   if (tenKMemory) {
-    lines.push(`Target: 10k tools in memory, p50 <= 5 ms: ${tenKMemory.plain.p50 <= 5 ? "met" : "not met"} (${fmt(tenKMemory.plain.p50)} ms).`, "");
+    lines.push(
+      `Target: 10k tools in memory, p50 <= 5 ms: ${tenKMemory.plain.p50 <= 5 ? "met" : "not met"} (${fmt(tenKMemory.plain.p50)} ms).`,
+      "",
+    );
   }
   for (const note of notes) lines.push(note, "");
   return lines.join("\n");

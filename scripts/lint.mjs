@@ -28,8 +28,10 @@ for (const dir of ["src", "test", "bench", "examples"]) {
       .forEach((line, i) => {
         const code = line.replace(/\/\/.*$/, "").replace(/^\s*\*.*$/, "");
         if (/(:\s*any\b|\bas any\b|<any>|any\[\])/.test(code)) findings.push(`${rel}:${i + 1}: \`any\` in src`);
-        if (/throw new Error\(/.test(code)) findings.push(`${rel}:${i + 1}: bare \`throw new Error\`; throw a ToolLessonsError subclass`);
-        if (rel === path.join("src", "index.ts") && /^export \*/.test(code)) findings.push(`${rel}:${i + 1}: the barrel exports names, not \`export *\``);
+        if (/throw new Error\(/.test(code))
+          findings.push(`${rel}:${i + 1}: bare \`throw new Error\`; throw a ToolLessonsError subclass`);
+        if (rel === path.join("src", "index.ts") && /^export \*/.test(code))
+          findings.push(`${rel}:${i + 1}: the barrel exports names, not \`export *\``);
       });
   }
 }

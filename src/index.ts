@@ -97,7 +97,13 @@ export {
 } from "./record/index.js";
 
 // ---------------------------------------------------------------- index (routing and retrieval)
-export { examplesWeight, type IndexMode, type RouteQuery, ToolIndex, type ToolIndexOptions } from "./index/tool-index.js";
+export {
+  examplesWeight,
+  type IndexMode,
+  type RouteQuery,
+  ToolIndex,
+  type ToolIndexOptions,
+} from "./index/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
 export {
   DEFAULT_LEXICAL_EMBEDDINGS,
@@ -126,7 +132,15 @@ export {
 export { DeterministicProposer, type DeterministicProposerOptions } from "./learn/deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./learn/model-proposer.js";
 export { type Proposal, type Proposer, type ToolEvidence } from "./learn/proposer.js";
-export { REFUSAL_REASONS, type RefusalReason, type TurnedDown, turnedDownOf, type VetContext, type VetResult, vetProposal } from "./learn/vet.js";
+export {
+  REFUSAL_REASONS,
+  type RefusalReason,
+  type TurnedDown,
+  turnedDownOf,
+  type VetContext,
+  type VetResult,
+  vetProposal,
+} from "./learn/vet.js";
 export { detect, type Detection, type DetectInput, type ToolDetection } from "./learn/detect.js";
 export { buildExampleCall } from "./learn/example-call.js";
 export { type CoveredMiss, rankByCoverage } from "./learn/coverage.js";

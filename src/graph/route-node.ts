@@ -42,7 +42,9 @@ export interface RouteNodeOptions {
  * node and bind only the routed tools there ({@link bindRoutedTools}).
  */
 export function createRouteNode(options: RouteNodeOptions) {
-  const onError = options.onError ?? ((error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error));
+  const onError =
+    options.onError ??
+    ((error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error));
   return async function route(
     state: { messages: BaseMessage[] },
     config?: RunnableConfig,
@@ -72,7 +74,10 @@ export function createRouteNode(options: RouteNodeOptions) {
         onError(error);
       }
     }
-    return { routedTools: routed.tools, routedCards: await routedCards(options.ledger, partition, routed.tools, onError) };
+    return {
+      routedTools: routed.tools,
+      routedCards: await routedCards(options.ledger, partition, routed.tools, onError),
+    };
   };
 }
 
@@ -123,4 +128,3 @@ export function bindRoutedTools<T extends ToolSource & object>(
   }
   return model.bindTools(described as unknown as BindToolsInput[]);
 }
-

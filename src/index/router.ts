@@ -106,7 +106,10 @@ export class ToolRouter extends BaseRetriever {
     return { offered, always, sticky, tools, allSent };
   }
 
-  override async _getRelevantDocuments(query: string, _runManager?: CallbackManagerForRetrieverRun): Promise<Document[]> {
+  override async _getRelevantDocuments(
+    query: string,
+    _runManager?: CallbackManagerForRetrieverRun,
+  ): Promise<Document[]> {
     const routed = await this.route(query);
     return routed.offered.map(
       (o) => new Document({ pageContent: o.tool, metadata: { tool: o.tool, rank: o.rank, score: o.score } }),

@@ -138,9 +138,12 @@ export class ToolIndex {
     this.examples = { ...DEFAULT_TOOL_INDEX.examples, ...definedOnly(options.examples ?? {}) };
     const { max, half, center } = this.examples;
     if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
-      throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].", {
-        context: this.examples,
-      });
+      throw new InvalidInput(
+        "ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].",
+        {
+          context: this.examples,
+        },
+      );
     }
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? ((e) => new InMemoryVectorIndex(e)))(storeEmbeddings);
@@ -247,7 +250,11 @@ export class ToolIndex {
    * Each card's vectors, in the order of its pieces. With `fitMean`, the partition's mean example
    * vector is first taken from these cards (all of them: a reindex).
    */
-  private async embedAll(state: PartitionState, cards: readonly ToolCard[], options: EmbedOptions = {}): Promise<number[][][]> {
+  private async embedAll(
+    state: PartitionState,
+    cards: readonly ToolCard[],
+    options: EmbedOptions = {},
+  ): Promise<number[][][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
       const flat = await state.embeddings.embedDocuments(pieces.flat());
@@ -273,7 +280,8 @@ export class ToolIndex {
       cache.set(text, flat[i]);
     });
     const exampleVectors = flat.slice(missing.length);
-    if (options.fitMean) state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
+    if (options.fitMean)
+      state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
     let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;

@@ -59,7 +59,9 @@ const tables = new Map<string, Promise<WordVectorTable>>();
  * vectors). Cached per package name for the life of the process.
  * @throws WordVectorsUnavailable when the package is not installed or is not in the wink format.
  */
-export function loadWordVectors(packageName: string = DEFAULT_SEMANTIC_WORD_EMBEDDINGS.packageName): Promise<WordVectorTable> {
+export function loadWordVectors(
+  packageName: string = DEFAULT_SEMANTIC_WORD_EMBEDDINGS.packageName,
+): Promise<WordVectorTable> {
   let table = tables.get(packageName);
   if (table === undefined) {
     table = readWinkTable(packageName);

@@ -23,15 +23,7 @@ export const DEFAULT_PARTITION = "default";
 /** The first namespace label of every ledger row. */
 export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
 
-export type Collection =
-  | "calls"
-  | "turns"
-  | "routes"
-  | "cards"
-  | "revisions"
-  | "rules"
-  | "settings"
-  | "reviews";
+export type Collection = "calls" | "turns" | "routes" | "cards" | "revisions" | "rules" | "settings" | "reviews";
 
 /**
  * Encode a name (tool, partition) as one namespace label, losslessly, using only characters
@@ -63,12 +55,7 @@ export function decodeLabel(label: string): string {
   return decodeURIComponent(label.replace(/~/g, "%"));
 }
 
-export function namespaceFor(
-  root: string,
-  partition: string,
-  collection: Collection,
-  tool?: string,
-): string[] {
+export function namespaceFor(root: string, partition: string, collection: Collection, tool?: string): string[] {
   const ns = [root, encodeLabel(partition), collection];
   if (tool !== undefined) ns.push(encodeLabel(tool));
   return ns;
@@ -89,9 +76,5 @@ export function timeOrderedId(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  return (
-    now.toString(36).padStart(9, "0") +
-    seq.toString(36).padStart(4, "0") +
-    randomBytes(5).toString("hex")
-  );
+  return now.toString(36).padStart(9, "0") + seq.toString(36).padStart(4, "0") + randomBytes(5).toString("hex");
 }

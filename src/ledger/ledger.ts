@@ -3,13 +3,7 @@ import type { BaseStore, Item, Operation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { InvalidInput, NotFound, RevisionConflict, StoreUnavailable } from "../errors.js";
 import { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput } from "../settings.js";
-import {
-  type Collection,
-  DEFAULT_NAMESPACE_ROOT,
-  decodeLabel,
-  namespaceFor,
-  timeOrderedId,
-} from "./keys.js";
+import { type Collection, DEFAULT_NAMESPACE_ROOT, decodeLabel, namespaceFor, timeOrderedId } from "./keys.js";
 import {
   CallRecordSchema,
   ErrorClassSchema,
@@ -77,8 +71,7 @@ const KEY_SETTLE_MS = 250;
 
 const DEFAULT_LEDGER_OPTIONS = {
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
-  onWarning: ((message, context) =>
-    console.warn(`[tool-lessons] ${message}`, context ?? "")) as WarningSink,
+  onWarning: ((message, context) => console.warn(`[tool-lessons] ${message}`, context ?? "")) as WarningSink,
   pageSize: 1_000_000,
   ownsStore: false,
 } satisfies Required<LedgerOptions>;
@@ -143,9 +136,7 @@ export class Ledger {
   async appendCalls(records: NewRecord<CallRecord>[]): Promise<CallRecord[]> {
     if (records.length === 0) return [];
     const rows = records.map((r) => this.stamp(CallRecordSchema, r));
-    await this.store.batch(
-      rows.map((row) => this.putOp(row.partition, "calls", row.id, row, row.tool)),
-    );
+    await this.store.batch(rows.map((row) => this.putOp(row.partition, "calls", row.id, row, row.tool)));
     const touched = new Map<string, { partition: string; tool: string; n: number }>();
     for (const row of rows) {
       const key = `${row.partition}\u0000${row.tool}`;
@@ -222,7 +213,10 @@ export class Ledger {
     if (tools.length === 0) return [];
     const namespace = namespaceFor(this.root, partition, "cards");
     const items = await this.store.batch(tools.map((key) => ({ namespace, key })));
-    return this.parseItems(ToolCardSchema, items.filter((item): item is Item => item !== null));
+    return this.parseItems(
+      ToolCardSchema,
+      items.filter((item): item is Item => item !== null),
+    );
   }
 
   /** Every card of a partition, by name. */
@@ -264,7 +258,11 @@ export class Ledger {
   ): Promise<Revision[]> {
     const items = await this.listNamespace(namespaceFor(this.root, partition, "revisions"));
     return this.parseItems(RevisionSchema, items)
-      .filter((r) => (options.tool === undefined || r.tool === options.tool) && (options.status === undefined || r.status === options.status))
+      .filter(
+        (r) =>
+          (options.tool === undefined || r.tool === options.tool) &&
+          (options.status === undefined || r.status === options.status),
+      )
       .sort((a, b) => byId(b, a));
   }
 
@@ -323,7 +321,8 @@ export class Ledger {
    */
   async putRule(partition: string, input: RuleInput): Promise<Rule> {
     if (!input.tool || !input.tool.trim()) throw new InvalidInput("A rule needs a tool name; got a blank one.");
-    if (!input.rule || !input.rule.trim()) throw new InvalidInput(`A rule for "${input.tool}" needs text; got a blank one.`);
+    if (!input.rule || !input.rule.trim())
+      throw new InvalidInput(`A rule for "${input.tool}" needs text; got a blank one.`);
     const now = Date.now();
     const id = input.id ?? timeOrderedId(now);
     const existing = await this.getRule(partition, id);
@@ -408,7 +407,9 @@ export class Ledger {
   async markReviewed(partition: string, marks: ReadonlyMap<string, string>): Promise<void> {
     if (marks.size === 0) return;
     const ns = namespaceFor(this.root, partition, "reviews");
-    await this.store.batch([...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })));
+    await this.store.batch(
+      [...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })),
+    );
   }
 
   // ---------------------------------------------------------------- secrets
@@ -528,7 +529,10 @@ export class Ledger {
       await this.store.batch(doomed.map((key) => ({ namespace: ns, key, value: null })));
       return doomed.length;
     } catch (error) {
-      this.warn("Pruning old records failed; they will be pruned later.", { namespace: ns.join("/"), error: String(error) });
+      this.warn("Pruning old records failed; they will be pruned later.", {
+        namespace: ns.join("/"),
+        error: String(error),
+      });
       return 0;
     }
   }
@@ -549,8 +553,9 @@ export class Ledger {
     // Several pages: rows may shift between pages as others write, so keep each row once.
     const out = new Map<string, Item>();
     let page = first;
-    for (let offset = 0; ; ) {
-      for (const item of page) if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
+    for (let offset = 0; ;) {
+      for (const item of page)
+        if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
       if (page.length < this.pageSize) break;
       offset += this.pageSize;
       page = await this.store.search(ns, { limit: this.pageSize, offset });
@@ -585,7 +590,12 @@ export class Ledger {
    * this version writes) is taken as is; zod parses the rest, so a row that does not fit is still
    * skipped and counted. Append-only records are read by the hundred thousand in a review.
    */
-  private parseItems<T>(schema: z.ZodType<T>, items: Item[], after?: string, looksValid?: (value: Record<string, unknown>) => boolean): T[] {
+  private parseItems<T>(
+    schema: z.ZodType<T>,
+    items: Item[],
+    after?: string,
+    looksValid?: (value: Record<string, unknown>) => boolean,
+  ): T[] {
     const out: T[] = [];
     for (const item of items) {
       if (after !== undefined && item.key <= after) continue;
@@ -603,7 +613,15 @@ const optStr = (v: unknown): boolean => v === undefined || typeof v === "string"
 const num = (v: unknown): boolean => typeof v === "number";
 
 function looksLikeRequestRow(v: Record<string, unknown>): boolean {
-  return v.v === SCHEMA_VERSION && str(v.id) && str(v.partition) && str(v.requestId) && str(v.request) && num(v.at) && optStr(v.threadId);
+  return (
+    v.v === SCHEMA_VERSION &&
+    str(v.id) &&
+    str(v.partition) &&
+    str(v.requestId) &&
+    str(v.request) &&
+    num(v.at) &&
+    optStr(v.threadId)
+  );
 }
 
 const ERROR_CLASSES = new Set<unknown>(ErrorClassSchema.options);
@@ -614,21 +632,37 @@ const every = (v: unknown, ok: (x: Record<string, unknown>) => boolean): boolean
 
 function looksLikeCall(v: Record<string, unknown>): boolean {
   return (
-    v.v === SCHEMA_VERSION && str(v.id) && str(v.partition) && str(v.tool) && str(v.runId) && num(v.at) &&
-    outcome(v.outcome) && optClass(v.errorClass) && optStr(v.errorMessage) && optStr(v.requestId) && optStr(v.threadId) &&
+    v.v === SCHEMA_VERSION &&
+    str(v.id) &&
+    str(v.partition) &&
+    str(v.tool) &&
+    str(v.runId) &&
+    num(v.at) &&
+    outcome(v.outcome) &&
+    optClass(v.errorClass) &&
+    optStr(v.errorMessage) &&
+    optStr(v.requestId) &&
+    optStr(v.threadId) &&
     (v.source === "callback" || v.source === "tool_message" || v.source === "api") &&
-    Array.isArray(v.fingerprints) && v.fingerprints.every(str) &&
+    Array.isArray(v.fingerprints) &&
+    v.fingerprints.every(str) &&
     every(v.args, (a) => str(a.name) && str(a.kind) && str(a.shape))
   );
 }
 
 function looksLikeTurn(v: Record<string, unknown>): boolean {
-  return looksLikeRequestRow(v) && optStr(v.servedBy) && every(v.calls, (c) => str(c.tool) && outcome(c.outcome) && optClass(c.errorClass));
+  return (
+    looksLikeRequestRow(v) &&
+    optStr(v.servedBy) &&
+    every(v.calls, (c) => str(c.tool) && outcome(c.outcome) && optClass(c.errorClass))
+  );
 }
 
 function looksLikeRoute(v: Record<string, unknown>): boolean {
   return (
-    looksLikeRequestRow(v) && typeof v.allSent === "boolean" && Number.isInteger(v.k) &&
+    looksLikeRequestRow(v) &&
+    typeof v.allSent === "boolean" &&
+    Number.isInteger(v.k) &&
     every(v.offered, (o) => str(o.tool) && Number.isInteger(o.rank) && (o.rank as number) >= 1 && num(o.score))
   );
 }
@@ -641,7 +675,6 @@ function keyOf(item: Item | null | undefined): string | undefined {
 function time(date: Date | string | number): number {
   return new Date(date).getTime();
 }
-
 
 function newest<T>(rows: T[], limit: number | undefined): T[] {
   return limit !== undefined && rows.length > limit ? rows.slice(rows.length - limit) : rows;

@@ -321,7 +321,6 @@ function checkLabels(namespace: string[]): void {
   if (namespace[0] === "langgraph") throw new InvalidInput('The root namespace label "langgraph" is reserved.');
 }
 
-
 /** A server error's five-character SQLSTATE, if the error has one. */
 function sqlState(error: unknown): string | undefined {
   const code = errorCode(error);

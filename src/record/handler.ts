@@ -75,7 +75,10 @@ export interface ToolLessonsCallbackHandlerOptions {
 /** Defaults of {@link ToolLessonsCallbackHandlerOptions}. */
 export const DEFAULT_RECORDING_OPTIONS = {
   onError: (error: unknown, context: RecordingErrorContext) =>
-    console.warn(`[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`, error),
+    console.warn(
+      `[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`,
+      error,
+    ),
   maxBuffer: 10_000,
   flushEveryMs: 0,
   awaitHandlers: true,
@@ -160,7 +163,6 @@ interface Unit {
   root: RootRun;
   records: number;
 }
-
 
 function asString(value: unknown): string | undefined {
   if (typeof value === "string" && value !== "") return value;
@@ -467,7 +469,12 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
   }
 
-  private endTool(runId: string, started: StartedTool, outcome: "success" | "error", error: ErrorInfo | undefined): void {
+  private endTool(
+    runId: string,
+    started: StartedTool,
+    outcome: "success" | "error",
+    error: ErrorInfo | undefined,
+  ): void {
     const { root } = started;
     this.tools.delete(runId);
     this.runs.delete(runId);
@@ -587,7 +594,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
   }
 
-  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<void> {
+  private async write<T>(
+    rows: T[],
+    append: (rows: T[]) => Promise<unknown>,
+    counter: "calls" | "turns",
+  ): Promise<void> {
     if (rows.length === 0) return;
     try {
       await append(rows);
@@ -659,7 +670,6 @@ function argsFromInput(input: string | undefined): Record<string, unknown> {
     return { input };
   }
 }
-
 
 /**
  * The records of a finished run: its calls in order, then its turn. Every text is masked

@@ -204,14 +204,94 @@ export const detectCreditCards: PIIDetector = (content) =>
 
 /** IBAN length by country (ISO 13616 registry). */
 const IBAN_LENGTHS: Readonly<Record<string, number>> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BI: 27, BR: 29, BY: 28,
-  CH: 21, CR: 22, CY: 28, CZ: 24, DE: 22, DJ: 27, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18,
-  FK: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27, GT: 28, HR: 21, HU: 28, IE: 22,
-  IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LC: 32, LI: 21, LT: 20, LU: 20,
-  LV: 21, LY: 25, MC: 27, MD: 24, ME: 22, MK: 19, MN: 20, MR: 27, MT: 31, MU: 30, NI: 28, NL: 18,
-  NO: 15, OM: 23, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33, SA: 24, SC: 31,
-  SD: 18, SE: 24, SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29,
-  VA: 22, VG: 24, XK: 20, YE: 30,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BI: 27,
+  BR: 29,
+  BY: 28,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DJ: 27,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FK: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IQ: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LC: 32,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  LY: 25,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MN: 20,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NI: 28,
+  NL: 18,
+  NO: 15,
+  OM: 23,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  RU: 33,
+  SA: 24,
+  SC: 31,
+  SD: 18,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  SO: 23,
+  ST: 25,
+  SV: 28,
+  TL: 23,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VA: 22,
+  VG: 24,
+  XK: 20,
+  YE: 30,
 };
 
 /** True when an IBAN (spaces allowed) passes its mod-97 check. */
@@ -377,7 +457,9 @@ function isCamelCase(run: string): boolean {
 function isIdentifierLike(run: string): boolean {
   const parts = run.split(/[_\-/]+/).filter((p) => p.length > 0);
   if (parts.length < 2) return false;
-  return parts.every((p) => /^[a-z]+$/.test(p) || /^[A-Z][a-z]+$/.test(p) || /^\d{1,4}$/.test(p) || /^[A-Z]{1,5}$/.test(p));
+  return parts.every(
+    (p) => /^[a-z]+$/.test(p) || /^[A-Z][a-z]+$/.test(p) || /^\d{1,4}$/.test(p) || /^[A-Z]{1,5}$/.test(p),
+  );
 }
 
 /**
@@ -395,7 +477,8 @@ export const detectHighEntropyTokens: PIIDetector = (content) =>
     return shannonBits(run) >= 3.5;
   });
 
-const UUID = /(?<![0-9A-Fa-f\-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f\-])/g;
+const UUID =
+  /(?<![0-9A-Fa-f\-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f\-])/g;
 
 /** UUIDs: `550e8400-e29b-41d4-a716-446655440000`. */
 export const detectUuids: PIIDetector = (content) => regexSpans(content, UUID);
@@ -407,7 +490,8 @@ const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2
 /** IPv4 addresses: four dotted numbers of at most 255 (`10.0.0.12`); three-part versions are not. */
 export const detectIPv4: PIIDetector = (content) => regexSpans(content, IPV4);
 
-const IPV6_CANDIDATE = /(?<![\p{L}\p{N}_:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\p{L}\p{N}_:]|\.\d)/gu;
+const IPV6_CANDIDATE =
+  /(?<![\p{L}\p{N}_:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\p{L}\p{N}_:]|\.\d)/gu;
 
 function ipv6Valid(text: string): boolean {
   let body = text;
@@ -435,7 +519,8 @@ function ipv6Valid(text: string): boolean {
 /** IPv6 addresses, full or with `::` (`2001:db8::8a2e:370:7334`, `fe80::1`), validated. */
 export const detectIPv6: PIIDetector = (content) => regexSpans(content, IPV6_CANDIDATE, ipv6Valid);
 
-const MAC = /(?<![\p{L}\p{N}_:\-.])(?:[0-9A-Fa-f]{2}([:\-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\p{L}\p{N}_:\-]|\.[0-9A-Fa-f])/gu;
+const MAC =
+  /(?<![\p{L}\p{N}_:\-.])(?:[0-9A-Fa-f]{2}([:\-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\p{L}\p{N}_:\-]|\.[0-9A-Fa-f])/gu;
 
 /** MAC addresses: `00:1A:2B:3C:4D:5E`, `00-1a-2b-3c-4d-5e`, `001a.2b3c.4d5e`. */
 export const detectMacAddresses: PIIDetector = (content) => regexSpans(content, MAC);
@@ -448,8 +533,10 @@ const STREET = new RegExp(
   `(?<![\\p{L}\\p{N}_\\-])\\d{1,5}[A-Za-z]?(?:[\\-/]\\d{1,5})?,?[ \\t]+(?:\\p{Lu}[\\p{L}'’.\\-]{0,24}[ \\t]+){1,4}${STREET_SUFFIX}(?![\\p{L}\\p{N}])\\.?`,
   "gu",
 );
-const STREET_AFTER = /(?<![\p{L}\p{N}])\p{Lu}[\p{Ll}]{1,24}(?:straße|strasse|str\.|weg|gasse|platz|allee|laan|straat|gatan|vej|veien)[ \t]+\d{1,5}[a-z]?(?![\p{L}\p{N}])/gu;
-const STREET_ROMANCE = /(?<![\p{L}\p{N}])\d{1,5}(?:bis|ter)?,?[ \t]+(?:rue|avenue|boulevard|chemin|allée|place|quai|via|viale|piazza|calle|avenida|rua)[ \t]+(?:(?:de|du|des|la|le|les|di|del|della|da|do|dos)[ \t]+)?\p{Lu}[\p{L}'’\-]{1,24}(?:[ \t]+\p{Lu}[\p{L}'’\-]{1,24}){0,3}/gu;
+const STREET_AFTER =
+  /(?<![\p{L}\p{N}])\p{Lu}[\p{Ll}]{1,24}(?:straße|strasse|str\.|weg|gasse|platz|allee|laan|straat|gatan|vej|veien)[ \t]+\d{1,5}[a-z]?(?![\p{L}\p{N}])/gu;
+const STREET_ROMANCE =
+  /(?<![\p{L}\p{N}])\d{1,5}(?:bis|ter)?,?[ \t]+(?:rue|avenue|boulevard|chemin|allée|place|quai|via|viale|piazza|calle|avenida|rua)[ \t]+(?:(?:de|du|des|la|le|les|di|del|della|da|do|dos)[ \t]+)?\p{Lu}[\p{L}'’\-]{1,24}(?:[ \t]+\p{Lu}[\p{L}'’\-]{1,24}){0,3}/gu;
 const UK_POSTCODE = /(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}(?![A-Za-z0-9])/g;
 
 /**
@@ -479,7 +566,8 @@ export function mergeSpans(spans: readonly PIIMatch[], content?: string): PIIMat
     if (last && s.start < last.end) {
       if (s.end > last.end) {
         last.end = s.end;
-        last.text = content !== undefined ? content.slice(last.start, last.end) : last.text + s.text.slice(last.end - s.start);
+        last.text =
+          content !== undefined ? content.slice(last.start, last.end) : last.text + s.text.slice(last.end - s.start);
       }
       continue;
     }
@@ -541,7 +629,13 @@ export function findPrivateData(content: string, detectors: readonly NamedDetect
     }
     out.push({ ...m });
   }
-  return out.map(({ start, end, name, placeholder }) => ({ text: content.slice(start, end), start, end, name, placeholder }));
+  return out.map(({ start, end, name, placeholder }) => ({
+    text: content.slice(start, end),
+    start,
+    end,
+    name,
+    placeholder,
+  }));
 }
 
 /** All detectors as one langchain `PIIDetector`: every span of private data of any kind. */

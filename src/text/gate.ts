@@ -73,12 +73,13 @@ export interface GateOptions extends MaskOptions {
 }
 
 /** The defaults of {@link GateOptions} that have one. */
-export const DEFAULT_GATE_OPTIONS: Readonly<Required<Pick<GateOptions, "maxMaskedShare" | "skipImperatives" | "maxLogLength">>> =
-  Object.freeze({
-    maxMaskedShare: 0.34,
-    skipImperatives: false,
-    maxLogLength: 1000,
-  });
+export const DEFAULT_GATE_OPTIONS: Readonly<
+  Required<Pick<GateOptions, "maxMaskedShare" | "skipImperatives" | "maxLogLength">>
+> = Object.freeze({
+  maxMaskedShare: 0.34,
+  skipImperatives: false,
+  maxLogLength: 1000,
+});
 
 /** What the gate made of a text. */
 export interface GateResult {

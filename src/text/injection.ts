@@ -70,7 +70,8 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
   {
     label: "new_instructions",
     tier: "imperative",
-    pattern: /\b(new|updated|real|hidden|secret|additional|revised|actual|true)\s+(system\s+)?(instructions?|directives?|orders?|rules?|task|objective|prompt)\s*:/i,
+    pattern:
+      /\b(new|updated|real|hidden|secret|additional|revised|actual|true)\s+(system\s+)?(instructions?|directives?|orders?|rules?|task|objective|prompt)\s*:/i,
   },
   {
     label: "persona_switch",
@@ -110,7 +111,8 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
   {
     label: "call_directive",
     tier: "imperative",
-    pattern: /\b(always|never|immediately|automatically|silently|secretly)\s+(call|invoke|execute|trigger)\b|\b(always|never|immediately|automatically|silently|secretly)\s+(use|run)\s+(the\s+)?(tool\s+|function\s+)?[\p{L}\p{N}]+_[\p{L}\p{N}_]+/iu,
+    pattern:
+      /\b(always|never|immediately|automatically|silently|secretly)\s+(call|invoke|execute|trigger)\b|\b(always|never|immediately|automatically|silently|secretly)\s+(use|run)\s+(the\s+)?(tool\s+|function\s+)?[\p{L}\p{N}]+_[\p{L}\p{N}_]+/iu,
   },
   {
     label: "model_directive",
@@ -139,8 +141,20 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
 const ENTITY = /&(#x[0-9a-f]{1,6}|#\d{1,7}|lt|gt|quot|apos|amp|colon|lpar|rpar|sol|lsqb|rsqb|lcub|rcub|nbsp);?/gi;
 const PERCENT = /%[0-9a-f]{2}/gi;
 const NAMED: Readonly<Record<string, string>> = {
-  lt: "<", gt: ">", quot: '"', apos: "'", amp: "&", colon: ":", lpar: "(", rpar: ")", sol: "/",
-  lsqb: "[", rsqb: "]", lcub: "{", rcub: "}", nbsp: " ",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  amp: "&",
+  colon: ":",
+  lpar: "(",
+  rpar: ")",
+  sol: "/",
+  lsqb: "[",
+  rsqb: "]",
+  lcub: "{",
+  rcub: "}",
+  nbsp: " ",
 };
 
 /** HTML character references and percent escapes decoded once (what a browser or a URL parser would see). */
@@ -157,7 +171,9 @@ function decodeEscapes(text: string): string {
 }
 
 function safeChar(code: number, fallback: string): string {
-  return Number.isFinite(code) && code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : fallback;
+  return Number.isFinite(code) && code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+    ? String.fromCodePoint(code)
+    : fallback;
 }
 
 /** The views of a text the patterns are checked on (see the module doc), without repeats. */

@@ -138,7 +138,10 @@ function shapeAt(value: unknown, depth: number, seen: Set<object> = new Set()): 
     if (depth >= MAX_DEPTH) return "{…}";
     const parts = keys
       .slice(0, 8)
-      .map((k) => `${IDENTIFIER_KEY.test(k) && isFieldName(k) ? k : "<key>"}:${shapeAt((value as Record<string, unknown>)[k], depth + 1, seen)}`);
+      .map(
+        (k) =>
+          `${IDENTIFIER_KEY.test(k) && isFieldName(k) ? k : "<key>"}:${shapeAt((value as Record<string, unknown>)[k], depth + 1, seen)}`,
+      );
     return `{${parts.join(",")}${keys.length > 8 ? ",…" : ""}}`;
   } catch {
     // A getter or a proxy that throws: the value cannot be read, so there is nothing to describe.
@@ -166,7 +169,8 @@ function specialShape(value: object): string | undefined {
  * `margaret_whitfield`, `DE89370400440532013000` are values.
  */
 export function isFieldName(key: string): boolean {
-  if (!/^[a-z][a-z0-9]*(?:[_\-][a-z0-9]+)*$/.test(key) && !/^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/.test(key)) return false;
+  if (!/^[a-z][a-z0-9]*(?:[_\-][a-z0-9]+)*$/.test(key) && !/^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/.test(key))
+    return false;
   const words = commonWords();
   return splitWords(key).every((w) => words.has(w) || /^[a-z]{1,2}$/.test(w) || /^\d{1,3}$/.test(w));
 }
@@ -255,7 +259,6 @@ function truncate(shape: string): string {
   return shape.length > MAX_SHAPE_LENGTH ? `${shape.slice(0, MAX_SHAPE_LENGTH - 1)}…` : shape;
 }
 
-
 // ---------------------------------------------------------------- values
 
 /** Options of the value walk and of text masking. */
@@ -327,7 +330,12 @@ export function collectValues(values: unknown, maxNodes: number = DEFAULT_MASK_O
           for (const item of value) children.push({ value: item, argsLevel: false });
         } else if (value instanceof Error) {
           text(value.message, out.leaves);
-        } else if (!(value instanceof Date || value instanceof RegExp || ArrayBuffer.isView(value) || value instanceof ArrayBuffer)) {
+        } else if (!(
+          value instanceof Date ||
+          value instanceof RegExp ||
+          ArrayBuffer.isView(value) ||
+          value instanceof ArrayBuffer
+        )) {
           for (const key of Object.keys(value)) {
             nodes += 1;
             if (!argsLevel && !isFieldName(key)) text(key, out.keys);
@@ -543,7 +551,13 @@ interface PreparedValues {
 }
 
 function prepare(values: unknown, maxNodes: number): PreparedValues {
-  const prepared: PreparedValues = { wholes: new Set(), tokens: new Set(), grams: new Set(), longest: 1, longestEchoSource: 0 };
+  const prepared: PreparedValues = {
+    wholes: new Set(),
+    tokens: new Set(),
+    grams: new Set(),
+    longest: 1,
+    longestEchoSource: 0,
+  };
   if (values === undefined) return prepared;
   const { terms, bulkTokens } = allTerms(values, maxNodes);
   const addToken = (raw: string): void => {
@@ -568,7 +582,8 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
 /** True when a text token is a piece of a long value token (a key echoed in part), not a word. */
 function isEcho(token: string, values: PreparedValues): boolean {
   if (token.length < ECHO_GRAM || token.length > values.longestEchoSource) return false;
-  for (let i = 0; i + ECHO_GRAM <= token.length; i++) if (!values.grams.has(token.slice(i, i + ECHO_GRAM))) return false;
+  for (let i = 0; i + ECHO_GRAM <= token.length; i++)
+    if (!values.grams.has(token.slice(i, i + ECHO_GRAM))) return false;
   return !commonWords().has(token);
 }
 
@@ -580,15 +595,17 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
   const detectors = options.detectors ?? DEFAULT_MASK_OPTIONS.detectors;
   const v = prepare(values, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
   const hasValues = v.wholes.size > 0 || v.tokens.size > 0;
-  const isValue = (phrase: string, n: number): boolean => v.wholes.has(phrase) || (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v)));
+  const isValue = (phrase: string, n: number): boolean =>
+    v.wholes.has(phrase) || (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v)));
 
   const maskPlain = (segment: string, masked: string[]): string => {
     if (!hasValues) return segment.replace(/\d/g, "#");
     const toks: TextToken[] = [];
-    for (const m of segment.matchAll(TEXT_TOKEN)) toks.push({ start: m.index, end: m.index + m[0].length, norm: fold(m[0]) });
+    for (const m of segment.matchAll(TEXT_TOKEN))
+      toks.push({ start: m.index, end: m.index + m[0].length, norm: fold(m[0]) });
     let out = "";
     let kept = 0;
-    for (let i = 0; i < toks.length; ) {
+    for (let i = 0; i < toks.length;) {
       let matched = 0;
       for (let n = Math.min(v.longest, toks.length - i); n >= 1 && matched === 0; n -= 1) {
         let phrase = toks[i].norm;

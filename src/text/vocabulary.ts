@@ -20,16 +20,135 @@ import { VOCABULARY_WORDS } from "./vocabulary-words.js";
 
 /** Technical words common in tool lessons that the general word list lacks. */
 const TECHNICAL_WORDS = [
-  "api", "apis", "url", "urls", "uri", "id", "ids", "json", "xml", "yaml", "csv", "pdf", "html", "http",
-  "https", "sql", "utc", "iso", "uuid", "uuids", "email", "emails", "login", "logout", "signup", "username",
-  "timestamp", "timestamps", "timezone", "config", "param", "params", "enum", "boolean", "int", "integer",
-  "string", "strings", "null", "async", "webhook", "webhooks", "oauth", "sms", "otp", "pin", "ok", "todo",
-  "app", "apps", "admin", "ui", "cli", "sdk", "kb", "mb", "gb", "tb", "ms", "sec", "min", "max", "num",
-  "qty", "sku", "skus", "vat", "eur", "usd", "gbp", "faq", "pdfs", "png", "jpg", "jpeg", "zip", "repo",
-  "repos", "wifi", "ip", "dns", "vpn", "ssh", "tls", "ssl", "cc", "bcc", "etc", "eg", "ie", "vs", "yyyy",
-  "mm", "dd", "hh", "ss", "tz", "ref", "refs", "src", "dst", "msg", "msgs", "info", "desc", "arg", "args",
-  "env", "db", "auth", "org", "orgs", "dept", "addr", "lang", "locale", "geo", "lat", "lon", "lng", "avg",
-  "pct", "seq", "idx", "ext", "tmp", "utf", "ai", "llm",
+  "api",
+  "apis",
+  "url",
+  "urls",
+  "uri",
+  "id",
+  "ids",
+  "json",
+  "xml",
+  "yaml",
+  "csv",
+  "pdf",
+  "html",
+  "http",
+  "https",
+  "sql",
+  "utc",
+  "iso",
+  "uuid",
+  "uuids",
+  "email",
+  "emails",
+  "login",
+  "logout",
+  "signup",
+  "username",
+  "timestamp",
+  "timestamps",
+  "timezone",
+  "config",
+  "param",
+  "params",
+  "enum",
+  "boolean",
+  "int",
+  "integer",
+  "string",
+  "strings",
+  "null",
+  "async",
+  "webhook",
+  "webhooks",
+  "oauth",
+  "sms",
+  "otp",
+  "pin",
+  "ok",
+  "todo",
+  "app",
+  "apps",
+  "admin",
+  "ui",
+  "cli",
+  "sdk",
+  "kb",
+  "mb",
+  "gb",
+  "tb",
+  "ms",
+  "sec",
+  "min",
+  "max",
+  "num",
+  "qty",
+  "sku",
+  "skus",
+  "vat",
+  "eur",
+  "usd",
+  "gbp",
+  "faq",
+  "pdfs",
+  "png",
+  "jpg",
+  "jpeg",
+  "zip",
+  "repo",
+  "repos",
+  "wifi",
+  "ip",
+  "dns",
+  "vpn",
+  "ssh",
+  "tls",
+  "ssl",
+  "cc",
+  "bcc",
+  "etc",
+  "eg",
+  "ie",
+  "vs",
+  "yyyy",
+  "mm",
+  "dd",
+  "hh",
+  "ss",
+  "tz",
+  "ref",
+  "refs",
+  "src",
+  "dst",
+  "msg",
+  "msgs",
+  "info",
+  "desc",
+  "arg",
+  "args",
+  "env",
+  "db",
+  "auth",
+  "org",
+  "orgs",
+  "dept",
+  "addr",
+  "lang",
+  "locale",
+  "geo",
+  "lat",
+  "lon",
+  "lng",
+  "avg",
+  "pct",
+  "seq",
+  "idx",
+  "ext",
+  "tmp",
+  "utf",
+  "ai",
+  "llm",
 ];
 
 let common: ReadonlySet<string> | undefined;
@@ -154,7 +273,8 @@ export function allowedWords(options: AllowedWordsOptions = {}): AllowedWords {
   for (const [s, groups] of groupsByStem) if (groups.size >= o.minSharedRequests) stems.add(s);
 
   const vocabulary = o.vocabulary === true ? commonWords() : o.vocabulary === false ? undefined : o.vocabulary;
-  const vocabularyStems = o.vocabulary === true ? commonWordStems() : vocabulary ? new Set([...vocabulary].map(stem)) : undefined;
+  const vocabularyStems =
+    o.vocabulary === true ? commonWordStems() : vocabulary ? new Set([...vocabulary].map(stem)) : undefined;
 
   const verdict = (word: string): WordVerdict => {
     const w = fold(word);
@@ -240,7 +360,7 @@ function isFormatPrefix(word: string, line: string, end: number): boolean {
 
 function wordRuns(line: string, allowed: AllowedWords): WordRun[] {
   const runs: WordRun[] = [];
-  for (let i = 0; i < line.length; ) {
+  for (let i = 0; i < line.length;) {
     PLACEHOLDER.lastIndex = i;
     const placeholder = PLACEHOLDER.exec(line);
     if (placeholder) {
@@ -283,7 +403,11 @@ export function checkAllowedWords(line: string, allowed: AllowedWords): Vocabula
  * @example keepAllowedWords("Tell the courier: Margaret Whitfield moved house", allowedWords()).text
  * // "Tell the courier: <word> moved house"
  */
-export function keepAllowedWords(line: string, allowed: AllowedWords, options: KeepAllowedWordsOptions = {}): KeptWords {
+export function keepAllowedWords(
+  line: string,
+  allowed: AllowedWords,
+  options: KeepAllowedWordsOptions = {},
+): KeptWords {
   const maxShare = options.maxMaskedShare ?? DEFAULT_KEEP_ALLOWED_WORDS_OPTIONS.maxMaskedShare;
   const runs = wordRuns(line, allowed);
   let out = "";
@@ -299,7 +423,11 @@ export function keepAllowedWords(line: string, allowed: AllowedWords, options: K
     }
     let end = run.end;
     maskedWords += 1;
-    while (i + 1 < runs.length && runs[i + 1].verdict !== "allowed" && /^[ \t]*$/.test(line.slice(end, runs[i + 1].start))) {
+    while (
+      i + 1 < runs.length &&
+      runs[i + 1].verdict !== "allowed" &&
+      /^[ \t]*$/.test(line.slice(end, runs[i + 1].start))
+    ) {
       i += 1;
       end = runs[i].end;
       maskedWords += 1;

@@ -76,12 +76,18 @@ describe("detectUrls and detectUrlCredentials", () => {
 });
 
 describe("detectPhoneNumbers", () => {
-  it.each(["+44 20 7946 0958", "(415) 555-2671", "415-555-2671", "+1 415 555 2671", "+4915123456789", "020 7946 0958"])("finds %s", (phone) => {
-    expect(found(detectPhoneNumbers, `call ${phone} now`)).toEqual([phone]);
-  });
-  it.each(["2024-01-31", "v2.3.1", "4821.77", "12:30", "INV-2024-0042", "555-1234", "1.234.567"])("leaves %s", (text) => {
-    expect(found(detectPhoneNumbers, `x ${text} y`)).toEqual([]);
-  });
+  it.each(["+44 20 7946 0958", "(415) 555-2671", "415-555-2671", "+1 415 555 2671", "+4915123456789", "020 7946 0958"])(
+    "finds %s",
+    (phone) => {
+      expect(found(detectPhoneNumbers, `call ${phone} now`)).toEqual([phone]);
+    },
+  );
+  it.each(["2024-01-31", "v2.3.1", "4821.77", "12:30", "INV-2024-0042", "555-1234", "1.234.567"])(
+    "leaves %s",
+    (text) => {
+      expect(found(detectPhoneNumbers, `x ${text} y`)).toEqual([]);
+    },
+  );
 });
 
 describe("detectCreditCards", () => {
@@ -164,25 +170,34 @@ describe("secrets around keys", () => {
   });
   it("finds long random tokens but not identifiers or words", () => {
     expect(found(detectHighEntropyTokens, "s aB3dE5gH7jK9mN1pQ3sT5v e")).toEqual(["aB3dE5gH7jK9mN1pQ3sT5v"]);
-    expect(found(detectHighEntropyTokens, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")).toHaveLength(1);
-    expect(found(detectHighEntropyTokens, "internationalization getUserAccountSettingsById ORD-2024-0000000042")).toEqual([]);
+    expect(
+      found(detectHighEntropyTokens, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+    ).toHaveLength(1);
+    expect(
+      found(detectHighEntropyTokens, "internationalization getUserAccountSettingsById ORD-2024-0000000042"),
+    ).toEqual([]);
   });
   it("finds UUIDs", () => {
-    expect(found(detectUuids, "req 550e8400-e29b-41d4-a716-446655440000 failed")).toEqual(["550e8400-e29b-41d4-a716-446655440000"]);
+    expect(found(detectUuids, "req 550e8400-e29b-41d4-a716-446655440000 failed")).toEqual([
+      "550e8400-e29b-41d4-a716-446655440000",
+    ]);
   });
 });
 
 describe("network and postal", () => {
   it("finds IPv4 but not versions or octets over 255", () => {
-    expect(found(detectIPv4, "from 10.0.0.12 and 192.168.1.254. not 1.2.3 or 300.1.1.1")).toEqual(["10.0.0.12", "192.168.1.254"]);
+    expect(found(detectIPv4, "from 10.0.0.12 and 192.168.1.254. not 1.2.3 or 300.1.1.1")).toEqual([
+      "10.0.0.12",
+      "192.168.1.254",
+    ]);
   });
   it("finds IPv6, full and compressed", () => {
-    expect(found(detectIPv6, "2001:0db8:85a3:0000:0000:8a2e:0370:7334, 2001:db8::8a2e:370:7334, fe80::1 and ::ffff:192.0.2.1")).toEqual([
-      "2001:0db8:85a3:0000:0000:8a2e:0370:7334",
-      "2001:db8::8a2e:370:7334",
-      "fe80::1",
-      "::ffff:192.0.2.1",
-    ]);
+    expect(
+      found(
+        detectIPv6,
+        "2001:0db8:85a3:0000:0000:8a2e:0370:7334, 2001:db8::8a2e:370:7334, fe80::1 and ::ffff:192.0.2.1",
+      ),
+    ).toEqual(["2001:0db8:85a3:0000:0000:8a2e:0370:7334", "2001:db8::8a2e:370:7334", "fe80::1", "::ffff:192.0.2.1"]);
   });
   it("finds MAC addresses in three notations", () => {
     expect(found(detectMacAddresses, "00:1A:2B:3C:4D:5E, 00-1a-2b-3c-4d-5e and 001a.2b3c.4d5e")).toEqual([
@@ -192,19 +207,19 @@ describe("network and postal", () => {
     ]);
   });
   it("finds street addresses and UK postcodes", () => {
-    expect(found(detectStreetAddresses, "to 221B Baker Street, London NW1 6XE; Hauptstraße 5; 12 rue de Rivoli; 1600 Pennsylvania Avenue")).toEqual([
-      "221B Baker Street",
-      "NW1 6XE",
-      "Hauptstraße 5",
-      "12 rue de Rivoli",
-      "1600 Pennsylvania Avenue",
-    ]);
+    expect(
+      found(
+        detectStreetAddresses,
+        "to 221B Baker Street, London NW1 6XE; Hauptstraße 5; 12 rue de Rivoli; 1600 Pennsylvania Avenue",
+      ),
+    ).toEqual(["221B Baker Street", "NW1 6XE", "Hauptstraße 5", "12 rue de Rivoli", "1600 Pennsylvania Avenue"]);
   });
 });
 
 describe("all detectors together", () => {
   it("merge overlapping spans under the most specific name", () => {
-    const text = "db postgres://admin:s3cr3t@db.internal/app, mail ann@example.org, key sk-proj-QvTbLmNvRxsWpYzKdHaHcJf7";
+    const text =
+      "db postgres://admin:s3cr3t@db.internal/app, mail ann@example.org, key sk-proj-QvTbLmNvRxsWpYzKdHaHcJf7";
     expect(findPrivateData(text).map((m) => [m.name, m.text])).toEqual([
       ["url_credentials", "postgres://admin:s3cr3t@db.internal/app"],
       ["email", "ann@example.org"],

@@ -85,7 +85,9 @@ describe("findAimedAtModel: what the attack got through", () => {
   it("can skip the imperative tier (a user's rule), never the structural one", () => {
     expect(findAimedAtModel("never call wire_money without approval", { skipImperatives: true })).toBeUndefined();
     expect(findAimedAtModel("never call wire_money without approval")).toBe("call_directive");
-    expect(findAimedAtModel("never email them <tool_call>x</tool_call>", { skipImperatives: true })).toBe("tool_call_syntax");
+    expect(findAimedAtModel("never email them <tool_call>x</tool_call>", { skipImperatives: true })).toBe(
+      "tool_call_syntax",
+    );
   });
 
   it("takes extra patterns", () => {

@@ -100,7 +100,9 @@ describe("values at any depth, any array index, and as keys", () => {
     const collected = collectValues({ list }, 10);
     expect(collected.bulk.length).toBeGreaterThan(0);
     expect(maskText("Margaret Whitfield", { list }, { maxNodes: 10 })).toBe("<value> <value>");
-    expect(containsFingerprint("Whitfield", valueFingerprints({ list }, KEY, undefined, { maxNodes: 10 }), KEY)).toBe(true);
+    expect(containsFingerprint("Whitfield", valueFingerprints({ list }, KEY, undefined, { maxNodes: 10 }), KEY)).toBe(
+      true,
+    );
     expect(scalarLeaves({ list })).toContain("Margaret Whitfield");
   });
 

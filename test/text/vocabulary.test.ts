@@ -10,15 +10,29 @@ describe("the shipped common-word list", () => {
     expect(words.length).toBeGreaterThan(30_000);
     expect(words.every((w) => /^[a-z]+$/.test(w))).toBe(true);
     const set = commonWords();
-    for (const w of ["refund", "order", "courier", "email", "invoice", "weather", "seaside"]) expect(set.has(w), w).toBe(true);
-    for (const name of ["margaret", "whitfield", "sarah", "connor", "london", "paris", "john", "google"]) expect(set.has(name), name).toBe(false);
+    for (const w of ["refund", "order", "courier", "email", "invoice", "weather", "seaside"])
+      expect(set.has(w), w).toBe(true);
+    for (const name of ["margaret", "whitfield", "sarah", "connor", "london", "paris", "john", "google"])
+      expect(set.has(name), name).toBe(false);
   });
 });
 
 describe("allowedWords", () => {
   it("allows card words, tool names and their parts, common words, by stem", () => {
-    const allowed = allowedWords({ card: ["subrogate_claim: Start subrogation on a CW claim (claimRef)."], toolNames: TOOLS });
-    for (const w of ["subrogation", "Subrogate_claim", "claimRef", "refer_llu", "llu", "send_email", "Refunds", "COURIER"]) {
+    const allowed = allowedWords({
+      card: ["subrogate_claim: Start subrogation on a CW claim (claimRef)."],
+      toolNames: TOOLS,
+    });
+    for (const w of [
+      "subrogation",
+      "Subrogate_claim",
+      "claimRef",
+      "refer_llu",
+      "llu",
+      "send_email",
+      "Refunds",
+      "COURIER",
+    ]) {
       expect(allowed.has(w), w).toBe(true);
     }
     expect(allowed.verdict("Whitfield")).toBe("unknown");
@@ -62,7 +76,9 @@ describe("keepAllowedWords and checkAllowedWords", () => {
   });
 
   it("masks a name in a Not-for line and keeps the tool name", () => {
-    expect(keepAllowedWords("Not for Margaret Whitfield; use send_email.", allowed).text).toBe("Not for <word>; use send_email.");
+    expect(keepAllowedWords("Not for Margaret Whitfield; use send_email.", allowed).text).toBe(
+      "Not for <word>; use send_email.",
+    );
   });
 
   it("keeps lessons made of card, tool and common words, placeholders and masked shapes", () => {
@@ -91,6 +107,8 @@ describe("keepAllowedWords and checkAllowedWords", () => {
   });
 
   it("does not take a key's letter fragments for shape prefixes", () => {
-    expect(keepAllowedWords("ORD-##### and sk-proj-Qv#TbLm#Nv", allowed).text).toBe("ORD-##### and <word>-<word>-<word>#<word>#<word>");
+    expect(keepAllowedWords("ORD-##### and sk-proj-Qv#TbLm#Nv", allowed).text).toBe(
+      "ORD-##### and <word>-<word>-<word>#<word>#<word>",
+    );
   });
 });
