@@ -50,6 +50,11 @@ export const CallRecordSchema = z.object({
   errorClass: ErrorClassSchema.optional(),
   /** The error message with values masked. */
   errorMessage: z.string().optional(),
+  /**
+   * The label of text aimed at the model found in the error (`override_instructions`,
+   * `role_marker` ...): the message is kept as data, and no lesson is ever made from it.
+   */
+  errorAimed: z.string().optional(),
   latencyMs: z.number().optional(),
   tokens: z.number().optional(),
   /** `callback`: seen by the handler; `tool_message`: a refusal that never reached callbacks. */
@@ -100,6 +105,12 @@ export type Offer = z.infer<typeof OfferSchema>;
 /** What routing offered for one request. */
 export const RouteRecordSchema = z.object({
   ...requestRowFields,
+  /**
+   * Not written any more: a route is recorded before the run's argument values are known, so
+   * the request could only be masked without them. The request's one masked text is the turn's
+   * (joined on `requestId`). Older rows may still hold one.
+   */
+  request: z.string().optional(),
   /** Offered tools, best first. */
   offered: z.array(OfferSchema),
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
