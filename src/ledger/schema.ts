@@ -226,6 +226,12 @@ export const RefusalReasonSchema = z.enum([
   "contains_value",
   /** Holds text aimed at the model: instructions, role markers, chat-template tokens, tool-call syntax. */
   "aimed_at_model",
+  /** Holds private data a detector finds (an email, a phone number, a card, an IBAN, a key …). */
+  "contains_private_data",
+  /** No word of it is an allowed word (the tool's card, tool names, common words, words two cited requests share). */
+  "no_allowed_words",
+  /** Too many of its words are not allowed words: more than a third would have to be masked. */
+  "too_many_unknown_words",
   /** Blank. */
   "empty",
   /** Longer than its limit (`maxLineLength` for a lesson). */
