@@ -17,12 +17,12 @@ import { regressedTools, renderSimulation } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 
 /** Defaults of `simulate`. */
-export const DEFAULT_SIMULATE = {
+export const DEFAULT_SIMULATE: Readonly<{ k: number; cycles: number }> = Object.freeze({
   /** Tools routing offers per request. */
   k: 5,
   /** Review + apply rounds over the traffic. */
   cycles: 4,
-} as const;
+});
 
 const OPTIONS: OptionSpec = {
   tools: { type: "string" },

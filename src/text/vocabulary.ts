@@ -182,11 +182,7 @@ const CALENDAR_WORDS = [
 
 /** The shipped common-word list (see vocabulary-words.ts), built once on first use. */
 export function commonWords(): ReadonlySet<string> {
-  common ??= new Set([
-    ...VOCABULARY_WORDS.split(/\s+/).filter((w) => w !== ""),
-    ...TECHNICAL_WORDS,
-    ...CALENDAR_WORDS,
-  ]);
+  common ??= new Set([...VOCABULARY_WORDS.split(/\s+/).filter((w) => w !== ""), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
   return common;
 }
 
