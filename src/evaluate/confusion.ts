@@ -28,7 +28,7 @@ export interface CaseResult {
 
 /** Confusion counts: `counts[row][column]`, rows the expected tool, columns the picked one. */
 export interface ConfusionMatrix {
-  /** Row and column labels, in one order: tools by name, then `null` (no tool) last. */
+  /** Row and column labels, in one order: tools by name (ignoring case), then `null` (no tool) last. */
   labels: (string | null)[];
   /** `counts[i][j]`: outcomes expected `labels[i]` that picked `labels[j]`. */
   counts: number[][];
@@ -107,8 +107,16 @@ export function rowOf(expect: readonly string[], pick: string | null): string | 
   return pick !== null && expect.includes(pick) ? pick : expect[0];
 }
 
-const byLabel = (a: string | null, b: string | null): number =>
-  a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : a > b ? 1 : 0;
+/** Tools by name ignoring case (then exactly, so the order is total), `null` last. */
+const byLabel = (a: string | null, b: string | null): number => {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  if (x !== y) return x < y ? -1 : 1;
+  return a < b ? -1 : 1;
+};
 
 /** The number of runs: the most outcomes any case has. */
 export function runCount(cases: readonly CaseResult[]): number {

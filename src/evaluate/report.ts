@@ -176,7 +176,11 @@ function figures(data: ReportData): string {
   } else {
     items.push([pct(run.accuracy.accuracy), `accuracy (${run.label})`]);
   }
-  items.push([pct(run.agreement.share), `of cases agree across ${run.runs} runs`]);
+  items.push(
+    run.agreement.cases > 0
+      ? [pct(run.agreement.share), `of cases agree across ${run.runs} runs`]
+      : ["–", "agreement not measured (one run per case)"],
+  );
   items.push([String(run.accuracy.errored), "case runs errored (not counted)"]);
   return `<div class="figures">${items
     .map(([value, what]) => `<div class="figure"><div class="value">${esc(value)}</div><div class="what">${esc(what)}</div></div>`)
@@ -323,15 +327,15 @@ export function renderReport(input: ReportInput, options: ReportOptions = {}): s
 </head>
 <body>
 <header><h1>${esc(data.title)}</h1><p class="meta">Made by tool-lessons on ${esc(data.generatedAt)}. ${esc(data.run.label)}.</p></header>
-<nav><a href="#accuracy">accuracy</a><a href="#diagnoses">diagnoses</a><a href="#matrix">matrix</a><a href="#recall">recall</a><a href="#lint">linter</a>${data.ledger && !("missing" in data.ledger) ? `<a href="#revisions">revisions</a><a href="#rules">rules</a><a href="#flags">flags</a>` : ""}</nav>
+<nav><a href="#accuracy">accuracy</a><a href="#matrix">matrix</a><a href="#diagnoses">diagnoses</a><a href="#recall">recall</a><a href="#lint">linter</a>${data.ledger && !("missing" in data.ledger) ? `<a href="#revisions">revisions</a><a href="#rules">rules</a><a href="#flags">flags</a>` : ""}</nav>
 ${warnings.length > 0 ? `<ul class="tight" id="warnings">${warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
 <h2 id="accuracy">Accuracy</h2>
 ${figures(data)}
 ${listed(data.run)}
-<h2 id="diagnoses">What the errors say</h2>
-${diagnoses(data.run)}
 <h2 id="matrix">Confusion matrix</h2>
 ${heatmap(data)}
+<h2 id="diagnoses">What the errors say</h2>
+${diagnoses(data.run)}
 <h2 id="recall">Recall per tool</h2>
 ${recallBars(data)}
 <h2 id="lint">Description linter</h2>
