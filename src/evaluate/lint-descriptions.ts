@@ -133,10 +133,9 @@ export function sentences(text: string): string[] {
     .filter((s) => s !== "");
 }
 
-/** The first clause of a description: up to the first sentence end, semicolon, colon or dash. */
+/** The first clause of a description: its first sentence ("IRREVERSIBLE BILLING CHANGE: moves …" is one). */
 export function firstClause(text: string): string {
-  const first = sentences(text)[0] ?? "";
-  return first.split(/;|:\s|\s--\s|\s—\s/)[0].trim();
+  return sentences(text)[0] ?? "";
 }
 
 /** Words of a tool name: `send_email`, `sendEmail`, `send-email` → send, email. */
@@ -425,6 +424,8 @@ function effectsOfWords(words: readonly string[]): Set<SideEffect> {
   return out;
 }
 
+const capitalised = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 function checkSideEffects(tool: string, description: string, params: readonly Param[]): LintFinding[] {
   const words = nameWords(tool);
   const readTool = words.length < 2 || READ_VERBS.has(words[0]);
@@ -453,7 +454,7 @@ function checkSideEffects(tool: string, description: string, params: readonly Pa
       rule: "side-effect-late",
       where: "description",
       problem: `it ${kinds}, but the first clause (${quote(clause || "(empty)")}) does not say so: ${from}.`,
-      fix: `open with the side effect (e.g. "${grave ? "IRREVERSIBLE: " : ""}${missing.map(([k]) => k).join(", ")} …"), then what it is for${grave ? "; say what cannot be undone" : ""}.`,
+      fix: `open with the side effect (e.g. "${[grave ? "IRREVERSIBLE:" : "", capitalised(missing.map(([k]) => k).filter((k) => k !== "is irreversible").join(", ")), "…"].filter((p) => p !== "").join(" ")}"), then what it is for${grave ? "; say what cannot be undone" : ""}.`,
       source: "rules",
     },
   ];

@@ -62,7 +62,7 @@ export const GOOD_TOOLS: ToolSource[] = [
 
 /** The tools as first written: each fails the rules named beside it. */
 export const BAD_TOOLS: ToolSource[] = [
-  // no-return is fine ("returns rows"); boundary: near search_kb/search_docs? no: see the tests.
+  // Alone in a set it passes every rule: "returns rows", a named parameter; next to get_account it needs a boundary.
   { name: "query_db", description: "Runs a query against the database and returns rows.", schema: object({ sql: str() }) },
   // boundary (each other), no-return.
   { name: "search_docs", description: "Search the documentation.", schema: object({ query: str() }) },
