@@ -32,8 +32,19 @@ async function importModule(file: string, flagName: string): Promise<Record<stri
 }
 
 /**
+ * Whether a module's export is a LangChain tool: LangChain's own check, plus a name and a schema
+ * (its check alone takes any LangChain object, a chat model included, for a tool).
+ */
+function isTool(value: unknown): value is EvalTool {
+  if (!isLangChainTool(value) || !isRecord(value)) return false;
+  const name = (value as { name?: unknown }).name;
+  return typeof name === "string" && name.trim() !== "" && "schema" in value;
+}
+
+/**
  * Tools from `file`: a JSONL file (one `{"name", "description", "parameters"}` per line), or a
- * module whose exports (the default export first) are LangChain tools or arrays of them.
+ * module whose exports are LangChain tools or arrays of them (the default export first, then
+ * arrays, then single tools).
  * @throws InvalidInput (a UsageError for modules) naming the file, and the line for JSONL.
  */
 export async function loadTools(file: string, flagName = "--tools"): Promise<EvalTool[]> {
@@ -44,9 +55,12 @@ export async function loadTools(file: string, flagName = "--tools"): Promise<Eva
   const take = (value: unknown): void => {
     if (seen.has(value)) return;
     seen.add(value);
-    if (isLangChainTool(value)) found.push(value as EvalTool);
+    if (isTool(value)) found.push(value);
   };
-  const values = ["default", ...Object.keys(exports).filter((k) => k !== "default")].map((k) => exports[k]);
+  // The default export, then arrays (a `tools` list keeps its author's order), then single
+  // tools; a module namespace lists its other exports by name.
+  const named = Object.keys(exports).filter((k) => k !== "default").map((k) => exports[k]);
+  const values = [exports.default, ...named.filter(Array.isArray), ...named.filter((v) => !Array.isArray(v))];
   for (const value of values) {
     if (Array.isArray(value)) value.forEach(take);
     else take(value);
