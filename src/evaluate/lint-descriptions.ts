@@ -261,12 +261,13 @@ function checkConstraints(tool: string, description: string, params: readonly Pa
       if (hasKeyword(place.scope, c.keywords)) continue;
       const phrase = c.pattern.exec(hit)?.[0] ?? hit;
       const noSchema = params.length === 0 ? " (the tool has no argument schema)" : "";
+      const prefix = c.keywords[0] === "pattern" ? /(?:start|begin)s? with ['"`]?([A-Za-z0-9]+[_-])/i.exec(hit)?.[1] : undefined;
       out.push({
         tool,
         rule: "constraints-in-prose",
         where: place.where,
         problem: `states ${c.kind} in prose ("${phrase}" in ${quote(hit)}) that the schema does not${noSchema}.`,
-        fix: c.fix,
+        fix: prefix ? c.fix.replace("^cus_[A-Za-z0-9]+$", `^${prefix}[A-Za-z0-9]+$`) : c.fix,
         source: "rules",
       });
     }
@@ -329,16 +330,15 @@ function checkParameterNames(tool: string, description: string, params: readonly
 const RETURNS =
   /\b(returns?|returning|returned|yields?|outputs?|responds? with|replies with|gives back|you get|produces|results? (?:is|are|include|contains?)|answers? with|provides (?:a|an|the)? ?(?:list|summary|link|url|table|json|report|number|count|score|result|results|excerpt|answer)s?)\b/i;
 
-function checkReturns(tool: string, description: string, params: readonly Param[]): LintFinding[] {
+function checkReturns(tool: string, description: string): LintFinding[] {
   if (RETURNS.test(description)) return [];
-  const what = params.length > 0 ? "" : " (a search, say: how many results, and with which fields)";
   return [
     {
       tool,
       rule: "no-return",
       where: "description",
       problem: "nothing says what it returns, so the model cannot plan on the result.",
-      fix: `add one clause, e.g. "Returns up to 10 results with title, url and a 200-character excerpt"${what}.`,
+      fix: `add one clause on what comes back, e.g. "Returns the account as JSON: plan, seats and balance" or, for a search, "Returns up to 10 results with title, url and a 200-character excerpt".`,
       source: "rules",
     },
   ];
@@ -436,7 +436,8 @@ function checkSideEffects(tool: string, description: string, params: readonly Pa
   if (!readTool) note(effectsOfWords(words.slice(0, 1)), `the name ${tool}`);
   for (const s of sentences(description)) {
     if (IRREVERSIBLE.test(s)) note(new Set<SideEffect>(["is irreversible"]), quote(s));
-    if (!NEGATED.test(s)) note(effectsIn(s), quote(s));
+    // A boundary sentence is about what the tool is not for ("for sending …, use send_email").
+    if (!NEGATED.test(s) && !BOUNDARY.test(s)) note(effectsIn(s), quote(s));
   }
   for (const p of params) note(effectsOfWords(nameWords(p.name)), `parameter ${p.name}`);
   const clause = firstClause(description);
@@ -525,7 +526,7 @@ export function lintCard(card: Pick<ToolCard, "name" | "author">, context: LintC
   if (rules.has("boundary")) out.push(...checkBoundary(card.name, description, context.neighbours));
   if (rules.has("constraints-in-prose")) out.push(...checkConstraints(card.name, description, params, schema));
   if (rules.has("vague-parameter")) out.push(...checkParameterNames(card.name, description, params));
-  if (rules.has("no-return")) out.push(...checkReturns(card.name, description, params));
+  if (rules.has("no-return")) out.push(...checkReturns(card.name, description));
   if (rules.has("side-effect-late")) out.push(...checkSideEffects(card.name, description, params));
   if (rules.has("mode-switch")) out.push(...checkModeSwitch(card.name, description, params));
   return out;

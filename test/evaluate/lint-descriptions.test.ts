@@ -82,6 +82,9 @@ describe("the description linter", () => {
       },
     };
     expect(alone(said)).toEqual([]);
+    // The fix offers the prefix the prose names.
+    const order = { name: "get_order_status", description: "Returns an order's status. The order id must start with ord_.", schema: { type: "object", properties: { order_id: { type: "string" } } } };
+    expect(alone(order)[0].fix).toContain('"^ord_[A-Za-z0-9]+$"');
     // A cap on what it returns is not an argument constraint.
     expect(alone({ name: "search_news", description: "Returns up to 10 articles.", schema: { type: "object", properties: { topic: { type: "string" } } } })).toEqual([]);
   });
@@ -118,6 +121,8 @@ describe("the description linter", () => {
     expect(alone({ ...bad("archive_project"), description: "Deletes a project and all its files; this cannot be undone. Returns nothing." })).toEqual([]);
     expect(alone(good("run_analytics_query"))).toEqual([]);
     expect(alone(good("change_subscription_plan"))).toEqual([]);
+    // A boundary sentence speaks of the sibling's side effect, not this tool's.
+    expect(alone({ name: "create_ticket", description: "Creates a helpdesk ticket. For sending the customer a message now, use send_email instead. Returns the ticket number.", schema: null })).toEqual([]);
     // A read tool's name is no side effect ("get_" then a noun).
     expect(alone({ name: "get_payment", description: "Look up one payment. Returns its amount and status.", schema: null })).toEqual([]);
     expect(firstClause("IRREVERSIBLE BILLING CHANGE: moves a customer. Then more.")).toBe("IRREVERSIBLE BILLING CHANGE: moves a customer.");
