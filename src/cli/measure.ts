@@ -3,6 +3,7 @@
  * before anything runs, and one selection run with a progress bar.
  */
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { z } from "zod";
 import { checkCaseTools, type EvalCase, readCases, readTextFile } from "../evaluate/cases.js";
@@ -107,7 +108,10 @@ export async function readSelectionInputs(values: ParsedArgs["values"]): Promise
   return { tools, toolsFile, cases, casesFile, model, system, runs, concurrency, retries, ...(minScore !== undefined ? { minScore } : {}) };
 }
 
-/** One selection run over the inputs (with `lessons`' learned parts), drawing a progress bar on a terminal. */
+/**
+ * One selection run over the inputs (with `lessons`' learned parts), drawing a progress bar on a
+ * terminal; its label names the tools file.
+ */
 export async function runSelection(inputs: SelectionInputs, io: CliIo, options: { lessons?: readonly ToolCard[]; label: string }): Promise<SelectionReport> {
   const lessons = options.lessons ?? [];
   const selector = inputs.model
@@ -115,7 +119,7 @@ export async function runSelection(inputs: SelectionInputs, io: CliIo, options: 
     : await routerSelector({ tools: inputs.tools, lessons, minScore: inputs.minScore });
   const bar = progressBar(io, options.label);
   try {
-    return await evaluateSelection({
+    const report = await evaluateSelection({
       cases: inputs.cases,
       selector,
       runs: inputs.runs,
@@ -123,6 +127,8 @@ export async function runSelection(inputs: SelectionInputs, io: CliIo, options: 
       retries: inputs.retries,
       onProgress: ({ done, total, errors }) => bar.update(done, total, errors > 0 ? `(${errors} errored)` : ""),
     });
+    // Two runs of a comparison often differ only by their tools file: say which.
+    return { ...report, label: `${report.label} on ${basename(inputs.toolsFile)}` };
   } finally {
     bar.end();
   }

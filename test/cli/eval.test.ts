@@ -51,7 +51,7 @@ describe("tool-lessons eval (a real process)", () => {
     const run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "1"]);
     expect(run.code, run.stderr).toBe(0);
     const out = run.stdout;
-    expect(out).toMatch(/^router \(lexical embeddings\): 27 cases x 1 runs over 8 tools/);
+    expect(out).toMatch(/^router \(lexical embeddings\) on tools\.jsonl: 27 cases x 1 runs over 8 tools/);
     expect(out).toMatch(/\naccuracy \d+\.\d% \(\d+ of 27 outcomes right; 0 errored, not counted\)/);
     expect(out).toContain("agreement: not measured (one counted run per case");
     expect(out).toMatch(/\nrecall per tool:\n\s+tool\s+cases\s+recall\s+precision\n/);
@@ -67,7 +67,7 @@ describe("tool-lessons eval (a real process)", () => {
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.mode).toBe("chat-model");
-    expect(report.label).toBe("chat model ScriptedTravelModel");
+    expect(report.label).toBe("chat model ScriptedTravelModel on tools.jsonl");
     const at = (row: string | null, col: string | null): number => report.matrix.counts[report.matrix.labels.indexOf(row)][report.matrix.labels.indexOf(col)];
     // Weather questions answered from its own knowledge: the null column.
     expect(at("get_weather", null)).toBe(9);
@@ -107,8 +107,8 @@ describe("tool-lessons eval (a real process)", () => {
     await ledger.close();
     const run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "1", "--lessons", "--ledger", ledgerPath, "--compare", before]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^router \(lexical embeddings, lessons of 1 tools\)/);
-    expect(run.stdout).toMatch(/\nbefore: router \(lexical embeddings\) \(27 cases x 1 runs\)\nafter: {2}router \(lexical embeddings, lessons of 1 tools\)/);
+    expect(run.stdout).toMatch(/^router \(lexical embeddings, lessons of 1 tools\) on tools\.jsonl/);
+    expect(run.stdout).toMatch(/\nbefore: router \(lexical embeddings\) on tools\.jsonl \(27 cases x 1 runs\)\nafter: {2}router \(lexical embeddings, lessons of 1 tools\) on tools\.jsonl/);
     expect(run.stdout).toMatch(/\naccuracy \d+\.\d% -> \d+\.\d% \(\+\d+\.\d points; repeats' noise 0\.0\): better/);
     // Learning rain and umbrella fixed three weather cases and pulled one other case to get_weather.
     expect(run.stdout).toContain("cases: 27 matched by turn, 3 fixed, 1 broken");

@@ -30,7 +30,7 @@ describe("tool-lessons report (a real process)", () => {
     expect(run.stderr).toContain("with the lessons of 1 tools");
     const html = readFileSync(out, "utf8");
     expect(html).toMatch(/^<!doctype html>/);
-    expect(html).toContain("accuracy before (router (lexical embeddings, minScore 0.15))");
+    expect(html).toContain("accuracy before (router (lexical embeddings, minScore 0.15) on tools.jsonl)");
     expect(html).toContain("lessons of 1 tools");
     expect(html).toMatch(/<div class="revision" data-revision="[^"]+"><strong>search_flights<\/strong>/);
     expect(html).toContain("validation ×2: “date must be an ISO date” (args: date)");
