@@ -338,7 +338,7 @@ function checkReturns(tool: string, description: string): LintFinding[] {
       rule: "no-return",
       where: "description",
       problem: "nothing says what it returns, so the model cannot plan on the result.",
-      fix: `add one clause on what comes back, e.g. "Returns the account as JSON: plan, seats and balance" or, for a search, "Returns up to 10 results with title, url and a 200-character excerpt".`,
+      fix: `add one clause on what comes back and in what shape, e.g. "Returns up to 10 results with title, url and a 200-character excerpt".`,
       source: "rules",
     },
   ];
