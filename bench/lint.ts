@@ -81,7 +81,7 @@ export async function benchLint(): Promise<string> {
   return [
     "## Measuring kit: description linter and selection harness (MetaTool)",
     "",
-    `Linter: \`npx tool-lessons lint --tools ../shared/data/metatool/tools.jsonl --json\` (deterministic; near neighbours by the router's own similarity at the default 0.3) over the ${lint.tools} tools: ${lint.findings.length} findings, ${lint.failing} tools failing at least one rule, ${lintSeconds} s. MetaTool has no argument schemas, so the three schema rules have nothing to read; its descriptions are one or two sentences of product copy.`,
+    `Linter: \`npx tool-lessons lint --tools ../shared/data/metatool/tools.jsonl --json\` (deterministic; near neighbours by the router's own similarity at the default 0.3) over the ${lint.tools} tools: ${lint.findings.length} findings, ${lint.failing} tools failing at least one rule, ${lintSeconds} s. MetaTool has no argument schemas, so \`vague-parameter\` and \`mode-switch\` have no parameter to read (\`constraints-in-prose\` reads the prose too, and finds nothing there); its descriptions are a sentence or two of product copy, which almost never says what comes back.`,
     "",
     "| rule | tools failing | first finding |",
     "|---|---:|---|",
@@ -94,7 +94,7 @@ export async function benchLint(): Promise<string> {
     harnessRow("no minScore (always a tool)", plain, plainSeconds),
     harnessRow(`minScore ${best.minScore}`, tuned, tunedSeconds),
     "",
-    `The router is deterministic, so its runs always agree; a chat model's do not (the scripted-model tests exercise that). Without minScore the no-tool row is all errors by construction, and the diagnosis says so. With minScore ${best.minScore}: ${nullRow ? `"${nullRow.finding}"` : "no null-row diagnosis"}${nullCol ? `; "${nullCol.finding}"` : ""}.`,
+    `The router is deterministic, so its runs always agree; a chat model's do not (the scripted-model tests exercise that). Without minScore the no-tool row is all errors by construction, and the diagnosis says so. With minScore ${best.minScore} the harness says: ${nullRow ? `"${nullRow.finding}"` : "(no null-row diagnosis)"}${nullCol ? ` and "${nullCol.finding}"` : ""}`,
     "",
     `The densest pairs the harness names (no minScore; counts in cases, over ${plain.runs} runs), and whether the linter's boundary rule had flagged the two as near neighbours (${flagged.length} of ${pairs.length}):`,
     "",
