@@ -40,7 +40,7 @@ ${LEDGER_HELP}
 Progress goes to stderr (a bar on a terminal). Exit codes: 0 done, 1 every case run failed (or
 the store is down), 2 bad arguments or input files (a missing file, a bad line, an unknown tool).
 
-Examples:
+Example:
   tool-lessons eval --tools tools.jsonl --cases cases.jsonl --json > before.json
   tool-lessons eval --tools tools.jsonl --cases cases.jsonl --lessons --compare before.json
   tool-lessons eval --tools src/tools.ts --cases cases.jsonl --model eval/model.mjs --runs 5

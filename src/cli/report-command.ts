@@ -1,11 +1,13 @@
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { ToolLessonsError } from "../errors.js";
 import { compareRuns } from "../evaluate/compare.js";
 import { toolSource } from "../evaluate/harness.js";
 import { lintDescriptions } from "../evaluate/lint-descriptions.js";
 import { type LedgerSection, renderReport, reportData } from "../evaluate/report.js";
 import { ToolIndex } from "../index/tool-index.js";
 import { LessonManager } from "../learn/manager.js";
+import { errorMessage } from "../internal.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { flag, nonEmpty, type OptionSpec, parseCommandArgs, stringOption, UsageError } from "./args.js";
 import { DEFAULT_OPEN_LEDGER_OPTIONS } from "../ledger/open.js";
@@ -120,7 +122,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     renameSync(tmp, out);
   } catch (error) {
     rmSync(tmp, { force: true });
-    throw error;
+    throw new ToolLessonsError(`cannot write ${out}: ${errorMessage(error)}; check the folder's permissions and free space.`, { cause: error });
   }
   if (flag(values, "json")) {
     println(io.stdout, JSON.stringify(reportData(input)));

@@ -102,6 +102,12 @@ export interface RouterSelectorOptions {
   index?: Omit<ToolIndexOptions, "ledger">;
 }
 
+/** The defaults of {@link RouterSelectorOptions} (`minScore` has none: without it the router always picks a tool). */
+export const DEFAULT_ROUTER_SELECTOR_OPTIONS: Readonly<Required<Pick<RouterSelectorOptions, "lessons" | "index">>> = Object.freeze({
+  lessons: Object.freeze([]) as readonly ToolCard[],
+  index: Object.freeze({}),
+});
+
 const ROUTER_PARTITION = "evaluate";
 
 /**
@@ -114,9 +120,10 @@ export async function routerSelector(options: RouterSelectorOptions): Promise<Se
   if (options.minScore !== undefined && !Number.isFinite(options.minScore)) {
     throw new InvalidInput(`minScore must be a finite number; got ${options.minScore}.`);
   }
+  const o = { ...DEFAULT_ROUTER_SELECTOR_OPTIONS, ...definedOnly(options) };
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, options.tools.map(toolSource), { partition: ROUTER_PARTITION });
-  const lessons = new Map((options.lessons ?? []).map((c) => [c.name, c]));
+  const lessons = new Map(o.lessons.map((c) => [c.name, c]));
   let learned = 0;
   for (const card of await ledger.listCards(ROUTER_PARTITION)) {
     const lesson = lessons.get(card.name);
@@ -124,10 +131,10 @@ export async function routerSelector(options: RouterSelectorOptions): Promise<Se
     learned += 1;
     await ledger.putCard({ ...card, augmented: lesson.augmented, learned: lesson.learned }, { expectVersion: card.version });
   }
-  const index = new ToolIndex({ ...options.index, ledger });
+  const index = new ToolIndex({ ...o.index, ledger });
   await index.reindex(ROUTER_PARTITION);
   const minScore = options.minScore;
-  const embeddings = options.index?.embeddings ? "the given embeddings" : "lexical embeddings";
+  const embeddings = o.index.embeddings ? "the given embeddings" : "lexical embeddings";
   return {
     mode: "router",
     label: `router (${embeddings}${minScore !== undefined ? `, minScore ${minScore}` : ""}${learned > 0 ? `, lessons of ${learned} tools` : ""})`,
@@ -309,7 +316,10 @@ export interface EvaluateSelectionOptions {
    * @default Math.random
    */
   random?: () => number;
-  /** Thresholds of the diagnoses. @default DEFAULT_DIAGNOSE_OPTIONS */
+  /**
+   * Thresholds of the diagnoses.
+   * @default {} (DEFAULT_DIAGNOSE_OPTIONS)
+   */
   diagnose?: DiagnoseOptions;
   /** Called after each case run. */
   onProgress?: (progress: SelectionProgress) => void;
@@ -321,9 +331,7 @@ export interface EvaluateSelectionOptions {
 }
 
 /** The defaults of {@link EvaluateSelectionOptions}. */
-export const DEFAULT_EVALUATE_SELECTION_OPTIONS: Readonly<
-  Required<Omit<EvaluateSelectionOptions, "cases" | "selector" | "onProgress" | "diagnose">>
-> = Object.freeze({
+export const DEFAULT_EVALUATE_SELECTION_OPTIONS: Readonly<Required<Omit<EvaluateSelectionOptions, "cases" | "selector" | "onProgress">>> = Object.freeze({
   runs: 3,
   concurrency: 4,
   retries: 4,
@@ -333,6 +341,7 @@ export const DEFAULT_EVALUATE_SELECTION_OPTIONS: Readonly<
   isRateLimit: isRateLimitError,
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
   random: Math.random,
+  diagnose: Object.freeze({}),
   now: () => performance.now(),
 });
 
@@ -432,7 +441,7 @@ export async function evaluateSelection(options: EvaluateSelectionOptions, confi
       outcomes: outcomes[i],
     })),
   };
-  return summarizeSelection(run, options.diagnose);
+  return summarizeSelection(run, o.diagnose);
 }
 
 /** Add up a run's outcomes (pure): what {@link evaluateSelection} returns, also for a run read back from JSON. */

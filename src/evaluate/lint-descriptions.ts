@@ -109,10 +109,11 @@ export interface LintOptions {
   rules?: readonly LintRule[];
 }
 
-/** The defaults of {@link LintOptions} (no model: deterministic). */
-export const DEFAULT_LINT_OPTIONS: Readonly<Required<Omit<LintOptions, "model" | "index">>> = Object.freeze({
+/** The defaults of {@link LintOptions} (`model` has none: without one the linter is deterministic). */
+export const DEFAULT_LINT_OPTIONS: Readonly<Required<Omit<LintOptions, "model">>> = Object.freeze({
   minNeighbourSimilarity: 0.3,
   maxNeighbours: 3,
+  index: Object.freeze({}),
   rules: LINT_RULES,
 });
 
@@ -613,7 +614,7 @@ export async function nearNeighbours(
   const max = options.maxNeighbours ?? DEFAULT_LINT_OPTIONS.maxNeighbours;
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, tools, { partition: PARTITION });
-  const index = new ToolIndex({ ...options.index, ledger });
+  const index = new ToolIndex({ ...(options.index ?? DEFAULT_LINT_OPTIONS.index), ledger });
   await index.reindex(PARTITION);
   const cards = await ledger.listCards(PARTITION);
   const byName = new Map(cards.map((c) => [c.name, c]));

@@ -140,7 +140,7 @@ describe("tool-lessons argument errors", () => {
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain("--postgres must be a postgres:// or postgresql:// connection string");
 
-    for (const command of ["simulate", "review", "apply", "dismiss", "undo", "history", "flags", "configure", "cards", "partitions"]) {
+    for (const command of ["eval", "lint", "report", "simulate", "review", "apply", "dismiss", "undo", "history", "flags", "configure", "cards", "partitions"]) {
       run = await runCli(command, "--help");
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Usage: tool-lessons ${command}`));

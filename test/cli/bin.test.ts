@@ -10,7 +10,7 @@ describe("bin/tool-lessons.js", () => {
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^Usage: tool-lessons <command> \[options\]/);
-    for (const command of ["simulate", "review", "apply", "dismiss", "undo", "history", "flags", "configure", "cards", "partitions"]) {
+    for (const command of ["eval", "lint", "report", "simulate", "review", "apply", "dismiss", "undo", "history", "flags", "configure", "cards", "partitions"]) {
       expect(result.stdout).toMatch(new RegExp(`\\n  ${command} +\\S`));
     }
   });
