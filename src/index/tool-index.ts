@@ -168,6 +168,12 @@ const MAX_CACHED_TOOL_PART_NUMBERS = 20_000_000;
  * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
  * time ({@link ToolIndex.reindex}). Upserts by a stable id per partition and tool, and re-embeds
  * a tool only when its routing text changed. Every query is filtered by partition.
+ *
+ * Any LangChain `VectorStore` can hold the vectors if it keeps the contract written down in
+ * `vector-store-contract.ts` (and docs/routing.md): upsert by id, search by vector with a
+ * `{ partition }` filter, delete by ids and by `{ partition }`, scores declared as similarities
+ * or distances. It is checked here, in the constructor: a store that cannot serve is refused with
+ * `UnsupportedVectorStore` naming what it lacks, never at the first request.
  */
 export class ToolIndex {
   readonly ledger: Ledger;
