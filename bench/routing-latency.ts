@@ -1,21 +1,44 @@
 /**
  * Top-5 routing latency and indexing throughput of the indexes, over 1k, 10k and 100k synthetic
- * tools: in memory and on a real Chroma server started from the `chromadb` package.
+ * tools: in memory and on a real Chroma server started from the `chromadb` package, through the
+ * package's `ChromaVectorIndex` and through `@langchain/community`'s `Chroma` side by side.
  *
  * Run alone with `npx tsx bench/routing-latency.ts`; `benchRoutingLatency()` returns the markdown.
  */
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Chroma } from "@langchain/community/vectorstores/chroma";
 import { Document } from "@langchain/core/documents";
+import { ChromaClient } from "chromadb";
 import { ChromaVectorIndex } from "../src/index/chroma.js";
 import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../src/index/chroma-server.js";
 import { LexicalEmbeddings } from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex, type MetadataFilter } from "../src/index/memory-vector-store.js";
 import { seededRandom as rng } from "../src/internal.js";
 
-
-const SYLLABLES = ["ka", "lo", "mi", "ne", "tor", "sha", "vel", "qu", "ar", "zen", "pol", "dri", "fa", "gus", "hen", "bi", "ro", "ste", "wu", "xi"];
+const SYLLABLES = [
+  "ka",
+  "lo",
+  "mi",
+  "ne",
+  "tor",
+  "sha",
+  "vel",
+  "qu",
+  "ar",
+  "zen",
+  "pol",
+  "dri",
+  "fa",
+  "gus",
+  "hen",
+  "bi",
+  "ro",
+  "ste",
+  "wu",
+  "xi",
+];
 
 /** A vocabulary of `size` made-up words and a Zipf sampler over it (word frequency ∝ 1/rank). */
 function zipfVocabulary(size: number, random: () => number): () => string {
@@ -62,7 +85,9 @@ function workload(n: number, seed: number): Workload {
     texts.push(`tool_${i}: ${Array.from({ length }, word).join(" ")}`);
     partitions.push(`p${i % 4}`);
   }
-  const queries = Array.from({ length: 300 }, () => Array.from({ length: 5 + Math.floor(random() * 8) }, word).join(" "));
+  const queries = Array.from({ length: 300 }, () =>
+    Array.from({ length: 5 + Math.floor(random() * 8) }, word).join(" "),
+  );
   return { texts, partitions, queries };
 }
 
@@ -76,7 +101,11 @@ interface Latency {
   p95: number;
 }
 
-async function timeQueries(run: (q: number[]) => Promise<unknown>, vectors: readonly number[][], warmup = 20): Promise<Latency> {
+async function timeQueries(
+  run: (q: number[]) => Promise<unknown>,
+  vectors: readonly number[][],
+  warmup = 20,
+): Promise<Latency> {
   for (let i = 0; i < Math.min(warmup, vectors.length); i++) await run(vectors[i]);
   const times: number[] = [];
   for (const v of vectors) {
@@ -114,7 +143,9 @@ async function fill(
     let t = performance.now();
     const vectors = await embed(texts);
     embedSeconds += (performance.now() - t) / 1000;
-    const docs = texts.map((pageContent, j) => new Document({ pageContent, metadata: { partition: w.partitions[start + j], kind: "tool" } }));
+    const docs = texts.map(
+      (pageContent, j) => new Document({ pageContent, metadata: { partition: w.partitions[start + j], kind: "tool" } }),
+    );
     const ids = texts.map((_, j) => `tool_${start + j}`);
     t = performance.now();
     await add(vectors, docs, ids);
@@ -178,7 +209,10 @@ export async function benchRoutingLatency(): Promise<string> {
     const memory = new InMemoryVectorIndex(new LexicalEmbeddings());
     const vectors = randomUnitVectors(n, dimension, random);
     const t = performance.now();
-    await memory.addVectors(vectors, vectors.map((_, i) => new Document({ pageContent: `t${i}`, metadata: { partition: `p${i % 4}` } })));
+    await memory.addVectors(
+      vectors,
+      vectors.map((_, i) => new Document({ pageContent: `t${i}`, metadata: { partition: `p${i % 4}` } })),
+    );
     const indexSeconds = (performance.now() - t) / 1000;
     const queries = randomUnitVectors(200, dimension, random);
     rows.push({
@@ -218,7 +252,7 @@ export async function benchRoutingLatency(): Promise<string> {
           w,
         );
         rows.push({
-          store: "Chroma (local server)",
+          store: "ChromaVectorIndex (local Chroma server)",
           vectors: `lexical ${embeddings.options.dimension}-d`,
           n,
           indexPerSecond: n / indexSeconds,
@@ -226,8 +260,40 @@ export async function benchRoutingLatency(): Promise<string> {
           filtered: await timeQueries((q) => index.similaritySearchVectorWithScore(q, 5, PARTITION), queryVectors),
         });
         await index.clear();
+
+        // The same workload through community Chroma (cosine space, as ChromaVectorIndex uses),
+        // upserts sent 1,000 at a time as ChromaVectorIndex batches them.
+        const client = new ChromaClient({ host: server.host, port: server.port });
+        const community = new Chroma(embeddings, {
+          index: client,
+          collectionName: `latency-community-${n}`,
+          collectionMetadata: { "hnsw:space": "cosine" },
+        });
+        const communityFill = await fill(
+          async (vectors, docs, ids) => {
+            for (let start = 0; start < ids.length; start += 1_000) {
+              await community.addVectors(vectors.slice(start, start + 1_000), docs.slice(start, start + 1_000), {
+                ids: ids.slice(start, start + 1_000),
+              });
+            }
+          },
+          (texts) => embeddings.embedDocuments(texts),
+          w,
+        );
+        rows.push({
+          store: "community `Chroma` (local Chroma server)",
+          vectors: `lexical ${embeddings.options.dimension}-d`,
+          n,
+          indexPerSecond: n / communityFill.indexSeconds,
+          plain: await timeQueries((q) => community.similaritySearchVectorWithScore(q, 5), queryVectors),
+          filtered: await timeQueries(
+            (q) => community.similaritySearchVectorWithScore(q, 5, { partition: "p1" }),
+            queryVectors,
+          ),
+        });
+        await client.deleteCollection({ name: `latency-community-${n}` });
       }
-      const tenK = rows.find((r) => r.store.startsWith("Chroma") && r.n === 10_000);
+      const tenK = rows.find((r) => r.store.startsWith("ChromaVectorIndex") && r.n === 10_000);
       if (tenK) {
         notes.push(
           `Chroma at 100k not run: indexing runs at about ${Math.round(tenK.indexPerSecond)} docs/s here, so 100k 2048-d vectors would take ~${Math.round(100_000 / tenK.indexPerSecond / 60)} min of the benchmark.`,
@@ -248,7 +314,9 @@ export async function benchRoutingLatency(): Promise<string> {
       "vectors are sparse like real lexical vectors; the dense rows use random unit vectors of 1536 dimensions (the shape of a " +
       "hosted embedding model's output). Latency is one top-5 `similaritySearchVectorWithScore` call with a precomputed query " +
       `vector (embedding a request adds ~${queryEmbedMs.toFixed(2)} ms); "filtered" keeps one of 4 partitions. ` +
-      "Indexing is `addVectors` with ids (upsert) in chunks of 5,000; embedding throughput is listed apart. " +
+      "Indexing is `addVectors` with ids (upsert) in chunks of 5,000 (community `Chroma` is handed 1,000 at a time, the batch `ChromaVectorIndex` sends; " +
+      "it upserts where `ChromaVectorIndex` looks up, deletes and adds, so that a replaced record keeps no old metadata key); embedding throughput is listed apart. " +
+      "Both Chroma stores query the same server, collections in the cosine space. " +
       `Machine: ${process.platform} ${process.arch}, ${cpus().length} cores, Node ${process.version}; ` +
       `load average ${loadAverageAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (figures above 1 per core mean other work shared the CPU and inflated the latencies).`,
     "",
@@ -262,7 +330,10 @@ export async function benchRoutingLatency(): Promise<string> {
   ];
   const tenKMemory = rows.find((r) => r.store === "in-memory" && r.n === 10_000 && r.vectors.startsWith("lexical"));
   if (tenKMemory) {
-    lines.push(`Target: 10k tools in memory, p50 <= 5 ms: ${tenKMemory.plain.p50 <= 5 ? "met" : "not met"} (${fmt(tenKMemory.plain.p50)} ms).`, "");
+    lines.push(
+      `Target: 10k tools in memory, p50 <= 5 ms: ${tenKMemory.plain.p50 <= 5 ? "met" : "not met"} (${fmt(tenKMemory.plain.p50)} ms).`,
+      "",
+    );
   }
   for (const note of notes) lines.push(note, "");
   return lines.join("\n");
