@@ -18,7 +18,7 @@
  * distance space is read from the server once, at the first search.
  */
 import type { VectorStore } from "@langchain/core/vectorstores";
-import { UnsupportedVectorStore } from "../errors.js";
+import { InvalidInput, UnsupportedVectorStore } from "../errors.js";
 import { isRecord } from "../internal.js";
 
 /**
@@ -32,6 +32,9 @@ import { isRecord } from "../internal.js";
  *   Euclidean distance ranks the same, but its scores are then not cosines.
  */
 export type ScoreKind = "similarity" | "cosine-distance" | "l2-distance";
+
+/** Every {@link ScoreKind}. */
+export const SCORE_KINDS: readonly ScoreKind[] = Object.freeze(["similarity", "cosine-distance", "l2-distance"]);
 
 /** The methods a store must implement (not inherit as `VectorStore`'s stubs). */
 export const REQUIRED_VECTOR_STORE_METHODS = ["addVectors", "similaritySearchVectorWithScore", "delete"] as const;
@@ -73,8 +76,17 @@ export type ScoreKindOption = ScoreKind | "auto";
  * Check `store` against the contract and settle how its scores read.
  * @throws UnsupportedVectorStore naming each missing method (e.g. `delete`), or `scores` when the
  *   option is `auto` and the store is not one whose scores are known.
+ * @throws InvalidInput for a `scores` value that is not a {@link ScoreKind} or `auto`.
  */
 export function checkVectorStore(store: VectorStore, scores: ScoreKindOption = "auto"): CheckedVectorStore {
+  if (scores !== "auto" && !SCORE_KINDS.includes(scores)) {
+    throw new InvalidInput(
+      `ToolIndex: scores must be "auto", ${SCORE_KINDS.map((k) => `"${k}"`).join(", ")}; got ${JSON.stringify(scores)}.`,
+      {
+        context: { scores: String(scores) },
+      },
+    );
+  }
   const className = classNameOf(store);
   const type = vectorStoreType(store);
   const missing = REQUIRED_VECTOR_STORE_METHODS.filter((method) => !implementsMethod(store, method));

@@ -157,6 +157,14 @@ describe("the VectorStore contract, checked when the index is built", () => {
     ).not.toThrow();
   });
 
+  it("refuses a scores value it does not know", () => {
+    const store = new InMemoryVectorIndex(new FakeEmbeddingsLike());
+    expect(() => checkVectorStore(store, "distance" as ScoreKind)).toThrow(InvalidInput);
+    expect(() => checkVectorStore(store, "distance" as ScoreKind)).toThrow(
+      /scores must be "auto", "similarity", "cosine-distance", "l2-distance"; got "distance"/,
+    );
+  });
+
   it("knows the package's own stores and community Chroma without a declaration", () => {
     expect(checkVectorStore(new InMemoryVectorIndex(new FakeEmbeddingsLike())).type).toBe("tool-lessons-memory");
     const chromaLike = Object.assign(Object.create(InMemoryVectorIndex.prototype) as InMemoryVectorIndex, {
