@@ -10,7 +10,11 @@ import { fileURLToPath } from "node:url";
 import { Document } from "@langchain/core/documents";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { auroc, meanNdcgAtK, meanRecallAtK, topKAccuracy, type RankedCase } from "../src/evaluate/metrics.js";
-import { DEFAULT_LEXICAL_EMBEDDINGS, LexicalEmbeddings, type LexicalEmbeddingsOptions } from "../src/index/lexical-embeddings.js";
+import {
+  DEFAULT_LEXICAL_EMBEDDINGS,
+  LexicalEmbeddings,
+  type LexicalEmbeddingsOptions,
+} from "../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex } from "../src/index/memory-vector-store.js";
 import { STOPWORDS } from "../src/text/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/index/blended-embeddings.js";
@@ -108,7 +112,10 @@ export async function routeWithEmbeddings(
  * Plain TF-IDF cosine, exact (no hashing, no stemming): words of two or more letters/digits minus
  * English stopwords, smoothed IDF over the tool texts, L2 norm. The method the data README quotes.
  */
-function plainTfidfRanker(tools: readonly MetaToolTool[], which: ToolText): (text: string) => Promise<{ ranked: string[]; best: number }> {
+function plainTfidfRanker(
+  tools: readonly MetaToolTool[],
+  which: ToolText,
+): (text: string) => Promise<{ ranked: string[]; best: number }> {
   const words = (t: string) => (t.toLowerCase().match(/[\p{L}\p{N}_]{2,}/gu) ?? []).filter((w) => !STOPWORDS.has(w));
   const docs = tools.map((t) => words(toolText(t, which)));
   const df = new Map<string, number>();
@@ -147,7 +154,9 @@ const pct = (x: number) => x.toFixed(3);
 export async function benchEmbeddings(): Promise<string> {
   const lines: string[] = ["## Embeddings: routing quality on MetaTool", ""];
   if (!existsSync(path.join(dataDir, "tools.jsonl"))) {
-    lines.push(`Skipped: MetaTool data not found at \`${path.relative(repoRoot, dataDir)}\` (expected beside the repository as \`../shared/data/metatool\`).`);
+    lines.push(
+      `Skipped: MetaTool data not found at \`${path.relative(repoRoot, dataDir)}\` (expected beside the repository as \`../shared/data/metatool\`).`,
+    );
     return lines.join("\n");
   }
   const tools = readJsonl<MetaToolTool>(path.join(dataDir, "tools.jsonl"));
@@ -166,7 +175,9 @@ export async function benchEmbeddings(): Promise<string> {
     "|---|---|---:|---:|---:|---:|---:|",
   );
   const row = (name: string, which: ToolText, f: RoutingFigures) =>
-    lines.push(`| ${name} | ${which} | ${pct(f.top1)} | ${pct(f.recallAt5)} | ${pct(f.ndcgAt5)} | ${pct(f.auroc)} | ${f.msPerQuery.toFixed(2)} |`);
+    lines.push(
+      `| ${name} | ${which} | ${pct(f.top1)} | ${pct(f.recallAt5)} | ${pct(f.ndcgAt5)} | ${pct(f.auroc)} | ${f.msPerQuery.toFixed(2)} |`,
+    );
 
   for (const which of ["description", "description_for_model"] as const) {
     row("plain TF-IDF (exact, reference)", which, await scoreRanker(single, negative, plainTfidfRanker(tools, which)));
@@ -178,7 +189,11 @@ export async function benchEmbeddings(): Promise<string> {
   };
   for (const which of ["description", "description_for_model", "both"] as const) {
     const d = DEFAULT_LEXICAL_EMBEDDINGS;
-    row(`LexicalEmbeddings (defaults: ${d.dimension}-d, n-gram share ${d.ngramWeight})`, which, await lexical({}, which));
+    row(
+      `LexicalEmbeddings (defaults: ${d.dimension}-d, n-gram share ${d.ngramWeight})`,
+      which,
+      await lexical({}, which),
+    );
   }
   const variants: Array<[string, LexicalEmbeddingsOptions]> = [
     ["Lexical, 1024-d", { dimension: 1024 }],
@@ -217,7 +232,11 @@ async function semanticRows(
   }
   const loadSeconds = (performance.now() - started) / 1000;
   const rows: Array<[string, ToolText, RoutingFigures]> = [];
-  rows.push(["SemanticWordEmbeddings (GloVe 100-d mean)", "description", await routeWithEmbeddings(semantic, tools, "description", single, negative)]);
+  rows.push([
+    "SemanticWordEmbeddings (GloVe 100-d mean)",
+    "description",
+    await routeWithEmbeddings(semantic, tools, "description", single, negative),
+  ]);
   const lexical = new LexicalEmbeddings().fit(tools.map((t) => toolText(t, "description")));
   for (const lexicalShare of [0.6, DEFAULT_BLEND_WEIGHTS.lexical, 0.8]) {
     const blended = new BlendedEmbeddings({
@@ -226,7 +245,11 @@ async function semanticRows(
         { embeddings: semantic, weight: 1 - lexicalShare },
       ],
     });
-    rows.push([`Blended: lexical ${lexicalShare} + semantic ${(1 - lexicalShare).toFixed(1)}`, "description", await routeWithEmbeddings(blended, tools, "description", single, negative)]);
+    rows.push([
+      `Blended: lexical ${lexicalShare} + semantic ${(1 - lexicalShare).toFixed(1)}`,
+      "description",
+      await routeWithEmbeddings(blended, tools, "description", single, negative),
+    ]);
   }
   const lexicalBoth = new LexicalEmbeddings().fit(tools.map((t) => toolText(t, "both")));
   const blendedBoth = new BlendedEmbeddings({
@@ -235,7 +258,11 @@ async function semanticRows(
       { embeddings: semantic, weight: DEFAULT_BLEND_WEIGHTS.semantic },
     ],
   });
-  rows.push([`Blended: lexical ${DEFAULT_BLEND_WEIGHTS.lexical} + semantic ${DEFAULT_BLEND_WEIGHTS.semantic}`, "both", await routeWithEmbeddings(blendedBoth, tools, "both", single, negative)]);
+  rows.push([
+    `Blended: lexical ${DEFAULT_BLEND_WEIGHTS.lexical} + semantic ${DEFAULT_BLEND_WEIGHTS.semantic}`,
+    "both",
+    await routeWithEmbeddings(blendedBoth, tools, "both", single, negative),
+  ]);
   return {
     rows,
     note:

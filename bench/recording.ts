@@ -17,7 +17,14 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { SqliteStore } from "../src/ledger/sqlite-store.js";
 import { ToolLessonsCallbackHandler } from "../src/record/handler.js";
 import { createTextMasker, maskArgs, valueFingerprints } from "../src/text/mask.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel, shopTools, type PlannedCall } from "../test/helpers/record-agent.js";
+import {
+  buildAgent,
+  echoTool,
+  planScript,
+  ScriptedChatModel,
+  shopTools,
+  type PlannedCall,
+} from "../test/helpers/record-agent.js";
 
 /** Turns per mode after warm-up. */
 const TURNS = Number(process.env.BENCH_RECORDING_TURNS ?? 300);
@@ -35,7 +42,12 @@ const PLAN: PlannedCall[][] = [
     { name: "echo", args: { n: 2 } },
     { name: "lookup_order", args: { order_id: "918273" } },
   ],
-  [{ name: "send_email", args: { to: "sam@example.com", subject: "Refund", body: "Your refund of 48.50 is on its way." } }],
+  [
+    {
+      name: "send_email",
+      args: { to: "sam@example.com", subject: "Refund", body: "Your refund of 48.50 is on its way." },
+    },
+  ],
 ];
 const CALLS_PER_TURN = PLAN.flat().length;
 
@@ -72,7 +84,9 @@ export async function benchRecording(): Promise<string> {
   const handlerOn = (store: BaseStore) =>
     new ToolLessonsCallbackHandler({ ledger: new Ledger(store), onError: (e) => errors.push(e) });
 
-  const input = (i: number) => ({ messages: [new HumanMessage(`Refund 48.50 on ORD-918273 and tell sam@example.com (${i})`)] });
+  const input = (i: number) => ({
+    messages: [new HumanMessage(`Refund 48.50 on ORD-918273 and tell sam@example.com (${i})`)],
+  });
   const config = (i: number) => ({ configurable: { thread_id: `bench-${i}` }, metadata: { user_id: "bench" } });
   const timed = async (body: () => Promise<unknown>) => {
     const t0 = performance.now();
@@ -92,23 +106,33 @@ export async function benchRecording(): Promise<string> {
       samples: [],
       turn: (i) => timed(() => graph.invoke(input(i), { ...config(i), callbacks: [noop] })),
     },
-    { name: "memory, writes in background", samples: [], turn: (i) => timed(() => graph.invoke(input(i), { ...config(i), callbacks: [memBg] })) },
+    {
+      name: "memory, writes in background",
+      samples: [],
+      turn: (i) => timed(() => graph.invoke(input(i), { ...config(i), callbacks: [memBg] })),
+    },
     {
       name: "memory, flush awaited each turn",
       samples: [],
-      turn: (i) => timed(async () => {
-        await graph.invoke(input(i), { ...config(i), callbacks: [memFlush] });
-        await memFlush.flush();
-      }),
+      turn: (i) =>
+        timed(async () => {
+          await graph.invoke(input(i), { ...config(i), callbacks: [memFlush] });
+          await memFlush.flush();
+        }),
     },
-    { name: "SQLite, writes in background", samples: [], turn: (i) => timed(() => graph.invoke(input(i), { ...config(i), callbacks: [sqlBg] })) },
+    {
+      name: "SQLite, writes in background",
+      samples: [],
+      turn: (i) => timed(() => graph.invoke(input(i), { ...config(i), callbacks: [sqlBg] })),
+    },
     {
       name: "SQLite, flush awaited each turn",
       samples: [],
-      turn: (i) => timed(async () => {
-        await graph.invoke(input(i), { ...config(i), callbacks: [sqlFlush] });
-        await sqlFlush.flush();
-      }),
+      turn: (i) =>
+        timed(async () => {
+          await graph.invoke(input(i), { ...config(i), callbacks: [sqlFlush] });
+          await sqlFlush.flush();
+        }),
     },
   ];
 
@@ -144,8 +168,8 @@ export async function benchRecording(): Promise<string> {
     "",
     `One agent turn = 3 scripted model steps, ${CALLS_PER_TURN} tool calls through the real \`ToolNode\` (one tool error, one schema refusal), then an answer. ` +
       `${TURNS} turns per mode after ${WARMUP} warm-up turns, the six modes interleaved round by round in one process (rotating order); ms are medians, ratios are medians of the per-round ratios (which cancel the machine's load at that moment). ` +
-      "\"Background\": `invoke` as the user awaits it, the handler's writes running between turns (their cost lands in whatever runs next). " +
-      "\"Flush awaited\": `invoke` + `await handler.flush()` every turn (an upper bound: all masking, hashing and writing charged to the turn).",
+      '"Background": `invoke` as the user awaits it, the handler\'s writes running between turns (their cost lands in whatever runs next). ' +
+      '"Flush awaited": `invoke` + `await handler.flush()` every turn (an upper bound: all masking, hashing and writing charged to the turn).',
     "",
     "| mode | ms/turn (median) | ratio to no handler | ratio to a no-op handler | µs per call over a no-op handler (from medians) |",
     "|---|---:|---:|---:|---:|",
@@ -169,7 +193,11 @@ export async function benchRecording(): Promise<string> {
 
 /** Drive the handler's callbacks directly for synthetic runs of 5 calls: µs per call. */
 function hotPathMicrosPerCall(): number {
-  const handler = new ToolLessonsCallbackHandler({ ledger: new Ledger(new InMemoryStore()), maxBuffer: 1, onError: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({
+    ledger: new Ledger(new InMemoryStore()),
+    maxBuffer: 1,
+    onError: () => undefined,
+  });
   const serialized = { lc: 1, type: "not_implemented" as const, id: ["tool"] };
   const runs = 1000;
   const callsPerRun = 5;
@@ -182,7 +210,11 @@ function hotPathMicrosPerCall(): number {
     args: { order_id: `ORD-91827${i}` },
     type: "tool_call" as const,
   }));
-  const ai = new AIMessage({ content: "", tool_calls: toolCalls, usage_metadata: { input_tokens: 90, output_tokens: 10, total_tokens: 100 } });
+  const ai = new AIMessage({
+    content: "",
+    tool_calls: toolCalls,
+    usage_metadata: { input_tokens: 90, output_tokens: 10, total_tokens: 100 },
+  });
   const llmResult = { generations: [[{ text: "", message: ai } as never]] };
   const inputs = toolCalls.map((c) => JSON.stringify(c.args));
   const outputs = toolCalls.map((c) => new ToolMessage({ content: "ok", tool_call_id: c.id, status: "success" }));

@@ -13,14 +13,29 @@ import { pathToFileURL } from "node:url";
 
 const P = "bench";
 const TOOLS = 100;
-const WORDS = ["order", "refund", "invoice", "shipment", "account", "password", "ticket", "report", "email", "calendar"];
+const WORDS = [
+  "order",
+  "refund",
+  "invoice",
+  "shipment",
+  "account",
+  "password",
+  "ticket",
+  "report",
+  "email",
+  "calendar",
+];
 
 async function seed(ledger: Ledger, calls: number): Promise<void> {
   const tools = Array.from({ length: TOOLS }, (_, i) => ({
     name: `tool_${i}`,
     description: `Handles ${WORDS[i % WORDS.length]} tasks of kind ${i} for customers.`,
   }));
-  await ledger.configure(P, { retainCallsPerTool: Math.ceil(calls / TOOLS) + 10, retainTurns: calls + 10, maxTools: TOOLS });
+  await ledger.configure(P, {
+    retainCallsPerTool: Math.ceil(calls / TOOLS) + 10,
+    retainTurns: calls + 10,
+    maxTools: TOOLS,
+  });
   await registerTools(ledger, tools, { partition: P });
   const batch = 2000;
   for (let start = 0; start < calls; start += batch) {
@@ -33,14 +48,35 @@ async function seed(ledger: Ledger, calls: number): Promise<void> {
       const requestId = `q${i}`;
       const request = `please help with ${WORDS[(i * 3) % WORDS.length]} number ### for team ${i % 13}`;
       c.push({
-        partition: P, tool, runId: requestId, requestId, threadId: `t${i}`,
+        partition: P,
+        tool,
+        runId: requestId,
+        requestId,
+        threadId: `t${i}`,
         args: [{ name: "id", kind: "string", shape: failed ? "#####" : "ORD-#####" }],
-        fingerprints: [], outcome: failed ? "error" : "success",
-        errorClass: failed ? "validation" : undefined, errorMessage: failed ? "id must start with ORD-" : undefined,
+        fingerprints: [],
+        outcome: failed ? "error" : "success",
+        errorClass: failed ? "validation" : undefined,
+        errorMessage: failed ? "id must start with ORD-" : undefined,
         source: "api",
       });
-      t.push({ partition: P, requestId, threadId: `t${i}`, request, calls: [{ tool, outcome: failed ? "error" : "success" }], servedBy: failed ? undefined : tool });
-      r.push({ partition: P, requestId, threadId: `t${i}`, request, offered: [{ tool: `tool_${(i + 1) % TOOLS}`, rank: 1, score: 0.5 }], allSent: false, k: 5 });
+      t.push({
+        partition: P,
+        requestId,
+        threadId: `t${i}`,
+        request,
+        calls: [{ tool, outcome: failed ? "error" : "success" }],
+        servedBy: failed ? undefined : tool,
+      });
+      r.push({
+        partition: P,
+        requestId,
+        threadId: `t${i}`,
+        request,
+        offered: [{ tool: `tool_${(i + 1) % TOOLS}`, rank: 1, score: 0.5 }],
+        allSent: false,
+        k: 5,
+      });
     }
     await ledger.appendCalls(c);
     await ledger.appendTurns(t);
@@ -57,7 +93,9 @@ async function once(calls: number): Promise<{ calls: number; seconds: number; pe
   global.gc?.();
   const base = process.memoryUsage().rss;
   let peak = base;
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 5);
   const t0 = performance.now();
   const review = await manager.review({ partition: P, dryRun: true });
   const seconds = (performance.now() - t0) / 1000;
@@ -93,7 +131,8 @@ export async function benchReview(): Promise<string> {
     "| call records | review time, median (s) | fastest – slowest (s) | peak RSS (MB) | revisions proposed |",
     "|---:|---:|---:|---:|---:|",
     ...rows.map(
-      (r) => `| ${r.calls.toLocaleString("en-US")} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)} – ${r.max.toFixed(2)} | ${r.peakMb} | ${r.revisions} |`,
+      (r) =>
+        `| ${r.calls.toLocaleString("en-US")} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)} – ${r.max.toFixed(2)} | ${r.peakMb} | ${r.revisions} |`,
     ),
     "",
     "Target: 100k records in <= 3 s without a model.",

@@ -51,14 +51,24 @@ export async function randomExamplesReference(
   const tools = readJsonl<ToolSpec>("tools.jsonl");
   const queries = readJsonl<LabelledRequest & { fold: number }>("queries.jsonl");
   const ledger = new Ledger(new InMemoryStore());
-  await registerTools(ledger, tools.map((t) => ({ name: t.name, description: t.description })), { partition: "p" });
+  await registerTools(
+    ledger,
+    tools.map((t) => ({ name: t.name, description: t.description })),
+    { partition: "p" },
+  );
   let seed = 7;
   const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   for (const card of await ledger.listCards("p")) {
     const own = queries.filter((q) => q.fold >= 2 && q.expect[0] === card.name).map((q) => q.query);
     const pick = new Set<string>();
     while (pick.size < Math.min(n, new Set(own).size)) pick.add(own[Math.floor(next() * own.length)]);
-    await ledger.putCard({ ...card, learned: { ...card.learned, examples: [...pick].map((text) => ({ text, source: "learned" as const, addedAt: 1 })) } });
+    await ledger.putCard({
+      ...card,
+      learned: {
+        ...card.learned,
+        examples: [...pick].map((text) => ({ text, source: "learned" as const, addedAt: 1 })),
+      },
+    });
   }
   const index = new ToolIndex({ ledger, examples });
   const top1: number[] = [];
@@ -83,10 +93,22 @@ export async function benchSimulation(): Promise<string> {
     { label: "file order, k 5, `--center 1`", report: await runMetaToolSimulation({ center: 1 }) },
     { label: "`--shuffle 1`, k 5", report: await runMetaToolSimulation({ shuffleSeed: 1 }) },
     { label: "file order, `--k 1 --cycles 8`", report: await runMetaToolSimulation({ k: 1, cycles: 8 }) },
-    { label: "`--shuffle 1 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 1, k: 1, cycles: 8 }) },
-    { label: "`--shuffle 2 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 2, k: 1, cycles: 8 }) },
-    { label: "`--shuffle 3 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 3, k: 1, cycles: 8 }) },
-    { label: "`--shuffle 4 --k 1 --cycles 8`", report: await runMetaToolSimulation({ shuffleSeed: 4, k: 1, cycles: 8 }) },
+    {
+      label: "`--shuffle 1 --k 1 --cycles 8`",
+      report: await runMetaToolSimulation({ shuffleSeed: 1, k: 1, cycles: 8 }),
+    },
+    {
+      label: "`--shuffle 2 --k 1 --cycles 8`",
+      report: await runMetaToolSimulation({ shuffleSeed: 2, k: 1, cycles: 8 }),
+    },
+    {
+      label: "`--shuffle 3 --k 1 --cycles 8`",
+      report: await runMetaToolSimulation({ shuffleSeed: 3, k: 1, cycles: 8 }),
+    },
+    {
+      label: "`--shuffle 4 --k 1 --cycles 8`",
+      report: await runMetaToolSimulation({ shuffleSeed: 4, k: 1, cycles: 8 }),
+    },
   ];
   const verdicts = runs.map(({ label, report: r }) => {
     const drops = r.perTool.filter((t) => t.after < t.before - 0.05);
@@ -99,15 +121,18 @@ export async function benchSimulation(): Promise<string> {
     return { label, r, drops, met };
   });
   const mark = (ok: boolean): string => (ok ? "yes" : "no");
-  const rows = verdicts.map(({ label, r, drops, met }) =>
-    `| ${label} | ${pct(r.before.top1)} → **${pct(r.after.top1)}** | ${pct(r.before["recall@5"])} → **${pct(r.after["recall@5"])}** | ${pct(r.before["ndcg@5"])} → ${pct(r.after["ndcg@5"])} | ${r.lessons.examplesAdded} / ${r.lessons.withdrawn} / ${r.lessons.notForAdded} | ${r.maxExamplesPerTool} | ${drops.length} of ${r.perTool.length}${drops.length > 0 ? ` (${drops.map((d) => `${d.tool} ${pct(d.before)} → ${pct(d.after)}`).join(", ")})` : ""} | ${mark(met.top1)} / ${mark(met.recall)} / ${mark(met.cap && met.drops)} | ${r.seconds.toFixed(0)} |`,
+  const rows = verdicts.map(
+    ({ label, r, drops, met }) =>
+      `| ${label} | ${pct(r.before.top1)} → **${pct(r.after.top1)}** | ${pct(r.before["recall@5"])} → **${pct(r.after["recall@5"])}** | ${pct(r.before["ndcg@5"])} → ${pct(r.after["ndcg@5"])} | ${r.lessons.examplesAdded} / ${r.lessons.withdrawn} / ${r.lessons.notForAdded} | ${r.maxExamplesPerTool} | ${drops.length} of ${r.perTool.length}${drops.length > 0 ? ` (${drops.map((d) => `${d.tool} ${pct(d.before)} → ${pct(d.after)}`).join(", ")})` : ""} | ${mark(met.top1)} / ${mark(met.recall)} / ${mark(met.cap && met.drops)} | ${r.seconds.toFixed(0)} |`,
   );
   for (const [label, examples] of [
     ["", undefined],
     [", examples weighing as much as the tool part (`examples: { max: 1, half: 0 }`)", { max: 1, half: 0 }],
   ] as const) {
     const chance = await randomExamplesReference(12, examples);
-    rows.push(`| chance: 12 random real requests per tool, no rules${label} | ${pct(chance.top1)} | ${pct(chance.recall5)} | ${pct(chance.ndcg5)} | 12 per tool (fewer where a tool has fewer) | 12 | - | - | - |`);
+    rows.push(
+      `| chance: 12 random real requests per tool, no rules${label} | ${pct(chance.top1)} | ${pct(chance.recall5)} | ${pct(chance.ndcg5)} | 12 per tool (fewer where a tool has fewer) | 12 | - | - | - |`,
+    );
   }
   const all = verdicts.filter((v) => v.met.top1 && v.met.recall && v.met.cap && v.met.drops).map((v) => v.label);
   const both = verdicts.filter((v) => v.met.top1 && v.met.recall).map((v) => v.label);

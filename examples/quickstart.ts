@@ -73,7 +73,10 @@ export interface DemoSummary {
   /** Calls refused by the tool's schema (never reached tool callbacks), recorded from ToolMessages. */
   schemaRefusals: number;
   /** Revisions the reviews proposed, per partition. */
-  proposed: Record<string, Pick<Revision, "tool" | "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample" | "refused">[]>;
+  proposed: Record<
+    string,
+    Pick<Revision, "tool" | "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample" | "refused">[]
+  >;
   /** Tools whose revision was applied. */
   applied: string[];
   /** The tool whose lesson is shown, undone and re-run. */
@@ -161,7 +164,9 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
     const turn = outcomeOf(caller.user, request, state.messages);
     out(`  ${turn.caller.padEnd(5)} ${JSON.stringify(request)}`);
     if (show.offered) out(`        offered: ${state.routedTools.join(", ")}`);
-    out(`        ${turn.calls.map((c) => `${c.tool} ${c.ok ? "ok" : `refused (${c.errorClass})`}`).join(" → ") || "(no tool)"}`);
+    out(
+      `        ${turn.calls.map((c) => `${c.tool} ${c.ok ? "ok" : `refused (${c.errorClass})`}`).join(" → ") || "(no tool)"}`,
+    );
     return turn;
   }
 
@@ -209,8 +214,12 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
       for (const r of failed) classes[r.errorClass ?? "unknown"] = (classes[r.errorClass ?? "unknown"] ?? 0) + 1;
       if (failed.length > 0) failures[partition][tool] = classes;
       schemaRefusals += failed.filter((r) => r.source === "tool_message").length;
-      const classText = Object.entries(classes).map(([c, n]) => `${n} ${c}`).join(", ");
-      out(`    ${tool.padEnd(24)} ${rows.length} calls${failed.length ? `, ${failed.length} failed (${classText})` : ""}`);
+      const classText = Object.entries(classes)
+        .map(([c, n]) => `${n} ${c}`)
+        .join(", ");
+      out(
+        `    ${tool.padEnd(24)} ${rows.length} calls${failed.length ? `, ${failed.length} failed (${classText})` : ""}`,
+      );
       const sample = failed[0];
       if (sample) {
         const via = sample.source === "tool_message" ? "schema refusal, from the ToolMessage" : "from the tool's error";
@@ -248,7 +257,8 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
     for (const [reason, tools] of groupBy(review.skipped, (s) => s.reason)) {
       out(`    not reviewed, ${reason.replace(/_/g, " ")}: ${tools.map((s) => s.tool).join(", ")}`);
     }
-    for (const f of review.flags) out(`    usage flag: ${f.tool} ${f.flag} (offered in ${f.offeredTurns} of ${f.routedTurns} routed turns)`);
+    for (const f of review.flags)
+      out(`    usage flag: ${f.tool} ${f.flag} (offered in ${f.offeredTurns} of ${f.routedTurns} routed turns)`);
   }
   out();
 
@@ -270,7 +280,8 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
   const otherPartitionDescription = modelDescription((await ledger.getCard(BOB.partition, tool))!);
   out(`  ...and in ${BOB.partition} (nothing crosses partitions): ${JSON.stringify(otherPartitionDescription)}`);
   const docsCard = (await ledger.getCard(ALICE.partition, "search_public_docs"))!;
-  for (const line of docsCard.learned.notFor) out(`  search_public_docs in ${ALICE.partition} now also says: ${JSON.stringify(line.text)}`);
+  for (const line of docsCard.learned.notFor)
+    out(`  search_public_docs in ${ALICE.partition} now also says: ${JSON.stringify(line.text)}`);
   out();
   out("  The same kinds of request again, after apply:");
   const again = await ask(ALICE, newThread(), "Where is order 319870?");
@@ -289,9 +300,13 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
   const history = await manager.history(tool, { partition: ALICE.partition });
   out(`  history of ${tool} in ${ALICE.partition}, newest first:`);
   for (const r of history) {
-    const who = [r.approvedBy && `applied by ${r.approvedBy}`, r.closedBy && `${r.status} by ${r.closedBy}`].filter(Boolean);
+    const who = [r.approvedBy && `applied by ${r.approvedBy}`, r.closedBy && `${r.status} by ${r.closedBy}`].filter(
+      Boolean,
+    );
     const failed = r.evidence.reduce((n, e) => n + (e.kind === "failed_call" ? e.callIds.length : 0), 0);
-    out(`    ${r.status.padEnd(8)} ${who.join(", ")}; +${r.notesAdded.length} note, example call ${r.callExample ? "yes" : "no"}; cites ${failed} failed calls`);
+    out(
+      `    ${r.status.padEnd(8)} ${who.join(", ")}; +${r.notesAdded.length} note, example call ${r.callExample ? "yes" : "no"}; cites ${failed} failed calls`,
+    );
   }
 
   return {
@@ -318,7 +333,10 @@ function printRevision(r: Revision, out: Print): void {
   if (r.callExample) out(`      example call: ${r.callExample.replace(/^Example call:\s*/, "")}`);
   for (const q of r.queriesAdded) out(`      example:      ${JSON.stringify(q)}`);
   for (const n of r.avoidAdded) out(`      not for:      ${n.text}`);
-  for (const rank of r.ranks) out(`      rank of ${JSON.stringify(clip(rank.request, 50))}: ${rank.before ?? "not offered"} → ${rank.after ?? "not offered"}`);
+  for (const rank of r.ranks)
+    out(
+      `      rank of ${JSON.stringify(clip(rank.request, 50))}: ${rank.before ?? "not offered"} → ${rank.after ?? "not offered"}`,
+    );
   for (const f of r.refused) out(`      refused (${f.reason}): ${clip(f.text, 90)}`);
 }
 
@@ -351,7 +369,6 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
-
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const started = Date.now();

@@ -7,8 +7,15 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import {
-  bindRoutedTools, createRouteNode, LessonManager, openLedger, registerTools,
-  ToolIndex, ToolLessonsAnnotation, ToolLessonsCallbackHandler, ToolRouter,
+  bindRoutedTools,
+  createRouteNode,
+  LessonManager,
+  openLedger,
+  registerTools,
+  ToolIndex,
+  ToolLessonsAnnotation,
+  ToolLessonsCallbackHandler,
+  ToolRouter,
 } from "../src/index.js";
 
 // readme:start
@@ -24,7 +31,9 @@ export async function agentThatLearns(model: BaseChatModel, tools: StructuredToo
       return { messages: [await bound.invoke(state.messages, config)] };
     })
     .addNode("tools", new ToolNode(tools))
-    .addEdge(START, "route").addEdge("route", "agent").addEdge("tools", "agent")
+    .addEdge(START, "route")
+    .addEdge("route", "agent")
+    .addEdge("tools", "agent")
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .compile();
 

@@ -215,7 +215,11 @@ function reply(messages: BaseMessage[], tools: ReadonlyMap<string, string>): AIM
  * What the model makes of a request, given the tools (and their descriptions) it can see and
  * the thread so far.
  */
-function understand(request: string, tools: ReadonlyMap<string, string>, earlier: readonly BaseMessage[]): Call | undefined {
+function understand(
+  request: string,
+  tools: ReadonlyMap<string, string>,
+  earlier: readonly BaseMessage[],
+): Call | undefined {
   const text = request.toLowerCase();
   const order = ORDER_NUMBER.exec(request);
   const email = EMAIL.exec(request)?.[0];
@@ -233,7 +237,8 @@ function understand(request: string, tools: ReadonlyMap<string, string>, earlier
     const asNumber = /amount[^.;]*<number>/.test(tools.get("refund_order") ?? "");
     return pick("refund_order", { order_id: orderId("refund_order"), amount: asNumber ? Number(typed) : typed });
   }
-  if (/track|parcel|shipment/.test(text) && order) return pick("track_shipment", { order_id: orderId("track_shipment") });
+  if (/track|parcel|shipment/.test(text) && order)
+    return pick("track_shipment", { order_id: orderId("track_shipment") });
   if (order) return pick("lookup_order", { order_id: orderId("lookup_order") });
   if (/password/.test(text) && email) return pick("reset_password", { email });
   if (/\b(email|send|write)\b/.test(text) && email) {

@@ -52,8 +52,7 @@ export const ENV_VARIABLES = {
   embeddingsModel: "TOOL_LESSONS_EMBEDDINGS_MODEL",
 } as const satisfies Record<keyof ToolLessonsEnv, string>;
 
-const blankAsUnset = (value: unknown) =>
-  typeof value === "string" && value.trim() === "" ? undefined : value;
+const blankAsUnset = (value: unknown) => (typeof value === "string" && value.trim() === "" ? undefined : value);
 
 const EnvSchema = z.object({
   ledgerPath: z.preprocess(blankAsUnset, z.string().optional()),
@@ -79,9 +78,7 @@ const EnvSchema = z.object({
  *   is not a `postgres://` connection string), so a typo fails at startup, not at first write.
  */
 export function readEnv(env: Record<string, string | undefined> = process.env): ToolLessonsEnv {
-  const raw = Object.fromEntries(
-    Object.entries(ENV_VARIABLES).map(([field, variable]) => [field, env[variable]]),
-  );
+  const raw = Object.fromEntries(Object.entries(ENV_VARIABLES).map(([field, variable]) => [field, env[variable]]));
   const parsed = EnvSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => {

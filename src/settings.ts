@@ -58,7 +58,9 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze(SettingsSchema
  * @throws InvalidInput naming each bad field.
  */
 export function parseSettings(input: unknown, base: Settings = DEFAULT_SETTINGS): Settings {
-  const partial = SettingsSchema.partial().strict().safeParse(input ?? {});
+  const partial = SettingsSchema.partial()
+    .strict()
+    .safeParse(input ?? {});
   if (!partial.success) {
     const issues = partial.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
     throw new InvalidInput(`Invalid tool-lessons settings: ${issues.join("; ")}`, {
@@ -68,8 +70,6 @@ export function parseSettings(input: unknown, base: Settings = DEFAULT_SETTINGS)
   // zod 4 fills `.default()`s even under `.partial()`: keep only the fields the input names, so
   // the rest come from `base` (the stored settings), not from the defaults.
   const given = new Set(Object.keys(input ?? {}));
-  const defined = Object.fromEntries(
-    Object.entries(partial.data).filter(([k, v]) => v !== undefined && given.has(k)),
-  );
+  const defined = Object.fromEntries(Object.entries(partial.data).filter(([k, v]) => v !== undefined && given.has(k)));
   return { ...base, ...defined };
 }

@@ -52,7 +52,10 @@ export function parseCommandArgs(
     throw new UsageError(`missing ${positionals.name ?? "an argument"}.`);
   }
   if (count > positionals.max) {
-    const extra = parsed.positionals.slice(positionals.max).map((p) => JSON.stringify(p)).join(" ");
+    const extra = parsed.positionals
+      .slice(positionals.max)
+      .map((p) => JSON.stringify(p))
+      .join(" ");
     throw new UsageError(`unexpected argument ${extra}.`);
   }
   return { values: parsed.values as ParsedArgs["values"], positionals: parsed.positionals };
@@ -188,7 +191,8 @@ export function parseSettingAssignments(assignments: readonly string[], where: s
   try {
     parseSettings(input);
   } catch (error) {
-    const detail = error instanceof Error ? error.message.replace(/^Invalid tool-lessons settings: /, "") : String(error);
+    const detail =
+      error instanceof Error ? error.message.replace(/^Invalid tool-lessons settings: /, "") : String(error);
     throw new UsageError(`${where}: bad setting value: ${detail}.`, { cause: error });
   }
   return input as SettingsInput;

@@ -77,11 +77,14 @@ async function withLedger<T>(
     throw new UsageError("give --ledger PATH or --postgres URL, not both.");
   }
   if (postgres !== undefined && !PostgresUrl.safeParse(postgres).success) {
-    throw new UsageError(`--postgres must be a postgres:// or postgresql:// connection string; got ${JSON.stringify(redactUrl(postgres))}.`);
+    throw new UsageError(
+      `--postgres must be a postgres:// or postgresql:// connection string; got ${JSON.stringify(redactUrl(postgres))}.`,
+    );
   }
   const env = io.env ?? readEnv();
   const postgresUrl = postgres ?? (path === undefined ? env.postgresUrl : undefined);
-  const file = postgresUrl === undefined ? resolve(path ?? env.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path) : undefined;
+  const file =
+    postgresUrl === undefined ? resolve(path ?? env.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path) : undefined;
   if (file !== undefined && !options.create && !existsSync(file)) {
     throw new UsageError(
       `no ledger at ${file}; pass --ledger PATH (or set TOOL_LESSONS_LEDGER) to the file your application records into.`,
@@ -89,7 +92,8 @@ async function withLedger<T>(
   }
   const ledger = await openLedger({
     ...(file !== undefined ? { path: file } : { postgresUrl }),
-    onWarning: (message, context) => println(io.stderr, `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}`),
+    onWarning: (message, context) =>
+      println(io.stderr, `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}`),
   });
   try {
     const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
@@ -98,7 +102,6 @@ async function withLedger<T>(
     await ledger.close();
   }
 }
-
 
 function json(io: CliIo, value: unknown): void {
   println(io.stdout, JSON.stringify(value, null, 2));
@@ -189,11 +192,15 @@ Example:
   tool-lessons apply 0mx35itpy000037c6f33e15 --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } }, {
-      min: 1,
-      max: 1,
-      name: "a revision ID (see `tool-lessons review` or `history TOOL`)",
-    });
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
+      {
+        min: 1,
+        max: 1,
+        name: "a revision ID (see `tool-lessons review` or `history TOOL`)",
+      },
+    );
     const id = nonEmpty(positionals[0], "the revision ID")!;
     const by = requiredBy(values, "apply");
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
@@ -230,11 +237,15 @@ Example:
   tool-lessons dismiss 0mx35itpy000037c6f33e15 --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } }, {
-      min: 1,
-      max: 1,
-      name: "a revision ID",
-    });
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
+      {
+        min: 1,
+        max: 1,
+        name: "a revision ID",
+      },
+    );
     const id = nonEmpty(positionals[0], "the revision ID")!;
     const by = nonEmpty(stringOption(values, "by"), "--by");
     return withLedger(values, io, async ({ manager, partition }) => {
@@ -266,11 +277,15 @@ Example:
   tool-lessons undo search_flights --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } }, {
-      min: 1,
-      max: 1,
-      name: "a tool name",
-    });
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
+      {
+        min: 1,
+        max: 1,
+        name: "a tool name",
+      },
+    );
     const tool = nonEmpty(positionals[0], "the tool name")!;
     const by = requiredBy(values, "undo");
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
@@ -280,7 +295,10 @@ Example:
         return EXIT.ok;
       }
       const card = await ledger.getCard(partition, tool);
-      println(io.stdout, `undid revision ${revision.id} of ${tool} (by ${by}); the card is back to what it learned before`);
+      println(
+        io.stdout,
+        `undid revision ${revision.id} of ${tool} (by ${by}); the card is back to what it learned before`,
+      );
       if (card) println(io.stdout, ["", ...renderLearned(card)]);
       return EXIT.ok;
     });
@@ -308,16 +326,22 @@ Example:
   tool-lessons history search_flights
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION }, {
-      min: 1,
-      max: 1,
-      name: "a tool name",
-    });
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...LEDGER_OPTIONS, ...JSON_OPTION },
+      {
+        min: 1,
+        max: 1,
+        name: "a tool name",
+      },
+    );
     const tool = nonEmpty(positionals[0], "the tool name")!;
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
       const revisions = await manager.history(tool, { partition });
       if (revisions.length === 0 && !(await ledger.getCard(partition, tool))) {
-        throw new NotFound(`No tool "${tool}" is registered in partition "${partition}"; \`tool-lessons cards\` lists them.`);
+        throw new NotFound(
+          `No tool "${tool}" is registered in partition "${partition}"; \`tool-lessons cards\` lists them.`,
+        );
       }
       if (flag(values, "json")) {
         json(io, revisions);
@@ -351,7 +375,11 @@ Example:
   tool-lessons flags --set minOffers=10
 `,
   async run(argv, io) {
-    const { values } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION, set: { type: "string", multiple: true } });
+    const { values } = parseCommandArgs(argv, {
+      ...LEDGER_OPTIONS,
+      ...JSON_OPTION,
+      set: { type: "string", multiple: true },
+    });
     const config = parseSettingAssignments(stringList(values, "set"), "--set");
     return withLedger(values, io, async ({ manager, partition }) => {
       const result = await manager.flags({ partition, config });
@@ -383,12 +411,18 @@ Example:
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION });
     return withLedger(values, io, async ({ ledger, partition }) => {
-      const [all, proposed] = await Promise.all([ledger.listCards(partition), ledger.listRevisions(partition, { status: "proposed" })]);
+      const [all, proposed] = await Promise.all([
+        ledger.listCards(partition),
+        ledger.listRevisions(partition, { status: "proposed" }),
+      ]);
       const waiting = new Map<string, number>();
       for (const r of proposed) waiting.set(r.tool, (waiting.get(r.tool) ?? 0) + 1);
       const summaries: CardSummary[] = all.map((c) => summariseCard(c, waiting.get(c.name) ?? 0));
       if (flag(values, "json")) {
-        json(io, summaries.map((s, i) => ({ ...s, description: all[i].author.description, learned: all[i].learned })));
+        json(
+          io,
+          summaries.map((s, i) => ({ ...s, description: all[i].author.description, learned: all[i].learned })),
+        );
       } else {
         println(io.stdout, renderCards(partition, summaries));
       }
@@ -407,7 +441,10 @@ const configure: Command = {
 
 Stores settings (evidence thresholds, caps, retention, routing k) for a partition, merged over
 what is stored; unknown keys and bad values are refused. Settings:
-  ${wrap(Object.keys(DEFAULT_SETTINGS).map((k) => `${k} (${String(DEFAULT_SETTINGS[k as keyof typeof DEFAULT_SETTINGS])})`), 92).join("\n  ")}
+  ${wrap(
+    Object.keys(DEFAULT_SETTINGS).map((k) => `${k} (${String(DEFAULT_SETTINGS[k as keyof typeof DEFAULT_SETTINGS])})`),
+    92,
+  ).join("\n  ")}
 
 Options:
   --show                  print the partition's settings (those differing from the default marked)
@@ -423,10 +460,14 @@ Example:
   tool-lessons configure minMisses=3 maxNewQueries=2 --partition acme
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, { ...LEDGER_OPTIONS, ...JSON_OPTION, show: { type: "boolean" } }, {
-      min: 0,
-      max: Number.POSITIVE_INFINITY,
-    });
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...LEDGER_OPTIONS, ...JSON_OPTION, show: { type: "boolean" } },
+      {
+        min: 0,
+        max: Number.POSITIVE_INFINITY,
+      },
+    );
     const show = flag(values, "show");
     if (positionals.length === 0 && !show) {
       throw new UsageError("missing key=value settings to store, or --show.");
@@ -436,11 +477,12 @@ Example:
       values,
       io,
       async ({ ledger, manager, partition }) => {
-        const settings = positionals.length > 0 ? await manager.configure(input, { partition }) : await ledger.getSettings(partition);
+        const settings =
+          positionals.length > 0 ? await manager.configure(input, { partition }) : await ledger.getSettings(partition);
         if (flag(values, "json")) {
-        json(io, settings);
-        return EXIT.ok;
-      }
+          json(io, settings);
+          return EXIT.ok;
+        }
         if (positionals.length > 0) {
           const stored = Object.entries(input).map(([k, v]) => `${k}=${String(v)}`);
           println(io.stdout, `stored for partition "${partition}": ${stored.join(" ")}`);
@@ -498,4 +540,14 @@ function wrap(items: readonly string[], width: number): string[] {
 }
 
 /** The operator commands, in the order `--help` lists them. */
-export const LEDGER_COMMANDS: readonly Command[] = [review, apply, dismiss, undo, history, flags, configure, cards, partitions];
+export const LEDGER_COMMANDS: readonly Command[] = [
+  review,
+  apply,
+  dismiss,
+  undo,
+  history,
+  flags,
+  configure,
+  cards,
+  partitions,
+];

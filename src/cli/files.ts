@@ -26,8 +26,15 @@ export async function readJsonl<T>(file: string, schema: z.ZodType<T>, flagName:
     text = await readFile(file, "utf8");
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : String((error as Error).message ?? error);
-    throw new UsageError(`cannot read the ${flagName} file ${JSON.stringify(file)}: ${why}; check the path.`, { cause: error });
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : String((error as Error).message ?? error);
+    throw new UsageError(`cannot read the ${flagName} file ${JSON.stringify(file)}: ${why}; check the path.`, {
+      cause: error,
+    });
   }
   const rows: JsonlRow<T>[] = [];
   const lines = text.split(/\r?\n/);
@@ -39,9 +46,12 @@ export async function readJsonl<T>(file: string, schema: z.ZodType<T>, flagName:
     try {
       json = JSON.parse(line);
     } catch (error) {
-      throw new UsageError(`${where}: not valid JSON (${(error as Error).message}); each line must be one JSON object.`, {
-        cause: error,
-      });
+      throw new UsageError(
+        `${where}: not valid JSON (${(error as Error).message}); each line must be one JSON object.`,
+        {
+          cause: error,
+        },
+      );
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
@@ -67,7 +77,9 @@ export async function readTools(file: string, flagName = "--tools"): Promise<Too
   for (const row of rows) {
     const first = seen.get(row.value.name);
     if (first !== undefined) {
-      throw new UsageError(`${file}:${row.line}: tool "${row.value.name}" is already defined on line ${first}; names must be unique.`);
+      throw new UsageError(
+        `${file}:${row.line}: tool "${row.value.name}" is already defined on line ${first}; names must be unique.`,
+      );
     }
     seen.set(row.value.name, row.line);
   }

@@ -9,13 +9,19 @@ import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js"
 import type { Settings } from "../settings.js";
 
 /** Lay out rows in columns, two spaces apart; the header row is underlined by nothing, just first. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], rightAligned: readonly number[] = []): string[] {
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  rightAligned: readonly number[] = [],
+): string[] {
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((r) => (r[c] ?? "").length)));
   const right = new Set(rightAligned);
   return all.map((row) =>
     row
-      .map((cell, c) => (right.has(c) ? cell.padStart(widths[c]) : c === row.length - 1 ? cell : cell.padEnd(widths[c])))
+      .map((cell, c) =>
+        right.has(c) ? cell.padStart(widths[c]) : c === row.length - 1 ? cell : cell.padEnd(widths[c]),
+      )
       .join("  ")
       .trimEnd(),
   );
@@ -62,18 +68,24 @@ export function renderRevision(r: Revision): string[] {
   };
   list("examples added", r.queriesAdded.map(quote));
   list("notes added", r.notesAdded.map(quote));
-  list("Not for added", r.avoidAdded.map((n) => `${quote(n.text)} (-> ${n.tool})`));
+  list(
+    "Not for added",
+    r.avoidAdded.map((n) => `${quote(n.text)} (-> ${n.tool})`),
+  );
   if (r.callExample !== null) field("example call", r.callExample.replace(/^Example call:\s*/i, ""));
   if (r.queriesDisplaced.length > 0) list("synthetic examples giving way", r.queriesDisplaced.map(quote));
   if (r.queriesWithdrawn.length > 0) {
     out.push("  withdrawn on apply:");
-    for (const d of r.displaced) out.push(`    - ${quote(d.query)} would push ${d.servedBy} out for ${quote(d.request)}`);
+    for (const d of r.displaced)
+      out.push(`    - ${quote(d.query)} would push ${d.servedBy} out for ${quote(d.request)}`);
     for (const q of r.queriesWithdrawn) if (!r.displaced.some((d) => d.query === q)) out.push(`    - ${quote(q)}`);
   }
   field("evidence", evidenceSummary(r.evidence));
   for (const e of r.evidence) {
     if (e.kind === "failed_call") {
-      out.push(`    ${e.errorClass} x${e.callIds.length}${e.errorMessage ? `: ${quote(e.errorMessage)}` : ""}${e.argNames.length ? ` (args: ${e.argNames.join(", ")})` : ""}`);
+      out.push(
+        `    ${e.errorClass} x${e.callIds.length}${e.errorMessage ? `: ${quote(e.errorMessage)}` : ""}${e.argNames.length ? ` (args: ${e.argNames.join(", ")})` : ""}`,
+      );
     }
   }
   if (r.ranks.length > 0) {
@@ -89,14 +101,19 @@ export function renderRevision(r: Revision): string[] {
   if (r.approvedBy) field("approved by", r.approvedBy);
   if (r.closedBy) field(r.status === "undone" ? "undone by" : "closed by", r.closedBy);
   if (r.status !== "proposed") field("updated", when(r.updatedAt));
-  const versions = r.cardVersionAfter !== undefined ? `${r.cardVersionBefore} -> ${r.cardVersionAfter}` : `${r.cardVersionBefore}`;
+  const versions =
+    r.cardVersionAfter !== undefined ? `${r.cardVersionBefore} -> ${r.cardVersionAfter}` : `${r.cardVersionBefore}`;
   field("card version", versions);
   return out;
 }
 
 /** The result of `review`: revisions, refusals of tools without one, skipped tools, flags. */
 export function renderReview(review: Review, options: { dryRun: boolean; autoApply: boolean }): string[] {
-  const verb = options.dryRun ? "would be proposed (dry run: nothing stored)" : options.autoApply ? "applied" : "proposed";
+  const verb = options.dryRun
+    ? "would be proposed (dry run: nothing stored)"
+    : options.autoApply
+      ? "applied"
+      : "proposed";
   const out = [`partition ${quote(review.partition)}: ${plural(review.revisions.length, "revision")} ${verb}`];
   for (const r of review.revisions) out.push("", ...renderRevision(r));
   const withRevision = new Set(review.revisions.map((r) => r.tool));
@@ -107,7 +124,12 @@ export function renderReview(review: Review, options: { dryRun: boolean; autoApp
   }
   if (review.skipped.length > 0) {
     out.push("", "skipped:");
-    out.push(...table(["  tool", "reason"], review.skipped.map((s) => [`  ${s.tool}`, s.reason.replace(/_/g, " ")])).slice(1));
+    out.push(
+      ...table(
+        ["  tool", "reason"],
+        review.skipped.map((s) => [`  ${s.tool}`, s.reason.replace(/_/g, " ")]),
+      ).slice(1),
+    );
   }
   if (review.flags.length > 0) out.push("", "usage flags:", ...renderFlags(review.flags).map((l) => `  ${l}`));
   const waiting = review.revisions.filter((r) => r.status === "proposed");
@@ -201,7 +223,12 @@ export function renderSettings(partition: string, settings: Settings, defaults: 
     String(settings[key]),
     settings[key] === defaults[key] ? "" : `(default ${String(defaults[key])})`,
   ]);
-  return [`settings of partition ${quote(partition)}:`, ...table(["setting", "value", ""], rows).slice(1).map((l) => `  ${l}`)];
+  return [
+    `settings of partition ${quote(partition)}:`,
+    ...table(["setting", "value", ""], rows)
+      .slice(1)
+      .map((l) => `  ${l}`),
+  ];
 }
 
 /** Tools with at least 10 eval requests whose recall@5 fell by more than `points` points. */
@@ -214,7 +241,13 @@ const delta = (x: number): string => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)
 
 /** The short human table of `simulate`. */
 export function renderSimulation(report: SimulationReport, seconds: number): string[] {
-  const row = (label: string, s: RoutingScores): string[] => [label, pct(s.top1), pct(s["recall@5"]), pct(s["ndcg@5"]), String(s.n)];
+  const row = (label: string, s: RoutingScores): string[] => [
+    label,
+    pct(s.top1),
+    pct(s["recall@5"]),
+    pct(s["ndcg@5"]),
+    String(s.n),
+  ];
   const b = report.before;
   const a = report.after;
   const lines = table(
@@ -222,7 +255,13 @@ export function renderSimulation(report: SimulationReport, seconds: number): str
     [
       row("before", b),
       row("after", a),
-      ["change (points)", delta(a.top1 - b.top1), delta(a["recall@5"] - b["recall@5"]), delta(a["ndcg@5"] - b["ndcg@5"]), ""],
+      [
+        "change (points)",
+        delta(a.top1 - b.top1),
+        delta(a["recall@5"] - b["recall@5"]),
+        delta(a["ndcg@5"] - b["ndcg@5"]),
+        "",
+      ],
     ],
     [1, 2, 3, 4],
   );

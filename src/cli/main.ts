@@ -66,7 +66,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
     const what = name.startsWith("-") ? `the command comes first; got option ${name}` : `unknown command "${name}"`;
-    println(io.stderr, `${PROGRAM}: ${what}. Commands: ${COMMANDS.map((c) => c.name).join(", ")}. Run \`${PROGRAM} --help\`.`);
+    println(
+      io.stderr,
+      `${PROGRAM}: ${what}. Commands: ${COMMANDS.map((c) => c.name).join(", ")}. Run \`${PROGRAM} --help\`.`,
+    );
     return EXIT.usage;
   }
   if (wantsHelp(rest)) {

@@ -105,7 +105,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   const known = new Set(tools.map((t) => t.name));
   const unknown = [...traffic, ...evaluation].filter((r) => r.expect.some((t) => !known.has(t))).length;
-  println(io.stderr, `simulate: ${tools.length} tools, ${traffic.length} traffic requests, ${evaluation.length} eval requests; k ${k}, ${cycles} cycles`);
+  println(
+    io.stderr,
+    `simulate: ${tools.length} tools, ${traffic.length} traffic requests, ${evaluation.length} eval requests; k ${k}, ${cycles} cycles`,
+  );
   if (unknown > 0) println(io.stderr, `simulate: warning: ${unknown} requests expect a tool not in ${toolsFile}`);
   if (evaluation.every((r) => r.expect.length === 0)) {
     throw new UsageError("no eval request expects a tool, so nothing can be scored; check --eval or --eval-folds.");
@@ -153,7 +156,10 @@ async function readTraffic(
     if (trafficFile === undefined || evalFile === undefined) {
       throw new UsageError("missing --traffic FILE and --eval FILE (or --queries FILE with --eval-folds).");
     }
-    const [traffic, evaluation] = await Promise.all([readRequests(trafficFile, "--traffic"), readRequests(evalFile, "--eval")]);
+    const [traffic, evaluation] = await Promise.all([
+      readRequests(trafficFile, "--traffic"),
+      readRequests(evalFile, "--eval"),
+    ]);
     if (evaluation.length === 0) throw new UsageError(`the --eval file ${JSON.stringify(evalFile)} has no requests.`);
     return { traffic: labelled(traffic), evaluation: labelled(evaluation) };
   }
@@ -164,19 +170,27 @@ async function readTraffic(
   if (!evalFolds) throw new UsageError("--queries needs --eval-folds LIST (e.g. --eval-folds 1).");
   const overlap = trafficFolds?.filter((f) => evalFolds.includes(f)) ?? [];
   if (overlap.length > 0) {
-    throw new UsageError(`fold ${overlap.join(", ")} is in both --traffic-folds and --eval-folds; eval requests must not be learned from.`);
+    throw new UsageError(
+      `fold ${overlap.join(", ")} is in both --traffic-folds and --eval-folds; eval requests must not be learned from.`,
+    );
   }
   const rows = await readRequests(queriesFile, "--queries");
   const missing = rows.find((r) => r.value.fold === undefined);
   if (missing) {
-    throw new UsageError(`${queriesFile}:${missing.line}: no "fold" field; splitting by folds needs one on every line.`);
+    throw new UsageError(
+      `${queriesFile}:${missing.line}: no "fold" field; splitting by folds needs one on every line.`,
+    );
   }
   const inFolds = (folds: readonly number[]) => (r: JsonlRow<FoldedRequest>) => folds.includes(r.value.fold!);
   const evaluation = rows.filter(inFolds(evalFolds));
-  const traffic = trafficFolds ? rows.filter(inFolds(trafficFolds)) : rows.filter((r) => !evalFolds.includes(r.value.fold!));
+  const traffic = trafficFolds
+    ? rows.filter(inFolds(trafficFolds))
+    : rows.filter((r) => !evalFolds.includes(r.value.fold!));
   if (evaluation.length === 0) {
     const present = [...new Set(rows.map((r) => r.value.fold!))].sort((a, b) => a - b);
-    throw new UsageError(`no request of ${queriesFile} is in --eval-folds ${evalFolds.join(",")}; its folds are ${present.join(", ")}.`);
+    throw new UsageError(
+      `no request of ${queriesFile} is in --eval-folds ${evalFolds.join(",")}; its folds are ${present.join(", ")}.`,
+    );
   }
   return { traffic: labelled(traffic), evaluation: labelled(evaluation) };
 }

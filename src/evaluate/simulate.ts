@@ -102,7 +102,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   const k = options.k ?? 5;
   const cycles = options.cycles ?? 4;
   if (options.tools.length === 0) throw new InvalidInput("simulate() needs at least one tool.");
-  if (!Number.isInteger(cycles) || cycles < 1) throw new InvalidInput(`--cycles must be a positive integer; got ${cycles}.`);
+  if (!Number.isInteger(cycles) || cycles < 1)
+    throw new InvalidInput(`--cycles must be a positive integer; got ${cycles}.`);
   const known = new Set(options.tools.map((t) => t.name));
 
   const ledger = new Ledger(new InMemoryStore());
@@ -134,10 +135,22 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       const masked = maskText(request.query);
       const offered = await index.route(PARTITION, request.query, { k });
       const servedBy = request.expect.find((t) => known.has(t));
-      await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, request: masked, offered, allSent: false, k }]);
+      await ledger.appendRoutes([
+        { partition: PARTITION, threadId, requestId, request: masked, offered, allSent: false, k },
+      ]);
       if (servedBy) {
         await ledger.appendCalls([
-          { partition: PARTITION, tool: servedBy, runId: requestId, threadId, requestId, args: [], fingerprints: [], outcome: "success", source: "api" },
+          {
+            partition: PARTITION,
+            tool: servedBy,
+            runId: requestId,
+            threadId,
+            requestId,
+            args: [],
+            fingerprints: [],
+            outcome: "success",
+            source: "api",
+          },
         ]);
       }
       await ledger.appendTurns([

@@ -41,7 +41,8 @@ export interface RouteNodeOptions {
  * resolver the built-in one reads `configurable` and `metadata`).
  */
 export const DEFAULT_ROUTE_NODE: Readonly<Required<Pick<RouteNodeOptions, "onError">>> = Object.freeze({
-  onError: (error: unknown) => console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error),
+  onError: (error: unknown) =>
+    console.warn("[tool-lessons] recording a routed turn or reading its cards failed:", error),
 });
 
 /**
@@ -82,7 +83,10 @@ export function createRouteNode(options: RouteNodeOptions) {
         onError(error);
       }
     }
-    return { routedTools: routed.tools, routedCards: await routedCards(options.ledger, partition, routed.tools, onError) };
+    return {
+      routedTools: routed.tools,
+      routedCards: await routedCards(options.ledger, partition, routed.tools, onError),
+    };
   };
 }
 
@@ -129,10 +133,12 @@ export function bindRoutedTools<T extends ToolSource & object>(
   const chosen = routedTools.length === 0 ? [...tools] : tools.filter((t) => wanted.has(t.name));
   const described = withDescriptions(chosen, cards, settings);
   if (!model.bindTools) {
-    throw new InvalidInput(`The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`, {
-      context: { model: model.getName() },
-    });
+    throw new InvalidInput(
+      `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
+      {
+        context: { model: model.getName() },
+      },
+    );
   }
   return model.bindTools(described as unknown as BindToolsInput[]);
 }
-

@@ -41,11 +41,13 @@ export interface StartChromaServerOptions {
 }
 
 /** The defaults applied to every {@link StartChromaServerOptions} field left unset (path and port excepted). */
-export const DEFAULT_CHROMA_SERVER: Readonly<Required<Omit<StartChromaServerOptions, "path" | "port">>> = Object.freeze({
-  host: "127.0.0.1",
-  startTimeoutMs: 30_000,
-  stopTimeoutMs: 5_000,
-});
+export const DEFAULT_CHROMA_SERVER: Readonly<Required<Omit<StartChromaServerOptions, "path" | "port">>> = Object.freeze(
+  {
+    host: "127.0.0.1",
+    startTimeoutMs: 30_000,
+    stopTimeoutMs: 5_000,
+  },
+);
 
 /** A running Chroma server started by {@link startChromaServer}. */
 export interface ChromaServer {
@@ -91,7 +93,8 @@ child.on("error", (e) => { console.error(String(e)); process.exit(1); });
 child.on("exit", (code, signal) => process.exit(code === null ? (signal === "SIGINT" ? 0 : 1) : code));
 `;
 
-const BINDING_FAILURE = /GLIBC_|ERR_DLOPEN_FAILED|Cannot find module '?chromadb-js-bindings|Unsupported (platform|architecture|Windows)/;
+const BINDING_FAILURE =
+  /GLIBC_|ERR_DLOPEN_FAILED|Cannot find module '?chromadb-js-bindings|Unsupported (platform|architecture|Windows)/;
 
 /** Path of the `cli.mjs` the `chromadb` package ships (next to its resolved entry point). */
 export function chromaCliPath(): string {
@@ -163,7 +166,19 @@ export async function startChromaServer(options: StartChromaServerOptions = {}):
 
   const child = spawn(
     process.execPath,
-    ["-e", SUPERVISOR, String(Math.max(100, stopTimeoutMs - 500)), cli, "run", "--path", path, "--host", host, "--port", String(port)],
+    [
+      "-e",
+      SUPERVISOR,
+      String(Math.max(100, stopTimeoutMs - 500)),
+      cli,
+      "run",
+      "--path",
+      path,
+      "--host",
+      host,
+      "--port",
+      String(port),
+    ],
     { stdio: ["pipe", "pipe", "pipe"], detached: true },
   );
   let output = "";

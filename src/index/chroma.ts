@@ -19,7 +19,12 @@ import {
   type MetadataScalar,
 } from "./memory-vector-store.js";
 
-export { startChromaServer, ChromaBindingUnavailable, type ChromaServer, type StartChromaServerOptions } from "./chroma-server.js";
+export {
+  startChromaServer,
+  ChromaBindingUnavailable,
+  type ChromaServer,
+  type StartChromaServerOptions,
+} from "./chroma-server.js";
 
 /** Options of {@link ChromaVectorIndex}. */
 export interface ChromaVectorIndexOptions {
@@ -65,7 +70,8 @@ export const DEFAULT_CHROMA_VECTOR_INDEX: Readonly<
  * A `where` clause as {@link toChromaWhere} writes it (a subset of chromadb's `Where`): one
  * `$eq`/`$in` per key, several joined by `$and`.
  */
-export type ChromaWhere = { [key: string]: { $eq: MetadataScalar } | { $in: MetadataScalar[] } } | { $and: ChromaWhere[] };
+export type ChromaWhere =
+  { [key: string]: { $eq: MetadataScalar } | { $in: MetadataScalar[] } } | { $and: ChromaWhere[] };
 
 /** What a record read back holds (chromadb's `GetResult`, the fields used here). */
 export interface ChromaGetResultLike {
@@ -85,7 +91,11 @@ export interface ChromaQueryResultLike {
 /** The calls the index makes on a chromadb `Collection`. */
 export interface ChromaCollectionLike {
   add(args: { ids: string[]; embeddings: number[][]; documents: string[]; metadatas?: FlatMetadata[] }): Promise<void>;
-  get(args: { ids?: string[]; where?: ChromaWhere; include: ("documents" | "metadatas")[] }): Promise<ChromaGetResultLike>;
+  get(args: {
+    ids?: string[];
+    where?: ChromaWhere;
+    include: ("documents" | "metadatas")[];
+  }): Promise<ChromaGetResultLike>;
   delete(args: { ids?: string[]; where?: ChromaWhere }): Promise<unknown>;
   query(args: {
     queryEmbeddings: number[][];
@@ -123,11 +133,19 @@ export function toFlatMetadata(metadata: Readonly<Record<string, unknown>>, id?:
   for (const key of Object.keys(metadata)) {
     const value = metadata[key];
     if (value === null || value === undefined) continue;
-    if (typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) {
+    if (
+      typeof value === "string" ||
+      typeof value === "boolean" ||
+      (typeof value === "number" && Number.isFinite(value))
+    ) {
       out[key] = value;
       continue;
     }
-    const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : `a value of type ${typeof value}`;
+    const kind = Array.isArray(value)
+      ? "an array"
+      : typeof value === "number"
+        ? "a non-finite number"
+        : `a value of type ${typeof value}`;
     throw new InvalidInput(
       `Metadata key "${key}"${id === undefined ? "" : ` of document ${id}`} holds ${kind}; the Chroma index stores flat metadata only (string, number, boolean). Flatten it (e.g. "${key}_field": value) or JSON-encode it into a string.`,
       { context: { key, id, kind } },
@@ -147,7 +165,7 @@ export function toChromaWhere(filter: MetadataFilter | undefined): ChromaWhere |
   if (filter === undefined) return undefined;
   if (typeof filter === "function") {
     throw new InvalidInput(
-      "The Chroma index takes metadata equality filters only (e.g. { partition: \"p1\" }); predicate functions work with the in-memory index.",
+      'The Chroma index takes metadata equality filters only (e.g. { partition: "p1" }); predicate functions work with the in-memory index.',
     );
   }
   const isScalar = (v: unknown): v is MetadataScalar =>
@@ -164,7 +182,9 @@ export function toChromaWhere(filter: MetadataFilter | undefined): ChromaWhere |
     } else if (isScalar(value)) {
       clauses.push({ [key]: { $eq: value } });
     } else {
-      throw new InvalidInput(`Filter key "${key}" must be a string, number or boolean (or an array of them).`, { context: { key } });
+      throw new InvalidInput(`Filter key "${key}" must be a string, number or boolean (or an array of them).`, {
+        context: { key },
+      });
     }
   }
   if (clauses.length === 0) return undefined;
@@ -222,7 +242,10 @@ export class ChromaVectorIndex extends VectorStore {
     this.client = options.client ?? new ChromaClient({ host, port });
     this.collectionName = options.collectionName;
     this.batchSize = Math.max(1, options.batchSize ?? DEFAULT_CHROMA_VECTOR_INDEX.batchSize);
-    this.where = options.client !== undefined ? "the Chroma server of the given client" : `the Chroma server at http://${host}:${port}`;
+    this.where =
+      options.client !== undefined
+        ? "the Chroma server of the given client"
+        : `the Chroma server at http://${host}:${port}`;
   }
 
   /** Creates the index and opens (or creates) its collection, failing now if the server is down. */
@@ -285,7 +308,11 @@ export class ChromaVectorIndex extends VectorStore {
    * within one call keeps its last occurrence.
    * @throws InvalidInput for nested metadata or mismatched lengths; StoreUnavailable when no server answers.
    */
-  async addVectors(vectors: number[][], documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
+  async addVectors(
+    vectors: number[][],
+    documents: DocumentInterface[],
+    options?: AddToIndexOptions,
+  ): Promise<string[]> {
     checkOneVectorPerDocument(vectors, documents);
     const ids = resolveIds(documents, options?.ids);
     const last = new Map<string, number>();
@@ -304,7 +331,12 @@ export class ChromaVectorIndex extends VectorStore {
         await this.call("replace records in", () => collection.delete({ ids: existing.ids }));
       }
       // Chroma refuses an empty metadata object, so records without metadata go in their own call.
-      const records = batch.map((i, j) => ({ id: ids[i], vector: vectors[i], text: documents[i].pageContent, meta: batchMeta[j] }));
+      const records = batch.map((i, j) => ({
+        id: ids[i],
+        vector: vectors[i],
+        text: documents[i].pageContent,
+        meta: batchMeta[j],
+      }));
       const withMeta = records.filter((r) => Object.keys(r.meta).length > 0);
       const withoutMeta = records.filter((r) => Object.keys(r.meta).length === 0);
       if (withMeta.length > 0) {
@@ -399,7 +431,10 @@ export class ChromaVectorIndex extends VectorStore {
         collection.get({ ids: [...batch], include: ["documents", "metadatas"] }),
       );
       result.ids.forEach((id, i) => {
-        found.set(id, new Document({ pageContent: result.documents[i] ?? "", metadata: { ...(result.metadatas[i] ?? {}) }, id }));
+        found.set(
+          id,
+          new Document({ pageContent: result.documents[i] ?? "", metadata: { ...(result.metadatas[i] ?? {}) }, id }),
+        );
       });
     }
     const out: DocumentInterface[] = [];
@@ -442,7 +477,11 @@ export class ChromaVectorIndex extends VectorStore {
       (pageContent, i) =>
         new Document({
           pageContent,
-          metadata: { ...(Array.isArray(metadatas) ? (metadatas[i] as Record<string, unknown>) : (metadatas as Record<string, unknown>)) },
+          metadata: {
+            ...(Array.isArray(metadatas)
+              ? (metadatas[i] as Record<string, unknown>)
+              : (metadatas as Record<string, unknown>)),
+          },
         }),
     );
     return ChromaVectorIndex.fromDocuments(docs, embeddings, options);

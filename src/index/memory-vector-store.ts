@@ -83,9 +83,12 @@ function toPredicate(filter: InMemoryFilter | undefined): DocumentPredicate | un
 /** @throws InvalidInput unless there is exactly one vector per document. */
 export function checkOneVectorPerDocument(vectors: readonly unknown[], documents: readonly unknown[]): void {
   if (vectors.length !== documents.length) {
-    throw new InvalidInput(`Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`, {
-      context: { vectors: vectors.length, documents: documents.length },
-    });
+    throw new InvalidInput(
+      `Got ${vectors.length} vectors for ${documents.length} documents; pass one vector per document.`,
+      {
+        context: { vectors: vectors.length, documents: documents.length },
+      },
+    );
   }
 }
 
@@ -98,7 +101,9 @@ export function resolveIds(documents: readonly DocumentInterface[], ids: readonl
   return documents.map((doc, i) => {
     const id = ids?.[i] ?? doc.id ?? randomUUID();
     if (typeof id !== "string" || id.length === 0) {
-      throw new InvalidInput(`Document ${i} has an empty id; ids must be non-empty strings.`, { context: { index: i } });
+      throw new InvalidInput(`Document ${i} has an empty id; ids must be non-empty strings.`, {
+        context: { index: i },
+      });
     }
     return id;
   });
@@ -221,7 +226,11 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   /** Upserts precomputed vectors with their documents; returns their ids in order. */
-  async addVectors(vectors: number[][], documents: DocumentInterface[], options?: AddToIndexOptions): Promise<string[]> {
+  async addVectors(
+    vectors: number[][],
+    documents: DocumentInterface[],
+    options?: AddToIndexOptions,
+  ): Promise<string[]> {
     checkOneVectorPerDocument(vectors, documents);
     const ids = resolveIds(documents, options?.ids);
     for (let i = 0; i < vectors.length; i++) {
@@ -371,9 +380,18 @@ export class InMemoryVectorIndex extends VectorStore {
     // Four dimensions per pass: a quarter of the loads and stores of `scores`.
     let i = 0;
     for (; i + 4 <= active.length; i += 4) {
-      const d0 = active[i], d1 = active[i + 1], d2 = active[i + 2], d3 = active[i + 3];
-      const w0 = query[d0] * inv, w1 = query[d1] * inv, w2 = query[d2] * inv, w3 = query[d3] * inv;
-      const b0 = d0 * capacity, b1 = d1 * capacity, b2 = d2 * capacity, b3 = d3 * capacity;
+      const d0 = active[i],
+        d1 = active[i + 1],
+        d2 = active[i + 2],
+        d3 = active[i + 3];
+      const w0 = query[d0] * inv,
+        w1 = query[d1] * inv,
+        w2 = query[d2] * inv,
+        w3 = query[d3] * inv;
+      const b0 = d0 * capacity,
+        b1 = d1 * capacity,
+        b2 = d2 * capacity,
+        b3 = d3 * capacity;
       for (let row = 0; row < n; row++) {
         scores[row] += w0 * data[b0 + row] + w1 * data[b1 + row] + w2 * data[b2 + row] + w3 * data[b3 + row];
       }
@@ -430,7 +448,11 @@ export class InMemoryVectorIndex extends VectorStore {
       (pageContent, i) =>
         new Document({
           pageContent,
-          metadata: { ...(Array.isArray(metadatas) ? (metadatas[i] as Record<string, unknown>) : (metadatas as Record<string, unknown>)) },
+          metadata: {
+            ...(Array.isArray(metadatas)
+              ? (metadatas[i] as Record<string, unknown>)
+              : (metadatas as Record<string, unknown>)),
+          },
         }),
     );
     return InMemoryVectorIndex.fromDocuments(docs, embeddings, options);

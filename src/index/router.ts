@@ -39,11 +39,12 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
  * no value of its own: without it, k tools are always offered). `k` is the settings' `routingK`,
  * whose default lives in src/settings.ts only.
  */
-export const DEFAULT_TOOL_ROUTER: Readonly<Required<Pick<ToolRouterOptions, "partition" | "k" | "alwaysOffer">>> = Object.freeze({
-  partition: DEFAULT_PARTITION,
-  k: DEFAULT_SETTINGS.routingK,
-  alwaysOffer: Object.freeze([]),
-});
+export const DEFAULT_TOOL_ROUTER: Readonly<Required<Pick<ToolRouterOptions, "partition" | "k" | "alwaysOffer">>> =
+  Object.freeze({
+    partition: DEFAULT_PARTITION,
+    k: DEFAULT_SETTINGS.routingK,
+    alwaysOffer: Object.freeze([]),
+  });
 
 /** What routing chose for one request. */
 export interface RoutedTools {
@@ -116,7 +117,10 @@ export class ToolRouter extends BaseRetriever {
     return { offered, always, sticky, tools, allSent };
   }
 
-  override async _getRelevantDocuments(query: string, _runManager?: CallbackManagerForRetrieverRun): Promise<Document[]> {
+  override async _getRelevantDocuments(
+    query: string,
+    _runManager?: CallbackManagerForRetrieverRun,
+  ): Promise<Document[]> {
     const routed = await this.route(query);
     return routed.offered.map(
       (o) => new Document({ pageContent: o.tool, metadata: { tool: o.tool, rank: o.rank, score: o.score } }),

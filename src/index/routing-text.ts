@@ -49,4 +49,3 @@ export function routingTexts(card: RoutedCard): RoutingTexts {
   }
   return { tool: toolParts.filter((p) => p !== "").join("\n"), examples };
 }
-

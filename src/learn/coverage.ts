@@ -45,7 +45,9 @@ export function rankByCoverage(
     // Evidence: the missed requests this wording shares a word with, its own first.
     const cites = [
       miss.requestId,
-      ...misses.filter((m) => m.requestId !== miss.requestId && intersects(own, tokensOf.get(m.requestId))).map((m) => m.requestId),
+      ...misses
+        .filter((m) => m.requestId !== miss.requestId && intersects(own, tokensOf.get(m.requestId)))
+        .map((m) => m.requestId),
     ];
     if (new Set(cites).size < o.minMisses) continue;
     taken.add(key);

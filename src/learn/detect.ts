@@ -163,7 +163,15 @@ export function detect(input: DetectInput): Detection {
   const state = new Map<string, { td: ToolDetection; missAt: number[]; confusionAt: number[] }>();
   for (const tool of input.tools) {
     if (out.has(tool)) continue;
-    const td: ToolDetection = { tool, calls: 0, failures: [], refusedCount: 0, misses: [], confusions: [], successes: [] };
+    const td: ToolDetection = {
+      tool,
+      calls: 0,
+      failures: [],
+      refusedCount: 0,
+      misses: [],
+      confusions: [],
+      successes: [],
+    };
     out.set(tool, td);
     state.set(tool, { td, missAt: [], confusionAt: [] });
   }
@@ -217,7 +225,13 @@ export function detect(input: DetectInput): Detection {
       }
       if (!offered) {
         if (registered.has(served)) {
-          addMiss(withThread<MissedRequest>({ tool: served, requestId: turn.requestId, request: turn.request, how: "served_unoffered" }, turn), at);
+          addMiss(
+            withThread<MissedRequest>(
+              { tool: served, requestId: turn.requestId, request: turn.request, how: "served_unoffered" },
+              turn,
+            ),
+            at,
+          );
         }
         if (first && first.tool !== served && registered.has(first.tool)) {
           const confusion: ConfusedRequest = {
@@ -355,9 +369,7 @@ export function summarizeShapes(calls: readonly CallRecord[]): ArgShapeSummary[]
     name,
     calls: e.calls,
     kinds: [...e.kinds],
-    shapes: [...e.shapes]
-      .map(([shape, count]) => ({ shape, count }))
-      .sort((a, b) => b.count - a.count),
+    shapes: [...e.shapes].map(([shape, count]) => ({ shape, count })).sort((a, b) => b.count - a.count),
   }));
 }
 
@@ -381,7 +393,13 @@ export function evidenceOf(td: ToolDetection): Evidence[] {
     out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
   }
   for (const c of td.confusions) {
-    out.push({ kind: "confused_request", requestId: c.requestId, request: c.request, servedBy: c.servedBy, how: c.how });
+    out.push({
+      kind: "confused_request",
+      requestId: c.requestId,
+      request: c.request,
+      servedBy: c.servedBy,
+      how: c.how,
+    });
   }
   return out;
 }
@@ -390,4 +408,3 @@ function withThread<T extends { threadId?: string }>(item: T, turn: TurnRecord):
   if (turn.threadId !== undefined) item.threadId = turn.threadId;
   return item;
 }
-

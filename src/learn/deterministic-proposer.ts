@@ -126,7 +126,11 @@ export function rankExampleCandidates(
   for (const c of byText.values()) {
     // Similarity to every other missed request; a repeat of the same wording counts (as 1).
     const others = requests.filter((r) => r.id !== c.ids[0]);
-    const sims = others.map((r) => ({ id: r.id, sim: jaccard(c.tokens, r.tokens), shares: intersects(c.tokens, r.tokens) }));
+    const sims = others.map((r) => ({
+      id: r.id,
+      sim: jaccard(c.tokens, r.tokens),
+      shares: intersects(c.tokens, r.tokens),
+    }));
     const mean = others.length === 0 ? 0 : sims.reduce((sum, s) => sum + s.sim, 0) / others.length;
     const own = new Set(c.ids);
     const supporters = sims
@@ -183,10 +187,50 @@ export interface SharedPhraseOptions {
 
 /** Words common in any request that say nothing of its kind. Matched on the lowercased surface word. */
 export const GENERIC_REQUEST_WORDS: ReadonlySet<string> = new Set([
-  "want", "wanted", "need", "needs", "needed", "like", "help", "get", "got", "find", "know", "tell",
-  "show", "give", "make", "look", "see", "use", "thanks", "thank", "hi", "hello", "hey", "ok", "okay",
-  "yes", "yeah", "sure", "again", "try", "trying", "one", "thing", "things", "something", "anything",
-  "today", "now", "right", "go", "going", "able", "way", "also",
+  "want",
+  "wanted",
+  "need",
+  "needs",
+  "needed",
+  "like",
+  "help",
+  "get",
+  "got",
+  "find",
+  "know",
+  "tell",
+  "show",
+  "give",
+  "make",
+  "look",
+  "see",
+  "use",
+  "thanks",
+  "thank",
+  "hi",
+  "hello",
+  "hey",
+  "ok",
+  "okay",
+  "yes",
+  "yeah",
+  "sure",
+  "again",
+  "try",
+  "trying",
+  "one",
+  "thing",
+  "things",
+  "something",
+  "anything",
+  "today",
+  "now",
+  "right",
+  "go",
+  "going",
+  "able",
+  "way",
+  "also",
 ]);
 
 /**
@@ -226,7 +270,9 @@ export function sharedPhrase(
   });
   const df = new Map<string, number>();
   for (const d of docs) for (const s of d.stems) df.set(s, (df.get(s) ?? 0) + 1);
-  const byDf = [...df.keys()].sort((a, b) => (df.get(b) ?? 0) - (df.get(a) ?? 0) || (order.get(a) ?? 0) - (order.get(b) ?? 0));
+  const byDf = [...df.keys()].sort(
+    (a, b) => (df.get(b) ?? 0) - (df.get(a) ?? 0) || (order.get(a) ?? 0) - (order.get(b) ?? 0),
+  );
 
   const chosen: string[] = byDf.filter((s) => df.get(s) === docs.length).slice(0, maxWords);
   const uncovered = new Set(docs.filter((d) => !chosen.some((s) => d.stems.has(s))).map((d) => d.id));
@@ -403,7 +449,9 @@ export class DeterministicProposer implements Proposer {
       if (out.length >= room) break;
       if (confusions.length < minConfusions) continue;
       const found = sharedPhrase(
-        confusions.slice(-(this.options.maxRequestsPerLine ?? 100)).map((c) => ({ id: c.requestId, request: c.request })),
+        confusions
+          .slice(-(this.options.maxRequestsPerLine ?? 100))
+          .map((c) => ({ id: c.requestId, request: c.request })),
         { avoidStems: ownWords, ...this.options.phraseOptions },
       );
       if (!found || found.covered.length < minConfusions) continue;
@@ -417,7 +465,6 @@ export class DeterministicProposer implements Proposer {
 
 // ------------------------------------------------------------------ helpers
 
-
 function fit(text: string, max: number): string | null {
   return text.length <= max ? text : null;
 }
@@ -428,5 +475,3 @@ function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   for (const t of a) if (b.has(t)) shared += 1;
   return shared / (a.size + b.size - shared);
 }
-
-

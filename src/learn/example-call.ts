@@ -120,7 +120,8 @@ export function isSharedFormat(shape: string, options: ExampleCallOptions = {}):
   while (i < shape.length && /[A-Za-z]/.test(shape[i])) i += 1;
   const prefix = i;
   const upper = shape.slice(0, prefix) === shape.slice(0, prefix).toUpperCase();
-  if (prefix > (upper ? Math.max(opts.maxPrefixLetters, opts.maxUpperPrefixLetters) : opts.maxPrefixLetters)) return false;
+  if (prefix > (upper ? Math.max(opts.maxPrefixLetters, opts.maxUpperPrefixLetters) : opts.maxPrefixLetters))
+    return false;
   let masked = 0;
   let separators = 0;
   for (; i < shape.length; i++) {
@@ -136,4 +137,3 @@ export function isSharedFormat(shape: string, options: ExampleCallOptions = {}):
 function uniqueNames(args: readonly ArgShape[]): string[] {
   return [...new Set(args.map((a) => a.name))];
 }
-

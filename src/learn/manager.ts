@@ -15,9 +15,25 @@ import { DeterministicProposer } from "./deterministic-proposer.js";
 import { buildExampleCall } from "./example-call.js";
 import { ModelProposer } from "./model-proposer.js";
 import { buildToolEvidence, type Proposal, type Proposer } from "./proposer.js";
-import { equivalent, evidenceMaps, mergeExamples, type TurnedDown, turnedDownOf, vetExampleCall, vetProposal } from "./vet.js";
+import {
+  equivalent,
+  evidenceMaps,
+  mergeExamples,
+  type TurnedDown,
+  turnedDownOf,
+  vetExampleCall,
+  vetProposal,
+} from "./vet.js";
 import { intersects } from "../text/tokenize.js";
-import { DEFAULT_EXAMPLE_OBJECTIVE, type Displacement, type ExampleObjective, type Probe, type ServedRequest, WhatIf, rankOf } from "./what-if.js";
+import {
+  DEFAULT_EXAMPLE_OBJECTIVE,
+  type Displacement,
+  type ExampleObjective,
+  type Probe,
+  type ServedRequest,
+  WhatIf,
+  rankOf,
+} from "./what-if.js";
 
 /** Who applies a revision under `autoApply`. */
 export const AUTO_APPROVER = "tool-lessons:auto";
@@ -139,7 +155,9 @@ export class LessonManager {
     const names = w.cards.map((c) => c.name);
     const detection = detect({ turns: w.turns, routes, calls: w.calls, tools: names, settings: w.settings });
     const revisionsByTool = groupBy(await this.ledger.listRevisions(partition), (r) => r.tool);
-    const waiting = new Set([...revisionsByTool].filter(([, rs]) => rs.some((r) => r.status === "proposed")).map(([tool]) => tool));
+    const waiting = new Set(
+      [...revisionsByTool].filter(([, rs]) => rs.some((r) => r.status === "proposed")).map(([tool]) => tool),
+    );
     const marks = await this.ledger.reviewMarks(partition);
     const wanted = options.tools ? new Set(options.tools) : undefined;
 
@@ -176,7 +194,8 @@ export class LessonManager {
         failedCount(b.td) - failedCount(a.td) ||
         b.td.misses.length + b.td.confusions.length - (a.td.misses.length + a.td.confusions.length),
     );
-    for (const { card } of due.slice(w.settings.maxTools)) review.skipped.push({ tool: card.name, reason: "over_max_tools" });
+    for (const { card } of due.slice(w.settings.maxTools))
+      review.skipped.push({ tool: card.name, reason: "over_max_tools" });
 
     const key = await this.ledger.fingerprintKey();
     const fingerprints = new Set<string>();
@@ -185,7 +204,13 @@ export class LessonManager {
     const neighbours = w.cards.map((c) => ({ name: c.name, description: c.author.description }));
     const newMarks = new Map<string, string>();
 
-    const whatIf = new WhatIf(this.index, partition, w.settings.routingK, new Map(w.cards.map((c) => [c.name, c])), this.objective.nearDepth);
+    const whatIf = new WhatIf(
+      this.index,
+      partition,
+      w.settings.routingK,
+      new Map(w.cards.map((c) => [c.name, c])),
+      this.objective.nearDepth,
+    );
     const served = w.turns.filter((t) => t.servedBy !== undefined);
     const servedByTool = groupBy(served, (t) => t.servedBy!);
     // Requests routed with a choice before the last card change: routing may offer other tools now.
@@ -195,7 +220,14 @@ export class LessonManager {
     for (const { card, td } of due.slice(0, w.settings.maxTools)) {
       const turnedDown = turnedDownOf(revisionsByTool.get(card.name) ?? []);
       const own = servedByTool.get(card.name) ?? [];
-      const misses = await this.coverMisses(whatIf, card, td, { all: served, own, routedBefore, position }, w.settings, turnedDown);
+      const misses = await this.coverMisses(
+        whatIf,
+        card,
+        td,
+        { all: served, own, routedBefore, position },
+        w.settings,
+        turnedDown,
+      );
       // Only misses routing still misses count, each with what its wording would fix.
       const detection = { ...td, misses: misses.map((m) => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
       const evidence = buildToolEvidence({ card, detection, tools: neighbours, settings: w.settings, turnedDown });
@@ -241,7 +273,13 @@ export class LessonManager {
         displaced: [],
         queriesDisplaced: vetted.displaced,
         evidence: citedEvidence(detection, kept),
-        ranks: await this.ranks(whatIf, card, misses, kept.examples.map((e) => e.text), vetted.displaced),
+        ranks: await this.ranks(
+          whatIf,
+          card,
+          misses,
+          kept.examples.map((e) => e.text),
+          vetted.displaced,
+        ),
         refused,
         proposer: this.proposer.name,
         cardVersionBefore: card.version,
@@ -304,16 +342,24 @@ export class LessonManager {
       );
     }
     const settings = parseSettings(options.config ?? {}, await this.ledger.getSettings(partition));
-    const displacedRequests = await this.displacements(partition, card, revision.queriesAdded, settings, turns);    const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
+    const displacedRequests = await this.displacements(partition, card, revision.queriesAdded, settings, turns);
+    const withdrawn = [...new Set(displacedRequests.map((d) => d.query))];
     const added = revision.queriesAdded.filter((q) => !withdrawn.includes(q));
     const giveWay = yielding(card.learned, added, revision.queriesDisplaced, settings.maxQueries);
 
     const now = Date.now();
     const learned: Learned = {
-      examples: mergeExamples(card.learned.examples, added.map((text) => ({ text, cites: [] })), giveWay, id, now),
+      examples: mergeExamples(
+        card.learned.examples,
+        added.map((text) => ({ text, cites: [] })),
+        giveWay,
+        id,
+        now,
+      ),
       notes: [...card.learned.notes, ...revision.notesAdded.map((text) => ({ text, revisionId: id }))],
       notFor: [...card.learned.notFor, ...revision.avoidAdded.map((n) => ({ ...n, revisionId: id }))],
-      exampleCall: revision.callExample !== null ? { text: revision.callExample, revisionId: id } : card.learned.exampleCall,
+      exampleCall:
+        revision.callExample !== null ? { text: revision.callExample, revisionId: id } : card.learned.exampleCall,
     };
     const applied: Revision = {
       ...revision,
@@ -400,14 +446,16 @@ export class LessonManager {
     );
     let version = revision.cardVersionAfter;
     for (const later of undone) {
-      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version) version = later.cardVersionAfter + 1;
+      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version)
+        version = later.cardVersionAfter + 1;
     }
     return version;
   }
 
   private async requireCard(partition: string, tool: string): Promise<ToolCard> {
     const card = await this.ledger.getCard(partition, tool);
-    if (!card) throw new NotFound(`No tool "${tool}" is registered in partition "${partition}".`, { context: { tool } });
+    if (!card)
+      throw new NotFound(`No tool "${tool}" is registered in partition "${partition}".`, { context: { tool } });
     return card;
   }
 
@@ -442,7 +490,13 @@ export class LessonManager {
     const moved: MissedRequest[] = served.own
       .slice(-MAX_OWN_REQUESTS)
       .filter((t) => served.routedBefore.has(t.requestId) && !known.has(t.requestId))
-      .map((t) => ({ tool: card.name, requestId: t.requestId, request: t.request, how: "no_longer_offered", threadId: t.threadId }));
+      .map((t) => ({
+        tool: card.name,
+        requestId: t.requestId,
+        request: t.request,
+        how: "no_longer_offered",
+        threadId: t.threadId,
+      }));
     const at = (m: MissedRequest): number => served.position.get(m.requestId) ?? -1;
     const current = await whatIf.cardVectors(card.name);
     const open: { miss: MissedRequest; probe: Probe }[] = [];
@@ -462,9 +516,12 @@ export class LessonManager {
       seen.add(text);
       if (turnedDown.examples.some((t) => equivalent(miss.request, t))) continue;
       // It must rest on enough misses it shares a word with (itself included).
-      const cites = open.filter((o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)));
+      const cites = open.filter(
+        (o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)),
+      );
       if (cites.length < settings.minMisses) continue;
-      if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), served.all)) continue;
+      if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), served.all))
+        continue;
       candidates.push(miss);
     }
     const learnedCount = card.learned.examples.filter((e) => e.source === "learned").length;
@@ -487,7 +544,12 @@ export class LessonManager {
       this.objective,
     );
     const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
-    return open.map(({ miss, probe }) => ({ miss, probe, pick: picks.get(miss.requestId)?.pick ?? null, gain: picks.get(miss.requestId)?.gain }));
+    return open.map(({ miss, probe }) => ({
+      miss,
+      probe,
+      pick: picks.get(miss.requestId)?.pick ?? null,
+      gain: picks.get(miss.requestId)?.gain,
+    }));
   }
 
   private async ranks(
@@ -519,7 +581,10 @@ export class LessonManager {
     known?: readonly TurnRecord[],
   ): Promise<Displacement[]> {
     if (added.length === 0) return [];
-    const [cards, turns] = await Promise.all([this.ledger.listCards(partition), known ?? this.ledger.listTurns(partition)]);
+    const [cards, turns] = await Promise.all([
+      this.ledger.listCards(partition),
+      known ?? this.ledger.listTurns(partition),
+    ]);
     const whatIf = new WhatIf(this.index, partition, settings.routingK, new Map(cards.map((c) => [c.name, c])));
     const served = turns.filter((t) => t.servedBy !== undefined);
     const out: Displacement[] = [];
@@ -570,7 +635,12 @@ function failedCount(td: ToolDetection): number {
  * Which synthetic examples give way when only `added` of a revision's examples are applied:
  * those equivalent to an added one, then as many of the rest as the cap needs.
  */
-function yielding(learned: Learned, added: readonly string[], proposed: readonly string[], maxQueries: number): string[] {
+function yielding(
+  learned: Learned,
+  added: readonly string[],
+  proposed: readonly string[],
+  maxQueries: number,
+): string[] {
   const byEquivalence = proposed.filter((s) => added.some((a) => equivalent(a, s)));
   const rest = proposed.filter((s) => !byEquivalence.includes(s));
   const over = learned.examples.length - byEquivalence.length + added.length - maxQueries;
@@ -586,15 +656,28 @@ function citedEvidence(td: ToolDetection, kept: Proposal): Evidence[] {
   for (const f of td.failures) {
     const cited = f.callIds.filter((id) => calls.has(id));
     if (cited.length > 0) {
-      out.push({ kind: "failed_call", callIds: cited, errorClass: f.errorClass, errorMessage: f.errorMessage, argNames: f.argNames });
+      out.push({
+        kind: "failed_call",
+        callIds: cited,
+        errorClass: f.errorClass,
+        errorMessage: f.errorMessage,
+        argNames: f.argNames,
+      });
     }
   }
   for (const m of td.misses) {
-    if (missed.has(m.requestId)) out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
+    if (missed.has(m.requestId))
+      out.push({ kind: "missed_request", requestId: m.requestId, request: m.request, how: m.how });
   }
   for (const c of td.confusions) {
     if (confused.has(c.requestId)) {
-      out.push({ kind: "confused_request", requestId: c.requestId, request: c.request, servedBy: c.servedBy, how: c.how });
+      out.push({
+        kind: "confused_request",
+        requestId: c.requestId,
+        request: c.request,
+        servedBy: c.servedBy,
+        how: c.how,
+      });
     }
   }
   return out;

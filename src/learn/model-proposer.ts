@@ -9,13 +9,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { z } from "zod";
-import {
-  emptyProposal,
-  type Proposal,
-  type ProposalRejection,
-  type Proposer,
-  type ToolEvidence,
-} from "./proposer.js";
+import { emptyProposal, type Proposal, type ProposalRejection, type Proposer, type ToolEvidence } from "./proposer.js";
 import { clip, errorMessage } from "../internal.js";
 
 /** The reply a model must give: the three kinds of lesson, each citing its evidence. */
@@ -159,7 +153,10 @@ export type ParsedReply = { ok: true; proposal: Proposal } | { ok: false; reject
  * Parse a model's text reply: a JSON object, alone or as the only content of one fenced
  * ```json block. Anything around it (chatter) refuses the reply.
  */
-export function parseProposalText(text: string, maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems): ParsedReply {
+export function parseProposalText(
+  text: string,
+  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
+): ParsedReply {
   const trimmed = text.trim();
   const fenced = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n?```$/i.exec(trimmed);
   const body = (fenced ? fenced[1] : trimmed).trim();
@@ -176,7 +173,10 @@ export function parseProposalText(text: string, maxItems: number = DEFAULT_MODEL
 }
 
 /** Check a reply object (from structured output or parsed text) against {@link ProposalReplySchema}. */
-export function parseProposalObject(value: unknown, maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems): ParsedReply {
+export function parseProposalObject(
+  value: unknown,
+  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
+): ParsedReply {
   const parsed = ProposalReplySchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
@@ -262,9 +262,8 @@ function reject(reason: ProposalRejection["reason"], detail: string): ParsedRepl
 }
 
 function modelName(model: BaseChatModel): string {
-  const named: unknown = (model as unknown as { model?: unknown; modelName?: unknown }).model ??
+  const named: unknown =
+    (model as unknown as { model?: unknown; modelName?: unknown }).model ??
     (model as unknown as { modelName?: unknown }).modelName;
   return typeof named === "string" && named.length > 0 ? named : model.getName();
 }
-
-

@@ -166,7 +166,6 @@ export const DEFAULT_BUILD_TOOL_EVIDENCE_OPTIONS: Required<BuildToolEvidenceOpti
   maxNeighbours: 12,
 });
 
-
 /**
  * Assemble what one tool's review sees from its card, its detection and the other registered
  * tools. Successful calls are reduced to their masked shapes here, so no call record (and no
@@ -226,4 +225,3 @@ function pickLimits(s: EvidenceLimits): EvidenceLimits {
     maxLineLength: s.maxLineLength,
   };
 }
-

@@ -158,7 +158,10 @@ export const EXTRA_AIMED_AT_MODEL: readonly AimedPattern[] = [
   { label: "role_marker", pattern: /\b(system|assistant|developer)\s*:/i },
   { label: "command_to_model", pattern: /\byou\s+(must|should|will)\s+now\b|\bdo anything now\b/i },
   { label: "chat_template_token", pattern: /<\|[^|>\s]{1,30}\|>|<\/?(im_start|im_end|endoftext)\b/i },
-  { label: "tool_call_syntax", pattern: /<\/?(function|tool|tool_result|function_results|antml:[a-z_]+)\b[^>]*>|<function\b/i },
+  {
+    label: "tool_call_syntax",
+    pattern: /<\/?(function|tool|tool_result|function_results|antml:[a-z_]+)\b[^>]*>|<function\b/i,
+  },
 ];
 
 /** The label of the first marker of text aimed at the model found in `text`, or `undefined`. */
@@ -180,7 +183,12 @@ export function checkLine(kind: VetKind, text: string, maxLineLength: number): R
   if (text.trim().length === 0) return refuse(kind, text, "empty");
   if (/[\r\n\u2028\u2029\u0085\v\f]/.test(text)) return refuse(kind, text, "multi_line");
   if (text.length > maxLineLength) {
-    return refuse(kind, `${text.slice(0, maxLineLength)}…`, "too_long", `${text.length} characters; at most ${maxLineLength}`);
+    return refuse(
+      kind,
+      `${text.slice(0, maxLineLength)}…`,
+      "too_long",
+      `${text.length} characters; at most ${maxLineLength}`,
+    );
   }
   return null;
 }
@@ -212,7 +220,8 @@ export function checkCitations(
   if (distinct.length === 0) return refuse(kind, text, "no_evidence", `cites no ${what}`);
   const unknown = distinct.filter((id) => !isEvidence(id));
   if (unknown.length > 0) return refuse(kind, text, "no_evidence", `not a ${what} of this tool: ${unknown.join(", ")}`);
-  if (distinct.length < min) return refuse(kind, text, "below_threshold", `cites ${distinct.length} ${what}(s); needs ${min}`);
+  if (distinct.length < min)
+    return refuse(kind, text, "below_threshold", `cites ${distinct.length} ${what}(s); needs ${min}`);
   return null;
 }
 
@@ -233,7 +242,9 @@ export function checkSharedWord(
 ): Refusal | null {
   const words = new Set(tokenize(compared));
   const lacking = requests.filter((r) => !tokenize(r.request).some((t) => words.has(t))).map((r) => r.id);
-  return lacking.length === 0 ? null : refuse(kind, text, "no_shared_word", `shares no word with request(s) ${lacking.join(", ")}`);
+  return lacking.length === 0
+    ? null
+    : refuse(kind, text, "no_shared_word", `shares no word with request(s) ${lacking.join(", ")}`);
 }
 
 /** The parts of a "Not for" line, or `null` when it is not of that shape. */
@@ -259,7 +270,12 @@ export function checkNotForShape(item: ProposedNotFor): Refusal | null {
   const parts = parseNotFor(item.text);
   if (!parts) return refuse("not_for", item.text, "not_for_shape", 'expected "Not for <kind of request>; use <tool>."');
   if (parts.tool !== item.tool) {
-    return refuse("not_for", item.text, "not_for_shape", `the text names "${parts.tool}", the line is for "${item.tool}"`);
+    return refuse(
+      "not_for",
+      item.text,
+      "not_for_shape",
+      `the text names "${parts.tool}", the line is for "${item.tool}"`,
+    );
   }
   return null;
 }
@@ -298,7 +314,11 @@ export function checkCap(kind: VetKind, text: string, count: number, max: number
  * `threshold` (1 = the same token set). Texts with no tokens are equivalent only when their
  * lowercased, whitespace-collapsed forms are equal.
  */
-export function equivalent(a: string, b: string, threshold: number = DEFAULT_VET_OPTIONS.equivalenceThreshold): boolean {
+export function equivalent(
+  a: string,
+  b: string,
+  threshold: number = DEFAULT_VET_OPTIONS.equivalenceThreshold,
+): boolean {
   const left = new Set(tokenize(a));
   const right = new Set(tokenize(b));
   if (left.size === 0 || right.size === 0) {
@@ -322,7 +342,12 @@ export function checkNotSaid(
 ): Refusal | null {
   const same = said.find((k) => equivalent(text, k, threshold));
   if (same === undefined) return null;
-  return refuse(kind, text, reason, reason === "already_kept" ? `repeats "${same}"` : `an operator turned down "${same}"`);
+  return refuse(
+    kind,
+    text,
+    reason,
+    reason === "already_kept" ? `repeats "${same}"` : `an operator turned down "${same}"`,
+  );
 }
 
 // ------------------------------------------------------------------ one item
@@ -364,7 +389,14 @@ function checkText(kind: VetKind, text: string, ctx: VetContext, options: VetOpt
 export function vetNote(note: ProposedNote, ctx: VetContext, options: VetOptions = {}): Refusal | null {
   return (
     checkText("note", note.text, ctx, options) ??
-    checkCitations("note", note.text, note.cites, (id) => ctx.failedCallIds.has(id), settingsOf(ctx).minFailures, "failed call")
+    checkCitations(
+      "note",
+      note.text,
+      note.cites,
+      (id) => ctx.failedCallIds.has(id),
+      settingsOf(ctx).minFailures,
+      "failed call",
+    )
   );
 }
 
@@ -432,7 +464,11 @@ export function vetExampleCall(
   const maxLineLength = ctx.settings?.maxLineLength ?? DEFAULT_SETTINGS.maxLineLength;
   return (
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
-    checkNoValue("example_call", text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text, ctx.containsValue) ??
+    checkNoValue(
+      "example_call",
+      text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text,
+      ctx.containsValue,
+    ) ??
     checkLine("example_call", text, maxLineLength) ??
     checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? []) ??
     checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
@@ -574,7 +610,14 @@ function vetExamples(
       kept.push(example);
       return;
     }
-    refused.push(refuse("example", example.text, "no_room", `${count} of ${settings.maxQueries} examples, none synthetic left to give way`));
+    refused.push(
+      refuse(
+        "example",
+        example.text,
+        "no_room",
+        `${count} of ${settings.maxQueries} examples, none synthetic left to give way`,
+      ),
+    );
   });
   return { kept, refused, displaced };
 }

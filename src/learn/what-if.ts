@@ -371,4 +371,3 @@ export function withExamples(card: ToolCard, add: readonly string[], remove: rea
   ];
   return { ...card, learned: { ...card.learned, examples } };
 }
-

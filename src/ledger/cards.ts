@@ -83,9 +83,15 @@ const LenientExampleSchema = z.union([
 /** A card row read leniently: older or hand-edited rows may lack example sources. */
 const LenientCardSchema = z
   .object({
-    author: z.object({ description: z.string().catch("") }).loose().catch({ description: "" }),
+    author: z
+      .object({ description: z.string().catch("") })
+      .loose()
+      .catch({ description: "" }),
     augmented: z.object({ description: z.string() }).loose().nullable().optional().catch(null),
-    learned: z.object({ examples: z.array(z.unknown()).catch([]) }).loose().catch({ examples: [] }),
+    learned: z
+      .object({ examples: z.array(z.unknown()).catch([]) })
+      .loose()
+      .catch({ examples: [] }),
   })
   .loose();
 
@@ -100,7 +106,9 @@ export function exampleSources(card: ToolCard | Record<string, unknown>): Exampl
   if (!parsed.success) return [];
   const { author, augmented, learned } = parsed.data;
   const augmentedRow =
-    augmented != null && augmented.description.trim() !== "" && augmented.description.trim() !== author.description.trim();
+    augmented != null &&
+    augmented.description.trim() !== "" &&
+    augmented.description.trim() !== author.description.trim();
   const out: ExampleWithSource[] = [];
   for (const raw of learned.examples) {
     const example = LenientExampleSchema.safeParse(raw);
@@ -108,7 +116,8 @@ export function exampleSources(card: ToolCard | Record<string, unknown>): Exampl
     const marker = "source" in example.data ? ExampleSourceSchema.safeParse(example.data.source) : undefined;
     const source: ExampleSource = marker?.success ? marker.data : augmentedRow ? "synthetic" : "unknown";
     const entry: ExampleWithSource = { text: example.data.text, source };
-    if ("revisionId" in example.data && example.data.revisionId !== undefined) entry.revisionId = example.data.revisionId;
+    if ("revisionId" in example.data && example.data.revisionId !== undefined)
+      entry.revisionId = example.data.revisionId;
     if ("addedAt" in example.data && example.data.addedAt !== undefined) entry.addedAt = example.data.addedAt;
     out.push(entry);
   }
@@ -153,4 +162,3 @@ function sortKeys(value: unknown): unknown {
   }
   return value;
 }
-

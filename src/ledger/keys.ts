@@ -69,12 +69,7 @@ export function decodeLabel(label: string): string {
   return decodeURIComponent(label.replace(/~/g, "%"));
 }
 
-export function namespaceFor(
-  root: string,
-  partition: string,
-  collection: Collection,
-  tool?: string,
-): string[] {
+export function namespaceFor(root: string, partition: string, collection: Collection, tool?: string): string[] {
   const ns = [root, encodeLabel(partition), collection];
   if (tool !== undefined) ns.push(encodeLabel(tool));
   return ns;
@@ -95,9 +90,5 @@ export function timeOrderedId(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  return (
-    now.toString(36).padStart(9, "0") +
-    seq.toString(36).padStart(4, "0") +
-    randomBytes(5).toString("hex")
-  );
+  return now.toString(36).padStart(9, "0") + seq.toString(36).padStart(4, "0") + randomBytes(5).toString("hex");
 }

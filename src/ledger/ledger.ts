@@ -59,7 +59,8 @@ export interface LedgerOptions {
 /** Defaults of {@link LedgerOptions}. */
 export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.freeze({
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
-  onWarning: (message: string, context?: Record<string, unknown>) => console.warn(`[tool-lessons] ${message}`, context ?? ""),
+  onWarning: (message: string, context?: Record<string, unknown>) =>
+    console.warn(`[tool-lessons] ${message}`, context ?? ""),
   pageSize: 1_000_000,
   ownsStore: false,
 });

@@ -85,9 +85,10 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<Ledge
 
   const fromEnv = path === undefined && postgresUrl === undefined ? (env ?? readEnv()) : {};
   const url = postgresUrl ?? fromEnv.postgresUrl;
-  const opened = url !== undefined
-    ? await openPostgres(url, postgresSchema)
-    : await openSqlite(resolve(path ?? fromEnv.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path));
+  const opened =
+    url !== undefined
+      ? await openPostgres(url, postgresSchema)
+      : await openSqlite(resolve(path ?? fromEnv.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path));
   return new Ledger(opened, { ...ledgerOptions, ownsStore: true });
 }
 

@@ -271,7 +271,13 @@ export class PostgresLedger extends Ledger {
   private settingUp: Promise<void> | undefined;
 
   private constructor(store: TransactionalPostgresStore, connectionString: string, options: PostgresLedgerOptions) {
-    const { schema, connectionTimeoutMs: _timeout, maxConnections: _max, onIdleError: _onIdle, ...ledgerOptions } = options;
+    const {
+      schema,
+      connectionTimeoutMs: _timeout,
+      maxConnections: _max,
+      onIdleError: _onIdle,
+      ...ledgerOptions
+    } = options;
     super(store, { ...ledgerOptions, ownsStore: true });
     this.connectionString = connectionString;
     this.schema = schema ?? DEFAULT_POSTGRES_STORE_OPTIONS.schema;
@@ -292,10 +298,12 @@ export class PostgresLedger extends Ledger {
    * @throws StoreUnavailable when the server cannot be reached or the schema cannot be created.
    */
   async setup(): Promise<void> {
-    this.settingUp ??= setUp(this.store, this.connectionString, this.schema, { stopOnFailure: false }).catch((error: unknown) => {
-      this.settingUp = undefined;
-      throw error;
-    });
+    this.settingUp ??= setUp(this.store, this.connectionString, this.schema, { stopOnFailure: false }).catch(
+      (error: unknown) => {
+        this.settingUp = undefined;
+        throw error;
+      },
+    );
     return this.settingUp;
   }
 }
@@ -407,7 +415,6 @@ function checkLabels(namespace: string[]): void {
   }
   if (namespace[0] === "langgraph") throw new InvalidInput('The root namespace label "langgraph" is reserved.');
 }
-
 
 /** A server error's five-character SQLSTATE, if the error has one. */
 function sqlState(error: unknown): string | undefined {

@@ -208,16 +208,12 @@ export const RevisionSchema = z.object({
   /** Examples withdrawn on apply because they pushed another tool out of routing. */
   queriesWithdrawn: z.array(z.string()).default([]),
   /** The requests (served by other tools) each withdrawn example would have displaced. */
-  displaced: z
-    .array(z.object({ query: z.string(), request: z.string(), servedBy: z.string() }))
-    .default([]),
+  displaced: z.array(z.object({ query: z.string(), request: z.string(), servedBy: z.string() })).default([]),
   /** Synthetic examples that gave way to learned ones on apply; undo puts them back. */
   queriesDisplaced: z.array(z.string()).default([]),
   evidence: z.array(EvidenceSchema),
   /** For each missed request: the tool's routing rank before and after (null: not offered). */
-  ranks: z.array(
-    z.object({ request: z.string(), before: z.number().nullable(), after: z.number().nullable() }),
-  ),
+  ranks: z.array(z.object({ request: z.string(), before: z.number().nullable(), after: z.number().nullable() })),
   refused: z.array(RefusalSchema),
   /** Which proposer wrote it (`deterministic`, or the model's name). */
   proposer: z.string(),

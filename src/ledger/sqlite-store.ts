@@ -192,8 +192,7 @@ export class SqliteStore extends BaseStore {
         .transaction(() => {
           this.db.exec("CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)");
           const row = this.db.prepare("SELECT MAX(v) AS v FROM store_migrations").get() as
-            | { v: number | null }
-            | undefined;
+            { v: number | null } | undefined;
           const current = row?.v ?? -1;
           const record = this.db.prepare("INSERT INTO store_migrations (v) VALUES (?)");
           for (let v = current + 1; v < MIGRATIONS.length; v += 1) {
@@ -204,8 +203,7 @@ export class SqliteStore extends BaseStore {
         .immediate();
     } catch (error) {
       throw new StoreUnavailable(
-        `Cannot create the SQLite ledger schema in ${JSON.stringify(this.db.name)}: ` +
-          `${errorMessage(error)}.`,
+        `Cannot create the SQLite ledger schema in ${JSON.stringify(this.db.name)}: ` + `${errorMessage(error)}.`,
         { cause: error, context: { path: this.db.name } },
       );
     }
@@ -244,9 +242,7 @@ export class SqliteStore extends BaseStore {
     if (!this.isSetup && this.options.ensureTables) await this.setup();
     const writes = operations.some((op) => "value" in op);
     const now = new Date().toISOString();
-    const run = this.db.transaction((): OpResult[] =>
-      operations.map((op): OpResult => this.execute(op, now)),
-    );
+    const run = this.db.transaction((): OpResult[] => operations.map((op): OpResult => this.execute(op, now)));
     let results: OpResult[];
     try {
       results = writes ? run.immediate() : run.deferred();
@@ -283,10 +279,7 @@ export class SqliteStore extends BaseStore {
   private putOp(op: PutOperation, now: string): undefined {
     const namespace = encodeNamespace(op.namespace, "put");
     if (op.value === null) {
-      this.statement<[string, string]>("DELETE FROM store WHERE namespace = ? AND key = ?").run(
-        namespace,
-        op.key,
-      );
+      this.statement<[string, string]>("DELETE FROM store WHERE namespace = ? AND key = ?").run(namespace, op.key);
       return undefined;
     }
     const value: unknown = op.value;
@@ -316,9 +309,7 @@ export class SqliteStore extends BaseStore {
     const limit = count(op.limit ?? 10, "limit", true);
     const offset = count(op.offset ?? 0, "offset", false);
     if (limit === 0) return [];
-    const prefix = op.namespacePrefix.length
-      ? encodeNamespace(op.namespacePrefix, "search")
-      : undefined;
+    const prefix = op.namespacePrefix.length ? encodeNamespace(op.namespacePrefix, "search") : undefined;
     const filter = op.filter ?? {};
 
     const where: string[] = [];
@@ -344,11 +335,7 @@ export class SqliteStore extends BaseStore {
     const hits: SqliteSearchItem[] = [];
     let skipped = 0;
     for (const row of this.statement<(string | number)[], StoreRow>(sql).iterate(...params)) {
-      if (
-        prefix !== undefined &&
-        row.namespace !== prefix &&
-        !row.namespace.startsWith(prefix + SEPARATOR)
-      ) {
+      if (prefix !== undefined && row.namespace !== prefix && !row.namespace.startsWith(prefix + SEPARATOR)) {
         continue;
       }
       const item = toItem(row);
@@ -373,7 +360,10 @@ export class SqliteStore extends BaseStore {
           context: { matchType: condition.matchType },
         });
       }
-      validateLabels(condition.path.filter((label) => label !== "*"), "listNamespaces");
+      validateLabels(
+        condition.path.filter((label) => label !== "*"),
+        "listNamespaces",
+      );
     }
     const maxDepth = op.maxDepth;
     if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0)) {
@@ -396,9 +386,7 @@ export class SqliteStore extends BaseStore {
         "SELECT DISTINCT namespace FROM store WHERE namespace >= ? AND namespace < ? ORDER BY namespace",
       ).all(p, p + UPPER);
     } else {
-      rows = this.statement<[], { namespace: string }>(
-        "SELECT DISTINCT namespace FROM store ORDER BY namespace",
-      ).all();
+      rows = this.statement<[], { namespace: string }>("SELECT DISTINCT namespace FROM store ORDER BY namespace").all();
     }
 
     const seen = new Set<string>();
@@ -416,9 +404,7 @@ export class SqliteStore extends BaseStore {
     return namespaces.slice(offset, offset + limit);
   }
 
-  private statement<P extends unknown[] = unknown[], R = unknown>(
-    sql: string,
-  ): Database.Statement<P, R> {
+  private statement<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -469,12 +455,7 @@ function encodeNamespace(namespace: readonly string[], operation: string): strin
 }
 
 function count(value: number, name: string, allowInfinity: boolean): number {
-  if (
-    typeof value !== "number" ||
-    Number.isNaN(value) ||
-    value < 0 ||
-    (!allowInfinity && !Number.isFinite(value))
-  ) {
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0 || (!allowInfinity && !Number.isFinite(value))) {
     throw new InvalidInput(`${name} must be a non-negative number, got ${String(value)}.`, {
       context: { [name]: value },
     });
@@ -562,4 +543,3 @@ function isSqliteError(error: unknown): error is Error & { code: string } {
 function typeOf(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }
-

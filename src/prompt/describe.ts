@@ -75,4 +75,3 @@ export function withDescriptions<T extends ToolSource & object>(
     return view;
   });
 }
-

@@ -108,7 +108,9 @@ export function errorInfo(error: unknown): ErrorInfo {
   if (typeof error === "string") return { name: "Error", message: cleanErrorText(error) };
   if (Array.isArray(error)) {
     const text = error
-      .map((part) => (typeof part === "string" ? part : isRecord(part) && typeof part.text === "string" ? part.text : ""))
+      .map((part) =>
+        typeof part === "string" ? part : isRecord(part) && typeof part.text === "string" ? part.text : "",
+      )
       .join(" ");
     return { name: "Error", message: cleanErrorText(text) };
   }
@@ -157,4 +159,3 @@ function isErrorInfo(value: unknown): value is ErrorInfo {
     Object.keys(value).every((k) => k === "name" || k === "message" || k === "status" || k === "code")
   );
 }
-

@@ -79,15 +79,19 @@ export interface ToolLessonsCallbackHandlerOptions {
  * Defaults of {@link ToolLessonsCallbackHandlerOptions} (`ledger` is required; `partition` has no
  * value of its own: without one, the built-in resolver reads the metadata).
  */
-export const DEFAULT_RECORDING_OPTIONS: Readonly<Required<Omit<ToolLessonsCallbackHandlerOptions, "ledger" | "partition">>> =
-  Object.freeze({
-    onError: (error: unknown, context: RecordingErrorContext) =>
-      console.warn(`[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`, error),
-    maxBuffer: 10_000,
-    flushEveryMs: 0,
-    awaitHandlers: true,
-    errorRules: Object.freeze([]),
-  });
+export const DEFAULT_RECORDING_OPTIONS: Readonly<
+  Required<Omit<ToolLessonsCallbackHandlerOptions, "ledger" | "partition">>
+> = Object.freeze({
+  onError: (error: unknown, context: RecordingErrorContext) =>
+    console.warn(
+      `[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`,
+      error,
+    ),
+  maxBuffer: 10_000,
+  flushEveryMs: 0,
+  awaitHandlers: true,
+  errorRules: Object.freeze([]),
+});
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;
@@ -167,7 +171,6 @@ interface Unit {
   root: RootRun;
   records: number;
 }
-
 
 function asString(value: unknown): string | undefined {
   if (typeof value === "string" && value !== "") return value;
@@ -474,7 +477,12 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
   }
 
-  private endTool(runId: string, started: StartedTool, outcome: "success" | "error", error: ErrorInfo | undefined): void {
+  private endTool(
+    runId: string,
+    started: StartedTool,
+    outcome: "success" | "error",
+    error: ErrorInfo | undefined,
+  ): void {
     const { root } = started;
     this.tools.delete(runId);
     this.runs.delete(runId);
@@ -594,7 +602,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
   }
 
-  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<void> {
+  private async write<T>(
+    rows: T[],
+    append: (rows: T[]) => Promise<unknown>,
+    counter: "calls" | "turns",
+  ): Promise<void> {
     if (rows.length === 0) return;
     try {
       await append(rows);
@@ -666,7 +678,6 @@ function argsFromInput(input: string | undefined): Record<string, unknown> {
     return { input };
   }
 }
-
 
 /**
  * The records of a finished run: its calls in order, then its turn. Every text is masked

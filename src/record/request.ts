@@ -24,7 +24,6 @@ export interface HumanTurn {
 
 const HUMAN_TYPES = new Set(["human", "user", "humanmessage", "humanmessagechunk"]);
 
-
 /** The message list of a run input or state: `{ messages }`, a list, or one message. */
 export function messagesOf(input: unknown): unknown[] | undefined {
   if (Array.isArray(input)) return input;

@@ -20,8 +20,15 @@ const AIMED_AT_MODEL: readonly AimedPattern[] = [
       /\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|all|any|your|system)\b[^.\n]{0,20}\b(instructions?|prompts?|messages?|rules?|directions?|guidelines?)\b/i,
   },
   { label: "new_instructions", pattern: /\b(new|updated|real|hidden)\s+(system\s+)?instructions?\s*:/i },
-  { label: "persona_switch", pattern: /\b(you are now|from now on,? you|pretend (to be|you are)|act as (an?|the) (ai|assistant|model|system))\b/i },
-  { label: "prompt_probe", pattern: /\b(system prompt|developer (message|prompt)|reveal your (prompt|instructions))\b/i },
+  {
+    label: "persona_switch",
+    pattern:
+      /\b(you are now|from now on,? you|pretend (to be|you are)|act as (an?|the) (ai|assistant|model|system))\b/i,
+  },
+  {
+    label: "prompt_probe",
+    pattern: /\b(system prompt|developer (message|prompt)|reveal your (prompt|instructions))\b/i,
+  },
   { label: "role_marker", pattern: /(^|\n)\s*(system|assistant|user|human|developer|tool)\s*:/i },
   {
     label: "chat_template_token",

@@ -345,7 +345,7 @@ export function createTextMasker(values?: unknown): TextMasker {
     }
     let out = "";
     let kept = 0;
-    for (let i = 0; i < toks.length; ) {
+    for (let i = 0; i < toks.length;) {
       let matched = 0;
       for (let n = Math.min(longest, toks.length - i); n >= 1 && matched === 0; n -= 1) {
         let phrase = toks[i].norm;

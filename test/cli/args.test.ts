@@ -62,8 +62,22 @@ describe("tool-lessons argument errors", () => {
   });
 
   it("a bad number exits 2 naming the option and the value", async () => {
-    for (const [option, value] of [["--k", "five"], ["--cycles", "0"], ["--k", "-1"], ["--cycles", "2.5"]]) {
-      const run = await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, `${option}=${value}`);
+    for (const [option, value] of [
+      ["--k", "five"],
+      ["--cycles", "0"],
+      ["--k", "-1"],
+      ["--cycles", "2.5"],
+    ]) {
+      const run = await runCli(
+        "simulate",
+        "--tools",
+        tools,
+        "--traffic",
+        traffic,
+        "--eval",
+        evaluation,
+        `${option}=${value}`,
+      );
       expect(run.code).toBe(2);
       expect(oneLine(run.stderr)).toContain(`${option} must be a positive integer; got ${JSON.stringify(value)}`);
     }
@@ -77,7 +91,17 @@ describe("tool-lessons argument errors", () => {
     let run = await runCli("simulate", "--tools", tools, "--queries", queries, "--eval-folds", "one");
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain("--eval-folds must be comma-separated fold numbers");
-    run = await runCli("simulate", "--tools", tools, "--queries", queries, "--traffic-folds", "1,2", "--eval-folds", "1");
+    run = await runCli(
+      "simulate",
+      "--tools",
+      tools,
+      "--queries",
+      queries,
+      "--traffic-folds",
+      "1,2",
+      "--eval-folds",
+      "1",
+    );
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain("fold 1 is in both --traffic-folds and --eval-folds");
     run = await runCli("simulate", "--tools", tools, "--queries", queries);
@@ -112,7 +136,9 @@ describe("tool-lessons argument errors", () => {
   it("unknown options, commands and missing arguments exit 2; --help exits 0", async () => {
     let run = await runCli("review", "--frobnicate");
     expect(run.code).toBe(2);
-    expect(oneLine(run.stderr)).toBe("tool-lessons review: unknown option --frobnicate. See `tool-lessons review --help`.");
+    expect(oneLine(run.stderr)).toBe(
+      "tool-lessons review: unknown option --frobnicate. See `tool-lessons review --help`.",
+    );
     run = await runCli("teach");
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toMatch(/unknown command "teach"/);
@@ -132,7 +158,18 @@ describe("tool-lessons argument errors", () => {
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain("--postgres must be a postgres:// or postgresql:// connection string");
 
-    for (const command of ["simulate", "review", "apply", "dismiss", "undo", "history", "flags", "configure", "cards", "partitions"]) {
+    for (const command of [
+      "simulate",
+      "review",
+      "apply",
+      "dismiss",
+      "undo",
+      "history",
+      "flags",
+      "configure",
+      "cards",
+      "partitions",
+    ]) {
       run = await runCli(command, "--help");
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Usage: tool-lessons ${command}`));

@@ -28,7 +28,10 @@ async function seed(ledger: Ledger): Promise<void> {
   const partition = "default";
   // Routing offers one tool, as the route records say.
   await ledger.configure(partition, { routingK: 1 });
-  const missed = ["any cheap plane ticket to lisbon, weather permitting", "a plane ticket to oslo for friday, whatever the weather"];
+  const missed = [
+    "any cheap plane ticket to lisbon, weather permitting",
+    "a plane ticket to oslo for friday, whatever the weather",
+  ];
   for (const [i, request] of missed.entries()) {
     const requestId = `miss-${i}`;
     const threadId = `thread-${i}`;
@@ -44,10 +47,27 @@ async function seed(ledger: Ledger): Promise<void> {
       },
     ]);
     await ledger.appendCalls([
-      { partition, tool: "search_flights", runId: `run-${i}`, threadId, requestId, args: dateArg("####-##-##"), fingerprints: [], outcome: "success", source: "api" },
+      {
+        partition,
+        tool: "search_flights",
+        runId: `run-${i}`,
+        threadId,
+        requestId,
+        args: dateArg("####-##-##"),
+        fingerprints: [],
+        outcome: "success",
+        source: "api",
+      },
     ]);
     await ledger.appendTurns([
-      { partition, threadId, requestId, request, calls: [{ tool: "search_flights", outcome: "success" }], servedBy: "search_flights" },
+      {
+        partition,
+        threadId,
+        requestId,
+        request,
+        calls: [{ tool: "search_flights", outcome: "success" }],
+        servedBy: "search_flights",
+      },
     ]);
   }
   await ledger.appendCalls(
@@ -106,8 +126,12 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     expect(out).toContain('partition "default": 1 revision proposed');
     const id = /revision (\S+) {2}search_flights {2}\[proposed\]/.exec(out)?.[1];
     expect(id).toBeDefined();
-    expect(out).toMatch(/examples added:\n {4}\+ "(any cheap plane ticket to lisbon, weather permitting|a plane ticket to oslo for friday, whatever the weather)"/);
-    expect(out).toMatch(/notes added:\n {4}\+ "date must look like ####-##-##; calls with ##\/##\/#### were refused \(validation\)\."/);
+    expect(out).toMatch(
+      /examples added:\n {4}\+ "(any cheap plane ticket to lisbon, weather permitting|a plane ticket to oslo for friday, whatever the weather)"/,
+    );
+    expect(out).toMatch(
+      /notes added:\n {4}\+ "date must look like ####-##-##; calls with ##\/##\/#### were refused \(validation\)\."/,
+    );
     expect(out).toContain("evidence:       2 failed calls, 2 missed requests, 0 confused requests");
     expect(out).toContain('validation x2: "date must be an ISO date" (args: date)');
     expect(out).toMatch(/routing rank of missed requests \(before -> after\):\n {4}not offered {2}-> {2}#\d/);
@@ -132,7 +156,9 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
 
     const again = await runCli("apply", id!, "--by", "alice", "--ledger", path);
     expect(again.code).toBe(1);
-    expect(again.stderr.trim()).toBe(`tool-lessons apply: Revision ${id} is applied; only a proposed revision can be applied.`);
+    expect(again.stderr.trim()).toBe(
+      `tool-lessons apply: Revision ${id} is applied; only a proposed revision can be applied.`,
+    );
 
     const undo = await runCli("undo", "search_flights", "--by", "bob", "--ledger", path);
     expect(undo.code, undo.stderr).toBe(0);
@@ -147,7 +173,9 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     expect(history.stdout).toContain("approved by:    alice");
     expect(history.stdout).toContain("undone by:      bob");
     expect(history.stdout).toContain("card version:   1 -> 2");
-    const revisions: Revision[] = JSON.parse((await runCli("history", "search_flights", "--ledger", path, "--json")).stdout);
+    const revisions: Revision[] = JSON.parse(
+      (await runCli("history", "search_flights", "--ledger", path, "--json")).stdout,
+    );
     expect(revisions.map((r) => [r.id, r.status, r.approvedBy, r.closedBy])).toEqual([[id, "undone", "alice", "bob"]]);
 
     const nothing = await runCli("undo", "search_flights", "--by", "bob", "--ledger", path);
@@ -172,7 +200,9 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
       expect.objectContaining({ tool: "get_weather", flag: "retrieved_never_called", offeredTurns: 2, calls: 0 }),
     ]);
     run = await runCli("flags", "--ledger", path, "--set", "minOffers=1");
-    expect(run.stdout).toMatch(/^tool\s+flag\s+offered\s+calls\s+routed turns\nget_weather\s+retrieved_never_called\s+2\s+0\s+2\n$/);
+    expect(run.stdout).toMatch(
+      /^tool\s+flag\s+offered\s+calls\s+routed turns\nget_weather\s+retrieved_never_called\s+2\s+0\s+2\n$/,
+    );
 
     run = await runCli("partitions", "--ledger", path);
     expect(run.stdout.trim()).toBe("default");

@@ -20,10 +20,25 @@ describe("tool-lessons simulate", () => {
   afterAll(() => tmp.cleanup());
 
   it("--json prints one JSON object with the documented keys, and learning helps", async () => {
-    const run = await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json");
+    const run = await runCli(
+      "simulate",
+      "--tools",
+      tools,
+      "--traffic",
+      traffic,
+      "--eval",
+      evaluation,
+      "--k",
+      "2",
+      "--cycles",
+      "2",
+      "--json",
+    );
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout);
-    expect(Object.keys(report)).toEqual(expect.arrayContaining(["before", "after", "lessons", "maxExamplesPerTool", "perTool", "k", "cycles", "seconds"]));
+    expect(Object.keys(report)).toEqual(
+      expect.arrayContaining(["before", "after", "lessons", "maxExamplesPerTool", "perTool", "k", "cycles", "seconds"]),
+    );
     expect(Object.keys(report.before).sort()).toEqual([...SCORE_KEYS].sort());
     expect(Object.keys(report.after).sort()).toEqual([...SCORE_KEYS].sort());
     expect(Object.keys(report.lessons).sort()).toEqual(["examplesAdded", "notForAdded", "withdrawn"]);
@@ -39,11 +54,41 @@ describe("tool-lessons simulate", () => {
   });
 
   it("splits one --queries file by fold like separate --traffic and --eval files", async () => {
-    const run = await runCli("simulate", "--tools", tools, "--queries", queries, "--traffic-folds", "2", "--eval-folds", "1", "--k", "2", "--cycles", "2", "--json");
+    const run = await runCli(
+      "simulate",
+      "--tools",
+      tools,
+      "--queries",
+      queries,
+      "--traffic-folds",
+      "2",
+      "--eval-folds",
+      "1",
+      "--k",
+      "2",
+      "--cycles",
+      "2",
+      "--json",
+    );
     expect(run.code, run.stderr).toBe(0);
     const split = JSON.parse(run.stdout);
     const separate = JSON.parse(
-      (await runCli("simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json")).stdout,
+      (
+        await runCli(
+          "simulate",
+          "--tools",
+          tools,
+          "--traffic",
+          traffic,
+          "--eval",
+          evaluation,
+          "--k",
+          "2",
+          "--cycles",
+          "2",
+          "--json",
+        )
+      ).stdout,
     );
     expect(split.before).toEqual(separate.before);
     expect(split.after).toEqual(separate.after);
@@ -64,7 +109,20 @@ describe("tool-lessons simulate", () => {
   });
 
   it("--shuffle replays in a seeded order (same seed, same result) and --set reaches the settings", async () => {
-    const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json"];
+    const args = [
+      "simulate",
+      "--tools",
+      tools,
+      "--traffic",
+      traffic,
+      "--eval",
+      evaluation,
+      "--k",
+      "2",
+      "--cycles",
+      "2",
+      "--json",
+    ];
     const a = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
     const b = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
     expect(a.after).toEqual(b.after);
@@ -88,7 +146,20 @@ describe("tool-lessons simulate", () => {
   });
 
   it("--center reaches the index: the same traffic routes differently with examples centered", async () => {
-    const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--cycles", "2", "--json"];
+    const args = [
+      "simulate",
+      "--tools",
+      tools,
+      "--traffic",
+      traffic,
+      "--eval",
+      evaluation,
+      "--k",
+      "2",
+      "--cycles",
+      "2",
+      "--json",
+    ];
     const runs = [await runCli(...args), await runCli(...args, "--center", "1")];
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
     const [plain, centered] = runs.map((run) => JSON.parse(run.stdout));

@@ -114,7 +114,10 @@ describe("examples/quickstart (npm run demo)", () => {
     const texts = rows.flatMap((r) => [r.namespace, r.key, ...stringLeaves(JSON.parse(r.value))]).map(tokens);
     for (const value of PLANTED) {
       const needle = tokens(value);
-      expect(texts.filter((t) => t.includes(needle)), value).toEqual([]);
+      expect(
+        texts.filter((t) => t.includes(needle)),
+        value,
+      ).toEqual([]);
     }
     // The raw file too (the letters-only values cannot turn up in a hash or id by chance).
     const files = [summary.ledgerPath, `${summary.ledgerPath}-wal`].filter((f) => existsSync(f));

@@ -19,7 +19,9 @@ class CapturingModel extends ScriptedChatModel {
   described: Record<string, string>[] = [];
   override bindTools(tools: unknown[] = []): this {
     this.bound.push(tools.map((t) => (t as { name: string }).name));
-    this.described.push(Object.fromEntries(tools.map((t) => [(t as { name: string }).name, (t as { description: string }).description])));
+    this.described.push(
+      Object.fromEntries(tools.map((t) => [(t as { name: string }).name, (t as { description: string }).description])),
+    );
     return this;
   }
 }
@@ -40,12 +42,18 @@ async function build(ledger = new Ledger(new InMemoryStore()), onError?: (error:
   const index = new ToolIndex({ ledger });
   const router = new ToolRouter({ index, k: 2 });
   const model = new CapturingModel(
-    planScript((step, messages) => (step === 0 && /password/.test(String(messages.at(-1)?.content)) ? [{ name: "reset_password", args: { q: "x" } }] : undefined)),
+    planScript((step, messages) =>
+      step === 0 && /password/.test(String(messages.at(-1)?.content))
+        ? [{ name: "reset_password", args: { q: "x" } }]
+        : undefined,
+    ),
   );
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("route", createRouteNode({ router, ledger, onError }))
     .addNode("agent", async (state, config) => ({
-      messages: [await bindRoutedTools(model, TOOLS, state.routedTools, state.routedCards).invoke(state.messages, config)],
+      messages: [
+        await bindRoutedTools(model, TOOLS, state.routedTools, state.routedCards).invoke(state.messages, config),
+      ],
     }))
     .addNode("tools", new ToolNode(TOOLS))
     .addEdge(START, "route")
@@ -80,7 +88,10 @@ describe("route node", () => {
     const { model, graph } = await build();
     const config = { configurable: { thread_id: "t2" }, metadata: {} };
     const first = await graph.invoke({ messages: [new HumanMessage("reset my password")] }, config);
-    const messages: BaseMessage[] = [...first.messages, new HumanMessage("and where is my parcel, tracking number please")];
+    const messages: BaseMessage[] = [
+      ...first.messages,
+      new HumanMessage("and where is my parcel, tracking number please"),
+    ];
     expect(toolsInUse(messages)).toEqual(["reset_password"]);
     await graph.invoke({ messages }, config);
     const last = model.bound.at(-1)!;
@@ -95,7 +106,10 @@ describe("route node", () => {
     await ledger.putCard({ ...card, learned: { ...card.learned, notes: [{ text: note, revisionId: "r1" }] } });
 
     const ask = (user: string) =>
-      graph.invoke({ messages: [new HumanMessage("I forgot my password, please reset it")] }, { configurable: { thread_id: `t-${user}` }, metadata: { user_id: user } });
+      graph.invoke(
+        { messages: [new HumanMessage("I forgot my password, please reset it")] },
+        { configurable: { thread_id: `t-${user}` }, metadata: { user_id: user } },
+      );
     await ask("ann");
     expect(model.described.at(-1)!.reset_password).toContain(`Learned from use:\n- ${note}`);
     // Both model steps of the turn (the tool call, then the answer) saw the same description.
@@ -115,7 +129,10 @@ describe("route node", () => {
     ledger.getCards = async () => {
       throw new Error("store down");
     };
-    const result = await graph.invoke({ messages: [new HumanMessage("I forgot my password, please reset it")] }, { configurable: { thread_id: "t3" } });
+    const result = await graph.invoke(
+      { messages: [new HumanMessage("I forgot my password, please reset it")] },
+      { configurable: { thread_id: "t3" } },
+    );
     expect(result.messages.at(-1)?.content).toBeTruthy();
     expect(errors.map(String)).toContain("Error: store down");
     expect(model.described[0].reset_password).toBe(TOOLS[0].description);

@@ -23,8 +23,10 @@ export function postgresUnavailableReason(): Promise<string | null> {
       return null;
     } catch (error) {
       const detail = error instanceof AggregateError ? error.errors.map(String).join("; ") : String(error);
-      return `Postgres at ${POSTGRES_URL} is not reachable (${detail}). Start it ` +
-        "(`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`) or set POSTGRES_URL.";
+      return (
+        `Postgres at ${POSTGRES_URL} is not reachable (${detail}). Start it ` +
+        "(`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`) or set POSTGRES_URL."
+      );
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -69,12 +69,23 @@ export function planScript(
     const calls = plan(stepOf(messages), messages);
     const usage =
       options.tokensPerStep !== undefined
-        ? { usage_metadata: { input_tokens: options.tokensPerStep - 10, output_tokens: 10, total_tokens: options.tokensPerStep } }
+        ? {
+            usage_metadata: {
+              input_tokens: options.tokensPerStep - 10,
+              output_tokens: 10,
+              total_tokens: options.tokensPerStep,
+            },
+          }
         : {};
     if (!calls || calls.length === 0) return new AIMessage({ content: options.final ?? "done", ...usage });
     return new AIMessage({
       content: "",
-      tool_calls: calls.map((c) => ({ id: `call_${randomUUID()}`, name: c.name, args: c.args, type: "tool_call" as const })),
+      tool_calls: calls.map((c) => ({
+        id: `call_${randomUUID()}`,
+        name: c.name,
+        args: c.args,
+        type: "tool_call" as const,
+      })),
       ...usage,
     });
   };

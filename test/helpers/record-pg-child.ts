@@ -30,7 +30,9 @@ async function main(): Promise<void> {
     const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(String(e)) });
     const model = new ScriptedChatModel(
       planScript((step) =>
-        step < steps ? Array.from({ length: calls }, (_, i) => ({ name: "echo", args: { n: step * 10 + i } })) : undefined,
+        step < steps
+          ? Array.from({ length: calls }, (_, i) => ({ name: "echo", args: { n: step * 10 + i } }))
+          : undefined,
       ),
     );
     const graph = buildAgent({ model, tools: [echoTool] });

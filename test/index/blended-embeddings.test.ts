@@ -2,14 +2,22 @@ import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
 import { BlendedEmbeddings } from "../../src/index/blended-embeddings.js";
 import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
-import { SemanticWordEmbeddings, WordVectorsUnavailable, loadWordVectors, type WordVectorTable } from "../../src/index/word-embeddings.js";
+import {
+  SemanticWordEmbeddings,
+  WordVectorsUnavailable,
+  loadWordVectors,
+  type WordVectorTable,
+} from "../../src/index/word-embeddings.js";
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 
 /** A three-dimensional toy table: films and movies are near, banks are elsewhere. */
 const table: WordVectorTable = {
   dimension: 3,
-  get: (word) => ({ film: [1, 0.1, 0], movie: [0.9, 0.2, 0], watch: [0.5, 0.5, 0], bank: [0, 0, 1] } as Record<string, number[]>)[word],
+  get: (word) =>
+    (({ film: [1, 0.1, 0], movie: [0.9, 0.2, 0], watch: [0.5, 0.5, 0], bank: [0, 0, 1] }) as Record<string, number[]>)[
+      word
+    ],
 };
 
 describe("SemanticWordEmbeddings", () => {
@@ -32,7 +40,9 @@ describe("SemanticWordEmbeddings", () => {
   it("fails with a typed error naming the install command when the package is missing", async () => {
     const e = new SemanticWordEmbeddings({ packageName: "tool-lessons-no-such-word-vectors" });
     await expect(e.embedQuery("film")).rejects.toThrow(WordVectorsUnavailable);
-    await expect(loadWordVectors("tool-lessons-no-such-word-vectors")).rejects.toThrow(/npm install tool-lessons-no-such-word-vectors/);
+    await expect(loadWordVectors("tool-lessons-no-such-word-vectors")).rejects.toThrow(
+      /npm install tool-lessons-no-such-word-vectors/,
+    );
   });
 });
 
@@ -60,6 +70,8 @@ describe("BlendedEmbeddings", () => {
 
   it("refuses no parts and non-positive weights", () => {
     expect(() => new BlendedEmbeddings({ parts: [] })).toThrow(InvalidInput);
-    expect(() => new BlendedEmbeddings({ parts: [{ embeddings: new LexicalEmbeddings(), weight: 0 }] })).toThrow(InvalidInput);
+    expect(() => new BlendedEmbeddings({ parts: [{ embeddings: new LexicalEmbeddings(), weight: 0 }] })).toThrow(
+      InvalidInput,
+    );
   });
 });

@@ -75,9 +75,12 @@ describe("ChromaVectorIndex on a real server", () => {
     expect(index._vectorstoreType()).toBe("tool-lessons-chroma");
     await index.addDocuments(toolDocs("p1"), { ids: TOOLS.map(([id]) => id) });
     expect(await index.count()).toBe(TOOLS.length);
-    await index.addDocuments([new Document({ pageContent: "Check the forecast and rain radar", metadata: { tool: "get_weather", v: 2 } })], {
-      ids: ["get_weather"],
-    });
+    await index.addDocuments(
+      [new Document({ pageContent: "Check the forecast and rain radar", metadata: { tool: "get_weather", v: 2 } })],
+      {
+        ids: ["get_weather"],
+      },
+    );
     expect(await index.count()).toBe(TOOLS.length);
     const [weather] = await index.getByIds(["get_weather"]);
     expect(weather.pageContent).toBe("Check the forecast and rain radar");
@@ -89,9 +92,12 @@ describe("ChromaVectorIndex on a real server", () => {
 
   it("stores documents without metadata", async (ctx) => {
     const index = await freshIndex(ctx);
-    await index.addDocuments([new Document({ pageContent: "plain text" }), new Document({ pageContent: "tagged", metadata: { a: 1 } })], {
-      ids: ["plain", "tagged"],
-    });
+    await index.addDocuments(
+      [new Document({ pageContent: "plain text" }), new Document({ pageContent: "tagged", metadata: { a: 1 } })],
+      {
+        ids: ["plain", "tagged"],
+      },
+    );
     const [plain, tagged] = await index.getByIds(["plain", "tagged"]);
     expect(plain.metadata).toEqual({});
     expect(tagged.metadata).toEqual({ a: 1 });
@@ -146,7 +152,9 @@ describe("ChromaVectorIndex on a real server", () => {
   it("refuses nested metadata with a typed error and stores nothing of that batch", async (ctx) => {
     const index = await freshIndex(ctx);
     const bad = new Document({ pageContent: "x", metadata: { nested: { a: 1 } } });
-    await expect(index.addDocuments([new Document({ pageContent: "ok" }), bad], { ids: ["ok", "bad"] })).rejects.toThrow(InvalidInput);
+    await expect(
+      index.addDocuments([new Document({ pageContent: "ok" }), bad], { ids: ["ok", "bad"] }),
+    ).rejects.toThrow(InvalidInput);
     expect(await index.count()).toBe(0);
   });
 

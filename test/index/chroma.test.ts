@@ -40,7 +40,12 @@ describe("toFlatMetadata", () => {
 describe("ChromaVectorIndex without a server", () => {
   it("fails with StoreUnavailable that says how to start one", async () => {
     const port = await freePort();
-    const index = new ChromaVectorIndex({ embeddings: new LexicalEmbeddings(), collectionName: "nowhere", host: "127.0.0.1", port });
+    const index = new ChromaVectorIndex({
+      embeddings: new LexicalEmbeddings(),
+      collectionName: "nowhere",
+      host: "127.0.0.1",
+      port,
+    });
     const error = await index.setup().then(
       () => undefined,
       (e: unknown) => e,
@@ -52,6 +57,8 @@ describe("ChromaVectorIndex without a server", () => {
   });
 
   it("refuses a missing collection name", () => {
-    expect(() => new ChromaVectorIndex({ embeddings: new LexicalEmbeddings(), collectionName: "" })).toThrow(InvalidInput);
+    expect(() => new ChromaVectorIndex({ embeddings: new LexicalEmbeddings(), collectionName: "" })).toThrow(
+      InvalidInput,
+    );
   });
 });

@@ -5,10 +5,15 @@ import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
 import { InMemoryVectorIndex, matchesMetadataFilter } from "../../src/index/memory-vector-store.js";
 import { seededRandom as rng } from "../../src/internal.js";
 
-
 const cosine = (a: number[], b: number[]) => {
-  let d = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) { d += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  let d = 0,
+    na = 0,
+    nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    d += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
   return na === 0 || nb === 0 ? 0 : d / Math.sqrt(na * nb);
 };
 
@@ -23,7 +28,15 @@ describe("InMemoryVectorIndex", () => {
 
   it("returns cosine similarity, higher first", async () => {
     const index = new InMemoryVectorIndex(embeddings);
-    await index.addVectors([[1, 0], [0.6, 0.8], [-1, 0]], [doc("a"), doc("b"), doc("c")], { ids: ["a", "b", "c"] });
+    await index.addVectors(
+      [
+        [1, 0],
+        [0.6, 0.8],
+        [-1, 0],
+      ],
+      [doc("a"), doc("b"), doc("c")],
+      { ids: ["a", "b", "c"] },
+    );
     const hits = await index.similaritySearchVectorWithScore([2, 0], 3);
     expect(hits.map(([d]) => d.id)).toEqual(["a", "b", "c"]);
     expect(hits.map(([, s]) => s)).toEqual([expect.closeTo(1, 6), expect.closeTo(0.6, 6), expect.closeTo(-1, 6)]);
@@ -31,7 +44,14 @@ describe("InMemoryVectorIndex", () => {
 
   it("upserts by id: the same id replaces text, metadata and vector", async () => {
     const index = new InMemoryVectorIndex(embeddings);
-    await index.addVectors([[1, 0], [0, 1]], [doc("old", { v: 1, gone: true }), doc("other")], { ids: ["x", "y"] });
+    await index.addVectors(
+      [
+        [1, 0],
+        [0, 1],
+      ],
+      [doc("old", { v: 1, gone: true }), doc("other")],
+      { ids: ["x", "y"] },
+    );
     await index.addVectors([[0, 1]], [doc("new", { v: 2 })], { ids: ["x"] });
     expect(await index.count()).toBe(2);
     const [x] = await index.getByIds(["x"]);
@@ -59,9 +79,12 @@ describe("InMemoryVectorIndex", () => {
   it("deletes by ids and by filter, and keeps the rest searchable", async () => {
     const index = new InMemoryVectorIndex(embeddings, { initialCapacity: 1 });
     const texts = ["book a hotel", "find flights", "weather today", "send an email", "stock price"];
-    await index.addDocuments(texts.map((t, i) => doc(t, { partition: i % 2 === 0 ? "p1" : "p2" })), {
-      ids: texts.map((_, i) => `t${i}`),
-    });
+    await index.addDocuments(
+      texts.map((t, i) => doc(t, { partition: i % 2 === 0 ? "p1" : "p2" })),
+      {
+        ids: texts.map((_, i) => `t${i}`),
+      },
+    );
     await index.delete({ ids: ["t0", "missing"] });
     expect(await index.count()).toBe(4);
     expect(await index.getByIds(["t0", "t1"])).toHaveLength(1);
@@ -79,7 +102,12 @@ describe("InMemoryVectorIndex", () => {
 
   it("filters by metadata equality (several keys, any-of arrays) and by predicate", async () => {
     const index = new InMemoryVectorIndex(embeddings);
-    const vectors = [[1, 0], [0.9, 0.1], [0.8, 0.2], [0.7, 0.3]];
+    const vectors = [
+      [1, 0],
+      [0.9, 0.1],
+      [0.8, 0.2],
+      [0.7, 0.3],
+    ];
     const docs = [
       doc("a", { partition: "p1", kind: "tool" }),
       doc("b", { partition: "p2", kind: "tool" }),
@@ -115,7 +143,11 @@ describe("InMemoryVectorIndex", () => {
       const ids = Array.from({ length: 150 }, () => `id${Math.floor(random() * 400)}`);
       const vectors = ids.map(() => vec());
       const parts = ids.map(() => (random() < 0.5 ? "p1" : "p2"));
-      await index.addVectors(vectors, ids.map((id, i) => doc(id, { partition: parts[i] })), { ids });
+      await index.addVectors(
+        vectors,
+        ids.map((id, i) => doc(id, { partition: parts[i] })),
+        { ids },
+      );
       ids.forEach((id, i) => truth.set(id, { v: vectors[i], p: parts[i] }));
       const gone = [...truth.keys()].filter(() => random() < 0.1);
       await index.delete({ ids: gone });

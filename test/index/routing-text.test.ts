@@ -1,6 +1,6 @@
-import { describe,expect,it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cardFromTool } from "../../src/ledger/cards.js";
-import { routingText,routingTexts } from "../../src/index/routing-text.js";
+import { routingText, routingTexts } from "../../src/index/routing-text.js";
 import { learnedCard } from "../helpers/cards.js";
 
 describe("routingText", () => {
@@ -25,7 +25,10 @@ describe("routingText", () => {
   });
 
   it("falls back to the author's description and splits MCP-style names", () => {
-    const card = cardFromTool({ name: "fs/readFile", description: "Read a file.", schema: { type: "object", properties: { path: {} } } }, "p");
+    const card = cardFromTool(
+      { name: "fs/readFile", description: "Read a file.", schema: { type: "object", properties: { path: {} } } },
+      "p",
+    );
     expect(routingTexts(card)).toEqual({ tool: "fs/readFile\nfs read file\nRead a file.\npath", examples: [] });
   });
 

@@ -15,7 +15,13 @@ const TOOLS = [
   { name: "track_package", description: "Track a parcel shipment by its tracking number" },
   { name: "github.create_issue", description: "Open an issue in a GitHub repository" },
 ];
-const REQUESTS = ["a room in Rome for next weekend", "will it rain tomorrow", "where is my parcel", "open a bug report on the repo", "100 dollars in euros"];
+const REQUESTS = [
+  "a room in Rome for next weekend",
+  "will it rain tomorrow",
+  "where is my parcel",
+  "open a bug report on the repo",
+  "100 dollars in euros",
+];
 
 let server: ChromaServer | undefined;
 let skipReason: string | undefined;
@@ -41,7 +47,10 @@ function chromaIndex(ctx: TestContext, ledger: Ledger): ToolIndex {
   }
   const { host, port } = server;
   const collectionName = `tools_${process.pid}_${seq++}`;
-  return new ToolIndex({ ledger, vectorStore: (embeddings) => new ChromaVectorIndex({ host, port, collectionName, embeddings }) });
+  return new ToolIndex({
+    ledger,
+    vectorStore: (embeddings) => new ChromaVectorIndex({ host, port, collectionName, embeddings }),
+  });
 }
 
 /** Top-3 per request, tools with a positive score only (ties at 0 are broken arbitrarily by a server). */

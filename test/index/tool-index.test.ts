@@ -37,7 +37,9 @@ describe("ToolIndex", () => {
   it("keeps partitions apart: a tool registered in one is never offered in another", async () => {
     const ledger = new Ledger(new InMemoryStore());
     await registerTools(ledger, TOOLS.slice(0, 3), { partition: "a" });
-    await registerTools(ledger, [{ name: "private_tool", description: "Track a parcel for tenant b only." }], { partition: "b" });
+    await registerTools(ledger, [{ name: "private_tool", description: "Track a parcel for tenant b only." }], {
+      partition: "b",
+    });
     const index = new ToolIndex({ ledger });
     const inA = await index.route("a", "track my parcel", { k: 10 });
     const inB = await index.route("b", "track my parcel", { k: 10 });
@@ -81,12 +83,25 @@ describe("ToolIndex", () => {
       ToolIndex.bestScore(await index.embedRequest("p1", request), await index.cardVectors("p1", withExamples(texts)));
     const none = await score([]);
     const one = await score(["stuff never arrived"]);
-    const four = await score(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"]);
+    const four = await score([
+      "stuff never arrived",
+      "parcel never arrived",
+      "where is my stuff",
+      "stuff not here yet",
+    ]);
     expect(none).toBeLessThan(one);
     expect(one).toBeLessThan(four);
     // The tool part always keeps a share: the tool still matches its own description's words.
     const own = await index.embedRequest("p1", "carrier tracking number");
-    expect(ToolIndex.bestScore(own, await index.cardVectors("p1", withExamples(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"])))).toBeGreaterThan(0.2);
+    expect(
+      ToolIndex.bestScore(
+        own,
+        await index.cardVectors(
+          "p1",
+          withExamples(["stuff never arrived", "parcel never arrived", "where is my stuff", "stuff not here yet"]),
+        ),
+      ),
+    ).toBeGreaterThan(0.2);
   });
 
   it("embeds a tool part once: what-if vectors with other examples reuse it and equal a fresh index's", async () => {
@@ -105,7 +120,10 @@ describe("ToolIndex", () => {
     const variant = (examples: string[], description = card.author.description) => ({
       ...card,
       author: { ...card.author, description },
-      learned: { ...card.learned, examples: examples.map((text) => ({ text, source: "learned" as const, addedAt: 1 })) },
+      learned: {
+        ...card.learned,
+        examples: examples.map((text) => ({ text, source: "learned" as const, addedAt: 1 })),
+      },
     });
     embedded.length = 0;
     const a = await index.cardVectors("p1", variant(["stuff never arrived"]));
@@ -166,7 +184,10 @@ describe("ToolIndex", () => {
     expect(plain[1].score).toBeGreaterThan(0.15);
     expect(centered[1].score).toBeLessThan(plain[1].score / 2);
     // A tool's own learned words still bring it first, as strongly as before.
-    for (const [tool, words] of [["refund_order", "I was charged twice"], ["reset_password", "locked out of my account"]]) {
+    for (const [tool, words] of [
+      ["refund_order", "I was charged twice"],
+      ["reset_password", "locked out of my account"],
+    ]) {
       const [a, b] = [await route(0, words), await route(1, words)];
       expect(a[0].tool).toBe(tool);
       expect(b[0].tool).toBe(tool);
@@ -182,7 +203,9 @@ describe("ToolIndex", () => {
       learned: {
         ...card.learned,
         notes: [{ text: "zebra quantum marmalade", revisionId: "r1" }],
-        notFor: [{ text: "Not for zebra quantum marmalade; use track_shipment.", tool: "track_shipment", revisionId: "r1" }],
+        notFor: [
+          { text: "Not for zebra quantum marmalade; use track_shipment.", tool: "track_shipment", revisionId: "r1" },
+        ],
       },
     });
     await index.upsertCards("p1", [saved]);
@@ -228,7 +251,10 @@ describe("ToolIndex", () => {
     const card = (await ledger.getCard("p1", "refund_order"))!;
     await ledger.putCard({
       ...card,
-      learned: { ...card.learned, examples: [{ text: "charge reversal for a double payment", source: "learned", addedAt: 1 }] },
+      learned: {
+        ...card.learned,
+        examples: [{ text: "charge reversal for a double payment", source: "learned", addedAt: 1 }],
+      },
     });
     const index = new ToolIndex({ ledger, mode: "examples" });
     const offers = await index.route("p1", "charge reversal for a double payment", { k: 3 });

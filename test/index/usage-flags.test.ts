@@ -25,7 +25,9 @@ describe("usageFlags", () => {
   it("flags a tool offered in minOffers routed turns and never called", () => {
     const routes = [...times(5, () => route(["set_rvf", "lookup"])), ...times(3, () => route(["lookup"]))];
     const flags = usageFlags({ routes, calls: [{ tool: "lookup" }], tools: ["set_rvf", "lookup"] });
-    expect(flags).toEqual([{ tool: "set_rvf", flag: "retrieved_never_called", offeredTurns: 5, calls: 0, routedTurns: 8 }]);
+    expect(flags).toEqual([
+      { tool: "set_rvf", flag: "retrieved_never_called", offeredTurns: 5, calls: 0, routedTurns: 8 },
+    ]);
   });
 
   it("does not flag below minOffers, or once the tool was called", () => {
@@ -33,16 +35,18 @@ describe("usageFlags", () => {
     expect(usageFlags({ routes: four, tools: ["set_rvf"] })).toEqual([]);
     const five = times(5, () => route(["set_rvf"]));
     expect(usageFlags({ routes: five, calls: [{ tool: "set_rvf" }], tools: ["set_rvf"] })).toEqual([]);
-    expect(usageFlags({ routes: five, turns: [{ calls: [{ tool: "set_rvf", outcome: "error" }] }], tools: ["set_rvf"] })).toEqual([]);
+    expect(
+      usageFlags({ routes: five, turns: [{ calls: [{ tool: "set_rvf", outcome: "error" }] }], tools: ["set_rvf"] }),
+    ).toEqual([]);
   });
 
   it("flags a tool never offered and never called over minTurns routed turns", () => {
     const nineteen = times(19, () => route(["lookup"]));
     expect(usageFlags({ routes: nineteen, tools: ["request_cat_export"] })).toEqual([]);
     const twenty = [...nineteen, route(["lookup"])];
-    expect(usageFlags({ routes: twenty, calls: [{ tool: "lookup" }], tools: ["request_cat_export", "lookup"] })).toEqual([
-      { tool: "request_cat_export", flag: "never_retrieved", offeredTurns: 0, calls: 0, routedTurns: 20 },
-    ]);
+    expect(
+      usageFlags({ routes: twenty, calls: [{ tool: "lookup" }], tools: ["request_cat_export", "lookup"] }),
+    ).toEqual([{ tool: "request_cat_export", flag: "never_retrieved", offeredTurns: 0, calls: 0, routedTurns: 20 }]);
   });
 
   it("counts nothing on turns where every tool was sent", () => {
@@ -63,7 +67,10 @@ describe("usageFlags", () => {
     expect(usageFlags({ routes, tools: ["new_tool"], settings })).toHaveLength(1);
     const registeredAt = { new_tool: routes[5].at };
     expect(usageFlags({ routes, tools: ["new_tool"], settings, registeredAt })).toEqual([]);
-    expect(usageFlags({ routes, tools: ["lookup"], settings })[0]).toMatchObject({ flag: "retrieved_never_called", offeredTurns: 10 });
+    expect(usageFlags({ routes, tools: ["lookup"], settings })[0]).toMatchObject({
+      flag: "retrieved_never_called",
+      offeredTurns: 10,
+    });
   });
 
   it("reports the larger call count when calls and turns disagree, and flags only listed tools", () => {

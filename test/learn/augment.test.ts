@@ -71,7 +71,11 @@ const BAD_REPLIES: [label: string, reply: string, code: string][] = [
   ["empty description", withExamples(EXAMPLES, ""), "empty_text"],
   ["blank example", withExamples([...EXAMPLES.slice(0, 5), "   "]), "empty_text"],
   ["duplicate example", withExamples([...EXAMPLES.slice(0, 5), EXAMPLES[0]]), "duplicate_example"],
-  ["duplicate up to case and punctuation", withExamples([...EXAMPLES.slice(0, 5), "Where is my claim at?"]), "duplicate_example"],
+  [
+    "duplicate up to case and punctuation",
+    withExamples([...EXAMPLES.slice(0, 5), "Where is my claim at?"]),
+    "duplicate_example",
+  ],
   ["over-long example", withExamples([...EXAMPLES.slice(0, 5), `claim ${"status ".repeat(40)}`]), "too_long"],
   ["over-long description", withExamples(EXAMPLES, `Find claims ${"quickly ".repeat(60)}`), "too_long"],
   ["multi-line description", withExamples(EXAMPLES, "Find a claim.\nAlso pays it."), "multi_line"],
@@ -104,7 +108,12 @@ describe("augmentTool", () => {
   });
 
   it("accepts whitespace around the JSON and trims each text", async () => {
-    const { model } = scripted(`\n  ${withExamples(EXAMPLES.map((e) => ` ${e} `), " Find a claim. ")}\n`);
+    const { model } = scripted(
+      `\n  ${withExamples(
+        EXAMPLES.map((e) => ` ${e} `),
+        " Find a claim. ",
+      )}\n`,
+    );
     const { card, refused } = await augmentTool(freshCard(), model);
     expect(refused).toBeUndefined();
     expect(card.augmented?.description).toBe("Find a claim.");
@@ -152,7 +161,12 @@ describe("augmentTool", () => {
     card.augmentationRefused = "not_json: earlier";
     card.learned.examples = [
       { text: "old synthetic", source: "synthetic", addedAt: 1 },
-      ...["a", "b", "c", "d", "e", "f", "g", "h"].map((t) => ({ text: `learned ${t}`, source: "learned" as const, revisionId: "r", addedAt: 2 })),
+      ...["a", "b", "c", "d", "e", "f", "g", "h"].map((t) => ({
+        text: `learned ${t}`,
+        source: "learned" as const,
+        revisionId: "r",
+        addedAt: 2,
+      })),
       { text: EXAMPLES[0], source: "learned", revisionId: "r", addedAt: 2 },
     ];
     const { model } = scripted(GOOD);

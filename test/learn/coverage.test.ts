@@ -20,13 +20,23 @@ describe("rankByCoverage", () => {
   it("drops a pick resting on fewer than minMisses misses, one already kept, and stops at the limit", () => {
     // "weather in Paris" shares no word with another miss.
     expect(rankByCoverage(MISSES, "", { minMisses: 2 }).map((c) => c.text)).not.toContain("weather in Paris");
-    expect(rankByCoverage(MISSES, "", { exclude: ["i want my MONEY back"] }).map((c) => c.text)).toEqual(["money back for the blender"]);
+    expect(rankByCoverage(MISSES, "", { exclude: ["i want my MONEY back"] }).map((c) => c.text)).toEqual([
+      "money back for the blender",
+    ]);
     expect(rankByCoverage(MISSES, "", { limit: 1 })).toHaveLength(1);
   });
 
   it("proposes nothing when routing chose nothing, and ranks by wording when routing was not asked", () => {
-    expect(rankByCoverage(MISSES.map((m) => ({ ...m, pick: null })), "")).toEqual([]);
-    const unasked = rankByCoverage(MISSES.map(({ requestId, request }) => ({ requestId, request })), "");
+    expect(
+      rankByCoverage(
+        MISSES.map((m) => ({ ...m, pick: null })),
+        "",
+      ),
+    ).toEqual([]);
+    const unasked = rankByCoverage(
+      MISSES.map(({ requestId, request }) => ({ requestId, request })),
+      "",
+    );
     expect(unasked.length).toBeGreaterThan(0);
   });
 });

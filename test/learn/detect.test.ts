@@ -15,10 +15,19 @@ function one(result: ReturnType<typeof detect>, tool: string) {
 describe("detect: failures", () => {
   it("groups failed calls by error class and masked message, with ids and argument names", () => {
     const calls = [
-      call("start_recovery", "error", [str("claim_ref", "######")], { errorClass: "validation", errorMessage: "claim_ref must match CW-######" }),
+      call("start_recovery", "error", [str("claim_ref", "######")], {
+        errorClass: "validation",
+        errorMessage: "claim_ref must match CW-######",
+      }),
       call("start_recovery", "success", [str("claim_ref", "CW-######"), num("file_mb")]),
-      call("start_recovery", "error", [str("claim_ref", "######"), num("file_mb")], { errorClass: "validation", errorMessage: "claim_ref must match CW-######" }),
-      call("start_recovery", "error", [str("claim_ref", "CW-######")], { errorClass: "rate_limit", errorMessage: "slow down" }),
+      call("start_recovery", "error", [str("claim_ref", "######"), num("file_mb")], {
+        errorClass: "validation",
+        errorMessage: "claim_ref must match CW-######",
+      }),
+      call("start_recovery", "error", [str("claim_ref", "CW-######")], {
+        errorClass: "rate_limit",
+        errorMessage: "slow down",
+      }),
       call("start_recovery", "error", [], {}),
     ];
     const td = one(detect({ turns: [], routes: [], calls, tools: TOOLS }), "start_recovery");
@@ -32,7 +41,10 @@ describe("detect: failures", () => {
       argNames: ["claim_ref", "file_mb"],
     });
     expect(first.shapes[0]).toMatchObject({ name: "claim_ref", calls: 2, shapes: [{ shape: "######", count: 2 }] });
-    expect(td.failures.find((f) => f.callIds[0] === calls[4].id)).toMatchObject({ errorClass: "unknown", errorMessage: "" });
+    expect(td.failures.find((f) => f.callIds[0] === calls[4].id)).toMatchObject({
+      errorClass: "unknown",
+      errorMessage: "",
+    });
     // rate_limit is not a refusal of the arguments; validation and unknown are.
     expect(td.refusedCount).toBe(3);
     expect(td.successes.map((c) => c.id)).toEqual([calls[1].id]);
@@ -40,8 +52,13 @@ describe("detect: failures", () => {
   });
 
   it("reads only the newest maxCallsPerTool calls of each tool, whatever the input order", () => {
-    const calls = Array.from({ length: 6 }, () => call("send_email", "error", [], { errorClass: "validation", errorMessage: "bad" }));
-    const td = one(detect({ turns: [], routes: [], calls: [...calls].reverse(), tools: TOOLS, settings: { maxCallsPerTool: 4 } }), "send_email");
+    const calls = Array.from({ length: 6 }, () =>
+      call("send_email", "error", [], { errorClass: "validation", errorMessage: "bad" }),
+    );
+    const td = one(
+      detect({ turns: [], routes: [], calls: [...calls].reverse(), tools: TOOLS, settings: { maxCallsPerTool: 4 } }),
+      "send_email",
+    );
     expect(td.calls).toBe(4);
     expect(td.failures[0].callIds).toEqual(calls.slice(2).map((c) => c.id));
   });
@@ -59,7 +76,13 @@ describe("detect: missed requests", () => {
     const routes = [route("q1", ["lookup_claim", "send_email"])];
     const td = one(detect({ turns, routes, calls: [], tools: TOOLS }), "start_recovery");
     expect(td.misses).toEqual([
-      { tool: "start_recovery", requestId: "q1", request: "open a recovery on the claim", how: "served_unoffered", threadId: "th1" },
+      {
+        tool: "start_recovery",
+        requestId: "q1",
+        request: "open a recovery on the claim",
+        how: "served_unoffered",
+        threadId: "th1",
+      },
     ]);
   });
 
@@ -135,7 +158,13 @@ describe("detect: confused requests", () => {
     const routes = [route("q1", ["start_recovery", "lookup_claim"])];
     const result = detect({ turns, routes, calls: [], tools: TOOLS });
     expect(one(result, "start_recovery").confusions).toEqual([
-      { tool: "start_recovery", requestId: "q1", request: "refer this large loss", servedBy: "refer_llu", how: "ranked_first" },
+      {
+        tool: "start_recovery",
+        requestId: "q1",
+        request: "refer this large loss",
+        servedBy: "refer_llu",
+        how: "ranked_first",
+      },
     ]);
     expect(one(result, "refer_llu").misses.map((m) => m.how)).toEqual(["served_unoffered"]);
   });
@@ -148,7 +177,9 @@ describe("detect: confused requests", () => {
     const routes = [route("q1", ["lookup_claim", "start_recovery"]), route("q2", ["lookup_claim", "refer_llu"])];
     const result = detect({ turns, routes, calls: [], tools: TOOLS });
     expect(one(result, "lookup_claim").confusions).toEqual([]);
-    expect(one(result, "start_recovery").confusions.map((c) => [c.requestId, c.servedBy])).toEqual([["q1", "refer_llu"]]);
+    expect(one(result, "start_recovery").confusions.map((c) => [c.requestId, c.servedBy])).toEqual([
+      ["q1", "refer_llu"],
+    ]);
   });
 
   it("reports each request once per tool, and uses the newest turn record of a request", () => {
@@ -172,7 +203,13 @@ describe("evidenceOf", () => {
     const turns = [turn("q1", "mail them", []), turn("q2", "email them", [{ tool: "send_email" }])];
     const evidence = evidenceOf(one(detect({ turns, routes: [], calls, tools: TOOLS }), "send_email"));
     expect(evidence).toEqual([
-      { kind: "failed_call", callIds: [calls[0].id], errorClass: "validation", errorMessage: "bad address", argNames: ["to"] },
+      {
+        kind: "failed_call",
+        callIds: [calls[0].id],
+        errorClass: "validation",
+        errorMessage: "bad address",
+        argNames: ["to"],
+      },
       { kind: "missed_request", requestId: "q1", request: "mail them", how: "re_asked" },
     ]);
   });

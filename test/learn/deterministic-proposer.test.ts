@@ -23,16 +23,24 @@ const group = (over: Partial<FailureGroup> = {}): FailureGroup => ({
   shapes: [{ name: "claim_ref", calls: 2, kinds: ["string"], shapes: [{ shape: "######", count: 2 }] }],
   ...over,
 });
-const accepted = [{ name: "claim_ref", calls: 3, kinds: ["string" as const], shapes: [{ shape: "CW-######", count: 3 }] }];
+const accepted = [
+  { name: "claim_ref", calls: 3, kinds: ["string" as const], shapes: [{ shape: "CW-######", count: 3 }] },
+];
 
 describe("usageNote", () => {
   it("says which format works and which was refused", () => {
-    expect(usageNote(group(), accepted)).toBe("claim_ref must look like CW-######; calls with ###### were refused (validation).");
+    expect(usageNote(group(), accepted)).toBe(
+      "claim_ref must look like CW-######; calls with ###### were refused (validation).",
+    );
   });
 
   it("never shows a refused shape that is not a format", () => {
-    const g = group({ shapes: [{ name: "claim_ref", calls: 2, kinds: ["string"], shapes: [{ shape: "Sarah-**", count: 2 }] }] });
-    expect(usageNote(g, accepted)).toBe("claim_ref must look like CW-######; calls with another format were refused (validation).");
+    const g = group({
+      shapes: [{ name: "claim_ref", calls: 2, kinds: ["string"], shapes: [{ shape: "Sarah-**", count: 2 }] }],
+    });
+    expect(usageNote(g, accepted)).toBe(
+      "claim_ref must look like CW-######; calls with another format were refused (validation).",
+    );
   });
 
   it("falls back to the error class and masked message, within maxLength", () => {
@@ -112,8 +120,14 @@ describe("sharedPhrase", () => {
 /** A small claims desk: start_recovery is refused without the CW- prefix, missed for "subrogation", and confused with refer_llu. */
 function claimsDesk() {
   const calls = [
-    call("start_recovery", "error", maskArgs({ claim_ref: "104233" }), { errorClass: "validation", errorMessage: "claim_ref is invalid" }),
-    call("start_recovery", "error", maskArgs({ claim_ref: "998812" }), { errorClass: "validation", errorMessage: "claim_ref is invalid" }),
+    call("start_recovery", "error", maskArgs({ claim_ref: "104233" }), {
+      errorClass: "validation",
+      errorMessage: "claim_ref is invalid",
+    }),
+    call("start_recovery", "error", maskArgs({ claim_ref: "998812" }), {
+      errorClass: "validation",
+      errorMessage: "claim_ref is invalid",
+    }),
     call("start_recovery", "success", maskArgs({ claim_ref: "CW-104233", file_mb: 3 })),
     call("start_recovery", "success", maskArgs({ claim_ref: "CW-555555", file_mb: 12 })),
   ];
@@ -147,10 +161,15 @@ describe("DeterministicProposer", () => {
 
     const proposal = await new DeterministicProposer().propose(evidence);
     expect(proposal.notes).toEqual([
-      { text: "claim_ref must look like CW-######; calls with ###### were refused (validation).", cites: [desk.calls[0].id, desk.calls[1].id] },
+      {
+        text: "claim_ref must look like CW-######; calls with ###### were refused (validation).",
+        cites: [desk.calls[0].id, desk.calls[1].id],
+      },
     ]);
     expect(proposal.examples.map((e) => e.text)).toContain("kick off subrogation on claim CW-######");
-    expect(proposal.notFor).toEqual([{ text: "Not for large loss requests; use refer_llu.", tool: "refer_llu", cites: ["q5", "q7"] }]);
+    expect(proposal.notFor).toEqual([
+      { text: "Not for large loss requests; use refer_llu.", tool: "refer_llu", cites: ["q5", "q7"] },
+    ]);
 
     const result = vetProposal(proposal, {
       tool: "start_recovery",
@@ -189,9 +208,15 @@ describe("DeterministicProposer", () => {
       turn("q3", "claim recovery for the warehouse loss", [{ tool: "start_recovery" }], { threadId: "b" }),
       turn("q4", "refer the warehouse", [{ tool: "refer_llu" }], { threadId: "b" }),
     ];
-    const td = detect({ calls: [], turns, routes: [], tools: ["start_recovery", "refer_llu"] }).tools.get("start_recovery");
+    const td = detect({ calls: [], turns, routes: [], tools: ["start_recovery", "refer_llu"] }).tools.get(
+      "start_recovery",
+    );
     if (!td) throw new Error("no detection");
-    const evidence = buildToolEvidence({ card: card("start_recovery", {}, "Start a recovery on a claim."), detection: td, tools: [] });
+    const evidence = buildToolEvidence({
+      card: card("start_recovery", {}, "Start a recovery on a claim."),
+      detection: td,
+      tools: [],
+    });
     const [line] = (await new DeterministicProposer().propose(evidence)).notFor;
     expect(line.text).toBe("Not for loss requests; use refer_llu.");
   });
@@ -201,7 +226,9 @@ describe("DeterministicProposer", () => {
     const td = detect(desk).tools.get("start_recovery");
     if (!td) throw new Error("no detection");
     const evidence = buildToolEvidence({ card: card("start_recovery"), detection: td, tools: [] });
-    const proposer = new DeterministicProposer({ rankExamples: () => [{ text: "picked", cites: ["q1", "q3"], score: 1, novelWords: [] }] });
+    const proposer = new DeterministicProposer({
+      rankExamples: () => [{ text: "picked", cites: ["q1", "q3"], score: 1, novelWords: [] }],
+    });
     expect((await proposer.propose(evidence)).examples).toEqual([{ text: "picked", cites: ["q1", "q3"] }]);
   });
 });

@@ -42,7 +42,10 @@ describe("buildExampleCall", () => {
   });
 
   it("shows <text> for a shared shape with too much fixed", () => {
-    const successes = [call("t", "success", [str("ref", "CUSTOMER-##")]), call("t", "success", [str("ref", "CUSTOMER-##")])];
+    const successes = [
+      call("t", "success", [str("ref", "CUSTOMER-##")]),
+      call("t", "success", [str("ref", "CUSTOMER-##")]),
+    ];
     expect(buildExampleCall(successes, 2, 2)).toBe('Example call: {"ref": "<text>"}');
   });
 });

@@ -69,7 +69,11 @@ export function route(requestId: string, offered: string[], extra: Partial<Route
   };
 }
 
-export function card(name: string, learned: Partial<ToolCard["learned"]> = {}, description = `The ${name} tool.`): ToolCard {
+export function card(
+  name: string,
+  learned: Partial<ToolCard["learned"]> = {},
+  description = `The ${name} tool.`,
+): ToolCard {
   return {
     v: 1,
     partition: "p",

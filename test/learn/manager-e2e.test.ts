@@ -87,7 +87,14 @@ class AgentModel extends BaseChatModel<AgentModelCallOptions> {
       step < plan.length
         ? new AIMessage({
             content: "",
-            tool_calls: [{ id: `call_${this.received.length}`, name: "lookup_order", args: { order_id: plan[step] }, type: "tool_call" }],
+            tool_calls: [
+              {
+                id: `call_${this.received.length}`,
+                name: "lookup_order",
+                args: { order_id: plan[step] },
+                type: "tool_call",
+              },
+            ],
           })
         : new AIMessage("Your order is in transit.");
     return { generations: [{ text: message.text, message }] };
@@ -109,7 +116,10 @@ async function allRows(store: BaseStore): Promise<string[]> {
   return [...rows.values()];
 }
 
-const backends: { name: string; open: () => Promise<{ store: BaseStore; files?: string; close: () => Promise<void> }> }[] = [
+const backends: {
+  name: string;
+  open: () => Promise<{ store: BaseStore; files?: string; close: () => Promise<void> }>;
+}[] = [
   {
     name: "InMemoryStore",
     open: async () => ({ store: new InMemoryStore(), close: async () => undefined }),
@@ -163,7 +173,9 @@ describe.each(backends)("learning end to end on a real LangGraph agent ($name)",
           { configurable: { thread_id: `thread-${runs}` }, metadata: { user_id: "u-7" }, callbacks: [recorder] },
         );
         await recorder.flush();
-        const calls = (await ledger.listCalls(partition, { tool: "lookup_order" })).filter((c) => c.threadId === `thread-${runs}`);
+        const calls = (await ledger.listCalls(partition, { tool: "lookup_order" })).filter(
+          (c) => c.threadId === `thread-${runs}`,
+        );
         return { sent: model.received[from], calls };
       };
 
@@ -185,7 +197,12 @@ describe.each(backends)("learning end to end on a real LangGraph agent ($name)",
       const proposed = review.revisions[0];
       const note = "order_id must look like ORD-#####; calls with ##### were refused (validation).";
       const example = 'Example call: {"order_id": "ORD-#####"}';
-      expect(proposed).toMatchObject({ tool: "lookup_order", status: "proposed", notesAdded: [note], callExample: example });
+      expect(proposed).toMatchObject({
+        tool: "lookup_order",
+        status: "proposed",
+        notesAdded: [note],
+        callExample: example,
+      });
       expect(proposed.evidence).toEqual([
         {
           kind: "failed_call",

@@ -61,7 +61,10 @@ const TOOLS = [lookupOrder, refundOrder, sendEmail, trackParcel, cancelOrder];
  * Wordings routing does not send to refund_order: they share words with track_parcel and
  * send_email and none with refund_order (checked where it matters).
  */
-const MONEY_BACK = ["I want my money back for the broken blender parcel, email me", "email me: money back on the kettle parcel"];
+const MONEY_BACK = [
+  "I want my money back for the broken blender parcel, email me",
+  "email me: money back on the kettle parcel",
+];
 
 /** A tool call as the agent made it: raw arguments, and the error it got, if any. */
 interface Call {
@@ -89,7 +92,10 @@ async function world(
   await ledger.configure(P, { routingK: 2, ...options.settings });
   const augmented = TOOLS.filter((t) => options.augment?.tools.includes(t.name));
   if (options.augment) await registerTools(ledger, augmented, { augment: true, model: options.augment.model });
-  await registerTools(ledger, TOOLS.filter((t) => !augmented.includes(t)));
+  await registerTools(
+    ledger,
+    TOOLS.filter((t) => !augmented.includes(t)),
+  );
   const index = new ToolIndex({ ledger, examples: options.examples });
   const manager = new LessonManager({
     ledger,
@@ -121,7 +127,9 @@ async function world(
         ? opts.offered.map((tool, i) => ({ tool, rank: i + 1, score: 1 - i / 10 }))
         : await index.route(P, request, { k });
       offered = offers.map((o) => o.tool);
-      await ledger.appendRoutes([{ partition: P, threadId, requestId, request: masked, offered: offers, allSent: false, k }]);
+      await ledger.appendRoutes([
+        { partition: P, threadId, requestId, request: masked, offered: offers, allSent: false, k },
+      ]);
     }
     const records = await ledger.appendCalls(
       calls.map((c) => ({
@@ -134,7 +142,9 @@ async function world(
         args: maskArgs(c.args),
         fingerprints: valueFingerprints(c.args, key),
         outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-        ...(c.error !== undefined ? { errorClass: c.errorClass ?? "validation", errorMessage: maskText(c.error, values) } : {}),
+        ...(c.error !== undefined
+          ? { errorClass: c.errorClass ?? "validation", errorMessage: maskText(c.error, values) }
+          : {}),
         source: "api" as const,
       })),
     );
@@ -282,7 +292,9 @@ describe("LessonManager.review", () => {
   it("writes a usage note only on minFailures failed calls, citing them", async () => {
     const w = await world();
     const [first] = await w.lookupsWithoutPrefix(1);
-    await w.turn("status of order ORD-11111", [{ tool: "lookup_order", args: { order_id: "ORD-11111" } }], { routed: false });
+    await w.turn("status of order ORD-11111", [{ tool: "lookup_order", args: { order_id: "ORD-11111" } }], {
+      routed: false,
+    });
     const one = await w.manager.review();
     expect(one.revisions).toEqual([]);
 
@@ -290,7 +302,9 @@ describe("LessonManager.review", () => {
     const two = await w.manager.review();
     const revision = only(two.revisions);
     expect(revision).toMatchObject({ tool: "lookup_order", status: "proposed", proposer: "deterministic" });
-    expect(revision.notesAdded).toEqual(["order_id must look like ORD-#####; calls with ##### were refused (validation)."]);
+    expect(revision.notesAdded).toEqual([
+      "order_id must look like ORD-#####; calls with ##### were refused (validation).",
+    ]);
     expect(revision.callExample).toBe('Example call: {"order_id": "ORD-#####"}');
     expect(revision.evidence).toEqual([
       {
@@ -361,11 +375,16 @@ describe("LessonManager.review", () => {
     ]) {
       const threadId = `courier-${digits}`;
       await w.turn(first, [{ tool: "lookup_order", args: { order_id: `ORD-${digits}` } }], { threadId, routed: false });
-      await w.turn(again, [{ tool: "track_parcel", args: { tracking_no: `TRK-${digits}` } }], { threadId, routed: false });
+      await w.turn(again, [{ tool: "track_parcel", args: { tracking_no: `TRK-${digits}` } }], {
+        threadId,
+        routed: false,
+      });
     }
     const review = await w.manager.review({ tools: ["lookup_order"] });
     const revision = only(review.revisions);
-    expect(revision.avoidAdded).toEqual([{ text: "Not for courier delivery requests; use track_parcel.", tool: "track_parcel" }]);
+    expect(revision.avoidAdded).toEqual([
+      { text: "Not for courier delivery requests; use track_parcel.", tool: "track_parcel" },
+    ]);
     expect(revision.evidence.map((e) => e.kind)).toEqual(["confused_request", "confused_request"]);
     expect(revision.evidence.every((e) => e.kind === "confused_request" && e.servedBy === "track_parcel")).toBe(true);
   });
@@ -425,7 +444,8 @@ describe("LessonManager.review", () => {
       "double charged twice for one blouse parcel, send an email",
       "got double charged for the lamp parcel, email the carrier",
     ];
-    for (const t of [...(await w.moneyBack()), ...(await w.moneyBack(reimburse))]) expect(t.offered).not.toContain("refund_order");
+    for (const t of [...(await w.moneyBack()), ...(await w.moneyBack(reimburse))])
+      expect(t.offered).not.toContain("refund_order");
 
     const first = revisionOf(await w.manager.review({ autoApply: true }), "refund_order");
     expect(first.queriesAdded).toHaveLength(1);
@@ -438,13 +458,19 @@ describe("LessonManager.review", () => {
     expect(added.filter((q) => MONEY_BACK.includes(q))).toHaveLength(1);
     expect(added.filter((q) => reimburse.includes(q))).toHaveLength(1);
     // Nothing left: the next look proposes nothing.
-    expect((await w.manager.review({ autoApply: true })).revisions.filter((r) => r.tool === "refund_order")).toEqual([]);
+    expect((await w.manager.review({ autoApply: true })).revisions.filter((r) => r.tool === "refund_order")).toEqual(
+      [],
+    );
     expect((await w.card("refund_order")).learned.examples.map((e) => e.text).sort()).toEqual([...added].sort());
   });
 
   it("counts a request the tool served when offered, but that routing no longer offers it for since a card changed, as missed", async () => {
     const w = await world({ settings: { routingK: 1 } });
-    const requests = ["back onto my card for the cracked vase", "my card for the torn jacket", "card credit for that faded rug"];
+    const requests = [
+      "back onto my card for the cracked vase",
+      "my card for the torn jacket",
+      "card credit for that faded rug",
+    ];
     for (const t of await w.moneyBack(requests)) expect(t.offered).toEqual(["refund_order"]);
     // Routing offered refund_order every time: nothing was missed.
     expect((await w.manager.review()).revisions).toEqual([]);
@@ -563,11 +589,23 @@ describe("LessonManager.apply", () => {
     await expect(w.manager.apply("no-such-revision", { approvedBy: "operator-7" })).rejects.toThrow(NotFound);
 
     await w.lookupsWithoutPrefix(2, ["13131", "24242"]);
-    await w.turn("lookup ORD-99999", [{ tool: "lookup_order", args: { order_id: "99999" }, error: "order 99999 not found", errorClass: "not_found" }], { routed: false });
-    await w.turn("lookup ORD-88888", [{ tool: "lookup_order", args: { order_id: "88888" }, error: "order 88888 not found", errorClass: "not_found" }], { routed: false });
+    await w.turn(
+      "lookup ORD-99999",
+      [{ tool: "lookup_order", args: { order_id: "99999" }, error: "order 99999 not found", errorClass: "not_found" }],
+      { routed: false },
+    );
+    await w.turn(
+      "lookup ORD-88888",
+      [{ tool: "lookup_order", args: { order_id: "88888" }, error: "order 88888 not found", errorClass: "not_found" }],
+      { routed: false },
+    );
     const second = only((await w.manager.review()).revisions);
     // The author rewrites the docstring: the card moves on.
-    const edited = tool(ok, { name: "lookup_order", description: "Look up an order (ORD-#####).", schema: lookupOrder.schema });
+    const edited = tool(ok, {
+      name: "lookup_order",
+      description: "Look up an order (ORD-#####).",
+      schema: lookupOrder.schema,
+    });
     expect((await registerTools(w.ledger, [edited])).updated).toEqual(["lookup_order"]);
     const card = await w.card("lookup_order");
     await expect(w.manager.apply(second.id, { approvedBy: "operator-7" })).rejects.toThrow(RevisionConflict);
@@ -582,9 +620,13 @@ describe("LessonManager.apply", () => {
     // Two customers asked for their money back in the same words; refund_order served both.
     await w.moneyBack([wording, wording]);
     for (const id of ["ORD-12345", "ORD-23456"]) {
-      await w.turn(`refund ${id}`, [{ tool: "refund_order", args: { order_id: id, amount: "5" }, error: "amount must be a number" }], {
-        routed: false,
-      });
+      await w.turn(
+        `refund ${id}`,
+        [{ tool: "refund_order", args: { order_id: id, amount: "5" }, error: "amount must be a number" }],
+        {
+          routed: false,
+        },
+      );
     }
     const proposed = revisionOf(await w.manager.review(), "refund_order");
     expect(proposed.queriesAdded).toEqual([wording]);
@@ -656,11 +698,16 @@ describe("LessonManager.undo", () => {
   ];
   const augmenter = () =>
     new FakeListChatModel({
-      responses: [JSON.stringify({ description: "Refunds: return a payment to the customer's card.", examples: SYNTHETIC })],
+      responses: [
+        JSON.stringify({ description: "Refunds: return a payment to the customer's card.", examples: SYNTHETIC }),
+      ],
     });
 
   it("restores exactly the learned part before the revision, synthetic examples that gave way included", async () => {
-    const w = await world({ settings: { maxQueries: 6, maxNewQueries: 1 }, augment: { tools: ["refund_order"], model: augmenter() } });
+    const w = await world({
+      settings: { maxQueries: 6, maxNewQueries: 1 },
+      augment: { tools: ["refund_order"], model: augmenter() },
+    });
     const before = await w.card("refund_order");
     expect(before.learned.examples.map((e) => [e.text, e.source])).toEqual(SYNTHETIC.map((t) => [t, "synthetic"]));
     const missed = await w.moneyBack();
@@ -677,7 +724,12 @@ describe("LessonManager.undo", () => {
 
     await expect(w.manager.undo("refund_order", { approvedBy: "" })).rejects.toThrow(InvalidInput);
     const undone = await w.manager.undo("refund_order", { approvedBy: "operator-9" });
-    expect(undone).toMatchObject({ id: proposed.id, status: "undone", approvedBy: "operator-7", closedBy: "operator-9" });
+    expect(undone).toMatchObject({
+      id: proposed.id,
+      status: "undone",
+      approvedBy: "operator-7",
+      closedBy: "operator-9",
+    });
     const restored = await w.card("refund_order");
     expect(restored.learned).toEqual(before.learned);
     expect(restored.augmented).toEqual(before.augmented);
@@ -695,9 +747,13 @@ describe("LessonManager.undo", () => {
 
     // Another lesson (the dismissed one is not proposed again).
     for (const id of ["12121", "34343"]) {
-      await w.turn(`lookup ${id}`, [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }], {
-        routed: false,
-      });
+      await w.turn(
+        `lookup ${id}`,
+        [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }],
+        {
+          routed: false,
+        },
+      );
     }
     const next = only((await w.manager.review()).revisions);
     await w.manager.apply(next.id, { approvedBy: "operator-7" });
@@ -719,9 +775,13 @@ describe("LessonManager.undo", () => {
     await w.manager.apply(first.id, { approvedBy: "alice" });
     const afterFirst = (await w.card("lookup_order")).learned;
     for (const id of ["12121", "34343"]) {
-      await w.turn(`lookup ${id}`, [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }], {
-        routed: false,
-      });
+      await w.turn(
+        `lookup ${id}`,
+        [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }],
+        {
+          routed: false,
+        },
+      );
     }
     const second = only((await w.manager.review()).revisions);
     await w.manager.apply(second.id, { approvedBy: "bob" });
@@ -739,14 +799,28 @@ describe("LessonManager.undo", () => {
     const first = only((await w.manager.review()).revisions);
     await w.manager.apply(first.id, { approvedBy: "alice" });
     await w.lookupsWithoutPrefix(2, ["13131", "24242"]);
-    await w.turn("lookup 5", [{ tool: "lookup_order", args: { order_id: "ORD-5" }, error: "order not found", errorClass: "not_found" }], { routed: false });
-    await w.turn("lookup 6", [{ tool: "lookup_order", args: { order_id: "ORD-6" }, error: "order not found", errorClass: "not_found" }], { routed: false });
+    await w.turn(
+      "lookup 5",
+      [{ tool: "lookup_order", args: { order_id: "ORD-5" }, error: "order not found", errorClass: "not_found" }],
+      { routed: false },
+    );
+    await w.turn(
+      "lookup 6",
+      [{ tool: "lookup_order", args: { order_id: "ORD-6" }, error: "order not found", errorClass: "not_found" }],
+      { routed: false },
+    );
     const second = only((await w.manager.review()).revisions);
     await w.manager.apply(second.id, { approvedBy: "bob" });
     await w.manager.undo("lookup_order", { approvedBy: "carol" });
 
     const card = await w.card("lookup_order");
-    await w.ledger.putCard({ ...card, learned: { ...card.learned, notFor: [{ text: "Not for refunds; use refund_order.", tool: "refund_order", revisionId: "manual" }] } });
+    await w.ledger.putCard({
+      ...card,
+      learned: {
+        ...card.learned,
+        notFor: [{ text: "Not for refunds; use refund_order.", tool: "refund_order", revisionId: "manual" }],
+      },
+    });
     const edited = await w.card("lookup_order");
     await expect(w.manager.undo("lookup_order", { approvedBy: "carol" })).rejects.toThrow(RevisionConflict);
     expect(await w.card("lookup_order")).toEqual(edited);
@@ -762,9 +836,13 @@ describe("LessonManager.history", () => {
     await w.manager.apply(first.id, { approvedBy: "alice" });
 
     for (const id of ["12121", "34343"]) {
-      await w.turn(`lookup ${id}`, [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }], {
-        routed: false,
-      });
+      await w.turn(
+        `lookup ${id}`,
+        [{ tool: "lookup_order", args: { order_id: `ORD-${id}` }, error: "order not found", errorClass: "not_found" }],
+        {
+          routed: false,
+        },
+      );
     }
     const second = only((await w.manager.review()).revisions);
     await w.manager.apply(second.id, { approvedBy: "bob" });
@@ -837,7 +915,11 @@ describe("LessonManager with a model proposer", () => {
       const ids = e.failedCalls[0]?.callIds ?? [];
       const missed = e.missedRequests.map((m) => m.id);
       if (e.tool === "send_email") {
-        return JSON.stringify({ notes: [{ text: "Write to sarah.connolly before anyone else.", cites: ids }], examples: [], notFor: [] });
+        return JSON.stringify({
+          notes: [{ text: "Write to sarah.connolly before anyone else.", cites: ids }],
+          examples: [],
+          notFor: [],
+        });
       }
       return JSON.stringify({
         notes: [
@@ -855,7 +937,13 @@ describe("LessonManager with a model proposer", () => {
     for (const body of ["first try", "second try", "third try"]) {
       await w.turn(
         "email Sarah about the delay",
-        [{ tool: "send_email", args: { to: "sarah.connolly@acme.test", subject: "Delay", body }, error: "recipient rejected" }],
+        [
+          {
+            tool: "send_email",
+            args: { to: "sarah.connolly@acme.test", subject: "Delay", body },
+            error: "recipient rejected",
+          },
+        ],
         { routed: false },
       );
     }
@@ -880,18 +968,29 @@ describe("LessonManager with a model proposer", () => {
     let down = true;
     const model = new ScriptedJsonModel((e) => {
       if (down) throw new Error("503 Service Unavailable");
-      return JSON.stringify({ notes: [{ text: "order_id needs its ORD- prefix.", cites: e.failedCalls[0].callIds }], examples: [], notFor: [] });
+      return JSON.stringify({
+        notes: [{ text: "order_id needs its ORD- prefix.", cites: e.failedCalls[0].callIds }],
+        examples: [],
+        notFor: [],
+      });
     });
     const w = await world({ model });
     for (let i = 0; i < 3; i++) {
-      await w.turn("where is my order", [{ tool: "lookup_order", args: { order_id: `${4000 + i}` }, error: "order_id must start with ORD-" }], {
-        routed: false,
-      });
+      await w.turn(
+        "where is my order",
+        [{ tool: "lookup_order", args: { order_id: `${4000 + i}` }, error: "order_id must start with ORD-" }],
+        {
+          routed: false,
+        },
+      );
     }
     const failed = await w.manager.review();
     expect(failed.revisions).toEqual([]);
     expect(failed.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "model_error", detail: "503 Service Unavailable" } },
+      {
+        tool: "lookup_order",
+        refusal: { kind: "note", text: "", reason: "model_error", detail: "503 Service Unavailable" },
+      },
     ]);
 
     down = false;
@@ -904,14 +1003,21 @@ describe("LessonManager with a model proposer", () => {
     const chatty = new ScriptedJsonModel(() => "Sure! I would add a note about the ORD- prefix.");
     const w = await world({ model: chatty });
     for (let i = 0; i < 3; i++) {
-      await w.turn("where is my order", [{ tool: "lookup_order", args: { order_id: `${4000 + i}` }, error: "order_id must start with ORD-" }], {
-        routed: false,
-      });
+      await w.turn(
+        "where is my order",
+        [{ tool: "lookup_order", args: { order_id: `${4000 + i}` }, error: "order_id must start with ORD-" }],
+        {
+          routed: false,
+        },
+      );
     }
     const review = await w.manager.review();
     expect(review.revisions).toEqual([]);
     expect(review.refused).toEqual([
-      { tool: "lookup_order", refusal: { kind: "note", text: "", reason: "reply_not_json", detail: expect.any(String) } },
+      {
+        tool: "lookup_order",
+        refusal: { kind: "note", text: "", reason: "reply_not_json", detail: expect.any(String) },
+      },
     ]);
     expect(await w.ledger.listRevisions(P)).toEqual([]);
   });

@@ -5,19 +5,23 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
 import { maskArgs } from "../../src/text/mask.js";
 import { detect } from "../../src/learn/detect.js";
-import {
-  ModelProposer,
-  buildProposerMessages,
-  parseProposalText,
-} from "../../src/learn/model-proposer.js";
+import { ModelProposer, buildProposerMessages, parseProposalText } from "../../src/learn/model-proposer.js";
 import { buildToolEvidence, type ToolEvidence } from "../../src/learn/proposer.js";
 import { evidenceMaps, vetProposal } from "../../src/learn/vet.js";
 import { call, card, turn } from "./learn-fixtures.js";
 
 function evidence(): ToolEvidence {
   const calls = [
-    call("start_recovery", "error", maskArgs({ claim_ref: "104233" }), { id: "c1", errorClass: "validation", errorMessage: "claim_ref is invalid" }),
-    call("start_recovery", "error", maskArgs({ claim_ref: "998812" }), { id: "c2", errorClass: "validation", errorMessage: "claim_ref is invalid" }),
+    call("start_recovery", "error", maskArgs({ claim_ref: "104233" }), {
+      id: "c1",
+      errorClass: "validation",
+      errorMessage: "claim_ref is invalid",
+    }),
+    call("start_recovery", "error", maskArgs({ claim_ref: "998812" }), {
+      id: "c2",
+      errorClass: "validation",
+      errorMessage: "claim_ref is invalid",
+    }),
     call("start_recovery", "success", maskArgs({ claim_ref: "CW-555555" }), { id: "c3" }),
   ];
   const turns = [
@@ -76,7 +80,12 @@ describe("ModelProposer", () => {
   it("refuses chatter around the JSON: an empty proposal with the reason, never a throw", async () => {
     const chatty = `Sure! Here are my suggestions:\n${JSON.stringify(GOOD)}\nLet me know if you need more.`;
     const proposal = await new ModelProposer(new TextOnlyModel(chatty)).propose(evidence());
-    expect(proposal).toEqual({ notes: [], examples: [], notFor: [], rejected: { reason: "reply_not_json", detail: expect.any(String) } });
+    expect(proposal).toEqual({
+      notes: [],
+      examples: [],
+      notFor: [],
+      rejected: { reason: "reply_not_json", detail: expect.any(String) },
+    });
   });
 
   it("refuses a reply of the wrong shape or broken JSON", async () => {
@@ -85,14 +94,18 @@ describe("ModelProposer", () => {
     expect(wrong.notes).toEqual([]);
     const broken = await new ModelProposer(new TextOnlyModel('{"notes": [}')).propose(evidence());
     expect(broken.rejected?.reason).toBe("reply_not_json");
-    const structuredBad = await new ModelProposer(new FakeListChatModel({ responses: ["not json at all"] })).propose(evidence());
+    const structuredBad = await new ModelProposer(new FakeListChatModel({ responses: ["not json at all"] })).propose(
+      evidence(),
+    );
     expect(structuredBad.rejected?.reason).toBe("model_error");
   });
 
   it("turns a failing model call into model_error, and requires structured output only when asked", async () => {
     const failed = await new ModelProposer(new TextOnlyModel(new Error("503 from provider"))).propose(evidence());
     expect(failed.rejected).toEqual({ reason: "model_error", detail: "503 from provider" });
-    const always = await new ModelProposer(new TextOnlyModel(JSON.stringify(GOOD)), { structuredOutput: "always" }).propose(evidence());
+    const always = await new ModelProposer(new TextOnlyModel(JSON.stringify(GOOD)), {
+      structuredOutput: "always",
+    }).propose(evidence());
     expect(always.rejected?.reason).toBe("model_error");
   });
 
@@ -171,14 +184,26 @@ describe("buildProposerMessages", () => {
   });
 
   it("shows the model what an operator turned down, and nothing about it when nothing was", () => {
-    const turnedDown = { notes: ["claim_ref must look like CW-######."], examples: ["kick off subrogation"], notFor: [], exampleCalls: [] };
+    const turnedDown = {
+      notes: ["claim_ref must look like CW-######."],
+      examples: ["kick off subrogation"],
+      notFor: [],
+      exampleCalls: [],
+    };
     const [system, human] = buildProposerMessages({ ...evidence(), turnedDown }).map((m) => m.text);
     expect(system).toContain("nor what an operator turned down");
     const payload = JSON.parse(human.slice(human.indexOf("{")));
-    expect(payload.turnedDownByOperator).toEqual({ notes: turnedDown.notes, examples: turnedDown.examples, notFor: [] });
+    expect(payload.turnedDownByOperator).toEqual({
+      notes: turnedDown.notes,
+      examples: turnedDown.examples,
+      notFor: [],
+    });
     const plain = buildProposerMessages(evidence()).map((m) => m.text)[1];
     expect(plain).not.toContain("turnedDownByOperator");
-    expect(buildProposerMessages({ ...evidence(), turnedDown: { notes: [], examples: [], notFor: [], exampleCalls: [] } })[1].text).toBe(plain);
+    expect(
+      buildProposerMessages({ ...evidence(), turnedDown: { notes: [], examples: [], notFor: [], exampleCalls: [] } })[1]
+        .text,
+    ).toBe(plain);
   });
 });
 

@@ -57,7 +57,13 @@ describe("registerTools", () => {
   it("writes one card per new tool, with the author's text and no augmentation by default", async () => {
     const ledger = newLedger();
     const result = await registerTools(ledger, [makeLookup(), refund]);
-    expect(result).toEqual({ registered: ["lookup_claim", "refund_claim"], unchanged: [], updated: [], augmented: [], refused: [] });
+    expect(result).toEqual({
+      registered: ["lookup_claim", "refund_claim"],
+      unchanged: [],
+      updated: [],
+      augmented: [],
+      refused: [],
+    });
     const card = await ledger.getCard("default", "lookup_claim");
     expect(card?.version).toBe(1);
     expect(card?.author.description).toBe("Look up a claim by reference.");
@@ -88,13 +94,19 @@ describe("registerTools", () => {
       ...stored,
       learned: {
         ...stored.learned,
-        examples: [...stored.learned.examples, { text: "windscreen job status", source: "learned", revisionId: "r1", addedAt: 2 }],
+        examples: [
+          ...stored.learned.examples,
+          { text: "windscreen job status", source: "learned", revisionId: "r1", addedAt: 2 },
+        ],
         notes: [{ text: "Pass claimRef with its CW- prefix.", revisionId: "r1" }],
       },
     });
 
     const { model: second, counter } = scripted(GOOD("other"));
-    const docChanged = await registerTools(ledger, [makeLookup("Look up an insurance claim.")], { augment: true, model: second });
+    const docChanged = await registerTools(ledger, [makeLookup("Look up an insurance claim.")], {
+      augment: true,
+      model: second,
+    });
     expect(docChanged.updated).toEqual(["lookup_claim"]);
     expect(counter.calls).toBe(0);
     const afterDoc = await ledger.getCard("default", "lookup_claim");
@@ -117,7 +129,11 @@ describe("registerTools", () => {
     const { model, counter } = scripted(GOOD("refunds"));
     const first = await registerTools(ledger, [makeLookup(), refund], { augment: true, model });
     expect(counter.calls).toBe(1);
-    expect(first).toMatchObject({ registered: ["refund_claim"], unchanged: ["lookup_claim"], augmented: ["refund_claim"] });
+    expect(first).toMatchObject({
+      registered: ["refund_claim"],
+      unchanged: ["lookup_claim"],
+      augmented: ["refund_claim"],
+    });
     const refundCard = await ledger.getCard("default", "refund_claim");
     expect(exampleSources(refundCard ?? {}).every((e) => e.source === "synthetic")).toBe(true);
     expect(refundCard?.author.description).toBe("Refund a claim.");
@@ -146,10 +162,18 @@ describe("registerTools", () => {
   it("round-trips MCP-style names with dots and slashes", async () => {
     const ledger = newLedger();
     const tools = [mcpTool("github.create_issue"), mcpTool("fs/read"), mcpTool("github.create")];
-    expect((await registerTools(ledger, tools)).registered).toEqual(["github.create_issue", "fs/read", "github.create"]);
+    expect((await registerTools(ledger, tools)).registered).toEqual([
+      "github.create_issue",
+      "fs/read",
+      "github.create",
+    ]);
     expect((await ledger.getCard("default", "github.create_issue"))?.name).toBe("github.create_issue");
     expect((await ledger.getCard("default", "fs/read"))?.author.argNames).toEqual(["path"]);
-    expect((await ledger.listCards("default")).map((c) => c.name)).toEqual(["fs/read", "github.create", "github.create_issue"]);
+    expect((await ledger.listCards("default")).map((c) => c.name)).toEqual([
+      "fs/read",
+      "github.create",
+      "github.create_issue",
+    ]);
     expect((await registerTools(ledger, tools)).unchanged).toEqual(["github.create_issue", "fs/read", "github.create"]);
   });
 

@@ -43,7 +43,10 @@ function context(overrides: Partial<VetContext> = {}): VetContext {
 }
 
 const proposal = (p: Partial<Proposal>): Proposal => ({ notes: [], examples: [], notFor: [], ...p });
-const NOTE = { text: "claim_ref must look like CW-######; calls with ###### were refused (validation).", cites: ["c1", "c2"] };
+const NOTE = {
+  text: "claim_ref must look like CW-######; calls with ###### were refused (validation).",
+  cites: ["c1", "c2"],
+};
 const EXAMPLE = { text: "kick off subrogation", cites: ["q1", "q2"] };
 const NOT_FOR = { text: "Not for large loss referrals; use refer_llu.", tool: "refer_llu", cites: ["q4", "q5"] };
 
@@ -79,7 +82,9 @@ describe("vet: one line", () => {
     expect(at).toHaveLength(220);
     expect(reasons({ examples: [{ ...EXAMPLE, text: at }] })).toEqual([]);
     expect(reasons({ examples: [{ ...EXAMPLE, text: `${at}y` }] })).toEqual(["too_long"]);
-    expect(reasons({ notes: [{ ...NOTE, text: "a".repeat(40) }] }, context({ settings: { maxLineLength: 30 } }))).toEqual(["too_long"]);
+    expect(
+      reasons({ notes: [{ ...NOTE, text: "a".repeat(40) }] }, context({ settings: { maxLineLength: 30 } })),
+    ).toEqual(["too_long"]);
   });
 });
 
@@ -131,13 +136,19 @@ describe("vet: no argument value", () => {
 
   it("works with the real fingerprints of src/record/mask.ts", () => {
     const key = "k".repeat(64);
-    const prints = new Set(valueFingerprints({ claim_ref: "CW-104233", contact: "Sarah Connor", amount: 4821.77 }, key));
+    const prints = new Set(
+      valueFingerprints({ claim_ref: "CW-104233", contact: "Sarah Connor", amount: 4821.77 }, key),
+    );
     const containsValue = (text: string) => containsFingerprint(text, prints, key);
     const ctx = context({ containsValue });
     expect(reasons({ notes: [{ ...NOTE, text: "Use CW-104233 as the claim_ref." }] }, ctx)).toEqual(["contains_value"]);
     expect(reasons({ notes: [{ ...NOTE, text: "Check with sarah connor first." }] }, ctx)).toEqual(["contains_value"]);
-    expect(reasons({ notes: [{ ...NOTE, text: "Amounts over 4821.77 are refused." }] }, ctx)).toEqual(["contains_value"]);
-    expect(reasons({ examples: [{ ...EXAMPLE, text: "kick off subrogation for claim 104233" }] }, ctx)).toEqual(["contains_value"]);
+    expect(reasons({ notes: [{ ...NOTE, text: "Amounts over 4821.77 are refused." }] }, ctx)).toEqual([
+      "contains_value",
+    ]);
+    expect(reasons({ examples: [{ ...EXAMPLE, text: "kick off subrogation for claim 104233" }] }, ctx)).toEqual([
+      "contains_value",
+    ]);
     // The format (prefix and mask) is not a value.
     expect(reasons({ notes: [NOTE] }, ctx)).toEqual([]);
   });
@@ -145,11 +156,13 @@ describe("vet: no argument value", () => {
 
 describe("vet: cited evidence and thresholds", () => {
   it("refuses an item that cites nothing (no_evidence)", () => {
-    expect(reasons({ notes: [{ ...NOTE, cites: [] }], examples: [{ ...EXAMPLE, cites: [] }], notFor: [{ ...NOT_FOR, cites: [] }] })).toEqual([
-      "no_evidence",
-      "no_evidence",
-      "no_evidence",
-    ]);
+    expect(
+      reasons({
+        notes: [{ ...NOTE, cites: [] }],
+        examples: [{ ...EXAMPLE, cites: [] }],
+        notFor: [{ ...NOT_FOR, cites: [] }],
+      }),
+    ).toEqual(["no_evidence", "no_evidence", "no_evidence"]);
   });
 
   it("refuses a cite of the wrong kind or not of this tool (no_evidence)", () => {
@@ -185,34 +198,49 @@ describe("vet: shares a word with each cited request", () => {
 
   it("checks a Not-for line's kind of request, not the tool it names", () => {
     // "refer" in "use refer_llu" does not count as the shared word.
-    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Not for weather questions; use refer_llu." }] })).toEqual(["no_shared_word"]);
+    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Not for weather questions; use refer_llu." }] })).toEqual([
+      "no_shared_word",
+    ]);
   });
 });
 
 describe("vet: Not-for lines", () => {
   it("refuses a line not of the shape 'Not for …; use <tool>.' (not_for_shape)", () => {
-    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Avoid large loss referrals; use refer_llu." }] })).toEqual(["not_for_shape"]);
+    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Avoid large loss referrals; use refer_llu." }] })).toEqual([
+      "not_for_shape",
+    ]);
     expect(reasons({ notFor: [{ ...NOT_FOR, text: "Not for large loss referrals." }] })).toEqual(["not_for_shape"]);
   });
 
   it("refuses a text that names another tool than its tool field (not_for_shape)", () => {
-    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Not for large loss referrals; use lookup_claim." }] })).toEqual(["not_for_shape"]);
+    expect(reasons({ notFor: [{ ...NOT_FOR, text: "Not for large loss referrals; use lookup_claim." }] })).toEqual([
+      "not_for_shape",
+    ]);
   });
 
   it("refuses a tool that is not registered (unknown_tool) or its own (own_tool)", () => {
-    expect(reasons({ notFor: [{ ...NOT_FOR, tool: "ghost", text: "Not for large loss referrals; use ghost." }] })).toEqual(["unknown_tool"]);
     expect(
-      reasons({ notFor: [{ ...NOT_FOR, tool: "start_recovery", text: "Not for large loss referrals; use start_recovery." }] }),
+      reasons({ notFor: [{ ...NOT_FOR, tool: "ghost", text: "Not for large loss referrals; use ghost." }] }),
+    ).toEqual(["unknown_tool"]);
+    expect(
+      reasons({
+        notFor: [{ ...NOT_FOR, tool: "start_recovery", text: "Not for large loss referrals; use start_recovery." }],
+      }),
     ).toEqual(["own_tool"]);
   });
 
   it("refuses a line citing a request another tool served (not_served_by_named_tool)", () => {
     const result = only({ notFor: [{ ...NOT_FOR, cites: ["q4", "q6"] }] });
-    expect(result.refused).toMatchObject([{ reason: "not_served_by_named_tool", detail: expect.stringContaining("lookup_claim") }]);
+    expect(result.refused).toMatchObject([
+      { reason: "not_served_by_named_tool", detail: expect.stringContaining("lookup_claim") },
+    ]);
   });
 
   it("accepts tool names with dots and an optional final period", () => {
-    expect(parseNotFor("Not for large loss referrals; use mcp.refer_llu.")).toEqual({ phrase: "large loss referrals", tool: "mcp.refer_llu" });
+    expect(parseNotFor("Not for large loss referrals; use mcp.refer_llu.")).toEqual({
+      phrase: "large loss referrals",
+      tool: "mcp.refer_llu",
+    });
     expect(parseNotFor("not for large losses, use refer_llu")).toEqual({ phrase: "large losses", tool: "refer_llu" });
     expect(parseNotFor("Not for; use x")).toBeNull();
   });
@@ -222,7 +250,12 @@ describe("vet: caps", () => {
   const line = (text: string) => ({ text, revisionId: "rev0" });
 
   it("keeps at most maxNotes notes on the card (cap_reached)", () => {
-    const learned: Learned = { examples: [], notes: [line("a one"), line("b two"), line("c three")], notFor: [], exampleCall: null };
+    const learned: Learned = {
+      examples: [],
+      notes: [line("a one"), line("b two"), line("c three")],
+      notFor: [],
+      exampleCall: null,
+    };
     const result = only(
       { notes: [NOTE, { text: "Look up claim_ref first; do not guess it (not_found).", cites: ["c2", "c3"] }] },
       context({ learned }),
@@ -235,7 +268,10 @@ describe("vet: caps", () => {
     const learned: Learned = {
       examples: [],
       notes: [],
-      notFor: [{ ...line("Not for a; use lookup_claim."), tool: "lookup_claim" }, { ...line("Not for b; use lookup_claim."), tool: "lookup_claim" }],
+      notFor: [
+        { ...line("Not for a; use lookup_claim."), tool: "lookup_claim" },
+        { ...line("Not for b; use lookup_claim."), tool: "lookup_claim" },
+      ],
       exampleCall: null,
     };
     expect(reasons({ notFor: [NOT_FOR] }, context({ learned }))).toEqual(["cap_reached"]);
@@ -244,7 +280,10 @@ describe("vet: caps", () => {
 
   it("adds at most maxNewQueries examples in one review (cap_reached)", () => {
     const misses = new Map(Array.from({ length: 12 }, (_, i) => [`m${i}`, `recover loss number${i}`] as const));
-    const examples = Array.from({ length: 5 }, (_, i) => ({ text: `recover loss word${i}`, cites: [`m${2 * i}`, `m${2 * i + 1}`] }));
+    const examples = Array.from({ length: 5 }, (_, i) => ({
+      text: `recover loss word${i}`,
+      cites: [`m${2 * i}`, `m${2 * i + 1}`],
+    }));
     const result = only({ examples }, context({ missedRequests: misses, settings: { maxNewQueries: 4 } }));
     expect(result.kept.examples).toHaveLength(4);
     expect(result.refused.map((r) => r.reason)).toEqual(["cap_reached"]);
@@ -267,8 +306,15 @@ describe("vet: repeats", () => {
   });
 
   it("refuses a repeat within the same proposal and a repeat of an unknown-source example", () => {
-    expect(reasons({ examples: [EXAMPLE, { ...EXAMPLE, text: "kick off the subrogations" }] })).toEqual(["already_kept"]);
-    const learned: Learned = { examples: [{ text: "kick off subrogation", source: "unknown", addedAt: 0 }], notes: [], notFor: [], exampleCall: null };
+    expect(reasons({ examples: [EXAMPLE, { ...EXAMPLE, text: "kick off the subrogations" }] })).toEqual([
+      "already_kept",
+    ]);
+    const learned: Learned = {
+      examples: [{ text: "kick off subrogation", source: "unknown", addedAt: 0 }],
+      notes: [],
+      notFor: [],
+      exampleCall: null,
+    };
     expect(reasons({ examples: [EXAMPLE] }, context({ learned }))).toEqual(["already_kept"]);
   });
 });
@@ -290,9 +336,10 @@ describe("vet: what an operator turned down", () => {
       "turned_down",
       "turned_down",
     ]);
-    expect(vetExampleCall('Example call: {"claim_ref": "CW-######"}', { containsValue: fakeContainsValue, turnedDown })?.reason).toBe(
-      "turned_down",
-    );
+    expect(
+      vetExampleCall('Example call: {"claim_ref": "CW-######"}', { containsValue: fakeContainsValue, turnedDown })
+        ?.reason,
+    ).toBe("turned_down");
   });
 
   it("keeps other lessons, and what only applied, proposed or withdrawn revisions held", () => {
@@ -300,7 +347,9 @@ describe("vet: what an operator turned down", () => {
     expect(reasons({ examples: [other] }, context({ turnedDown: turnedDownOf([revision("dismissed")]) }))).toEqual([]);
     const kept = turnedDownOf([revision("applied"), revision("proposed")]);
     expect(kept).toEqual({ notes: [], examples: [], notFor: [], exampleCalls: [] });
-    expect(reasons({ notes: [NOTE], examples: [EXAMPLE], notFor: [NOT_FOR] }, context({ turnedDown: kept }))).toEqual([]);
+    expect(reasons({ notes: [NOTE], examples: [EXAMPLE], notFor: [NOT_FOR] }, context({ turnedDown: kept }))).toEqual(
+      [],
+    );
     // Undone: what the revision had put on the card; an example apply withdrew was never on it.
     expect(turnedDownOf([revision("undone")]).examples).toEqual(["Kick off subrogation!"]);
   });
@@ -317,7 +366,10 @@ describe("vet: real wording displaces invented wording", () => {
   ]);
 
   it("an example equivalent to a synthetic one replaces it", () => {
-    const ctx = context({ missedRequests: misses, learned: learnedWith([synthetic("Kick off a subrogation", 1), synthetic("open a recovery", 2)]) });
+    const ctx = context({
+      missedRequests: misses,
+      learned: learnedWith([synthetic("Kick off a subrogation", 1), synthetic("open a recovery", 2)]),
+    });
     const result = only({ examples: [{ text: "kick off subrogation", cites: ["m1", "m2"] }] }, ctx);
     expect(result.kept.examples).toHaveLength(1);
     expect(result.displaced).toEqual(["Kick off a subrogation"]);
@@ -366,7 +418,11 @@ describe("vet: real wording displaces invented wording", () => {
   });
 
   it("mergeExamples removes what gave way and appends the kept ones as learned", () => {
-    const current: Example[] = [synthetic("a b", 1), { text: "c d", source: "learned", revisionId: "r0", addedAt: 2 }, synthetic("e f", 3)];
+    const current: Example[] = [
+      synthetic("a b", 1),
+      { text: "c d", source: "learned", revisionId: "r0", addedAt: 2 },
+      synthetic("e f", 3),
+    ];
     expect(mergeExamples(current, [{ text: "g h", cites: [] }], ["a b"], "r1", 9)).toEqual([
       current[1],
       current[2],
@@ -421,6 +477,8 @@ describe("example call and the value check", () => {
     const fingerprints = new Set(valueFingerprints({ to: "call.example@example.com" }, key));
     const containsValue = (text: string) => containsFingerprint(text, fingerprints, key);
     expect(vetExampleCall('Example call: {"to": "<email>"}', { containsValue })).toBeNull();
-    expect(vetExampleCall('Example call: {"to": "call.example@example.com"}', { containsValue })?.reason).toBe("contains_value");
+    expect(vetExampleCall('Example call: {"to": "call.example@example.com"}', { containsValue })?.reason).toBe(
+      "contains_value",
+    );
   });
 });

@@ -13,7 +13,9 @@ const TOOLS = [
 ];
 
 /** Requests refund_order served in the users' words, and requests the parcel tracker served. */
-const OWN = ["money back for the kettle", "I want my money back please", "give me my money back now"].map((request) => ({ request }));
+const OWN = ["money back for the kettle", "I want my money back please", "give me my money back now"].map(
+  (request) => ({ request }),
+);
 const OTHERS = ["where is my parcel", "where is my parcel now", "is my parcel lost"].map((request, i) => ({
   requestId: `o${i}`,
   request,
@@ -42,14 +44,22 @@ describe("WhatIf.probe", () => {
     expect(probe.first).toBe(probe.others[0].score);
     expect(probe.nth).toBe(probe.near[1].score);
     // Deeper than there are other tools: nothing to beat at that depth.
-    expect((await (await whatIf(undefined, 1, 5)).probe("refund my order", "refund_order")).nth).toBe(Number.NEGATIVE_INFINITY);
+    expect((await (await whatIf(undefined, 1, 5)).probe("refund my order", "refund_order")).nth).toBe(
+      Number.NEGATIVE_INFINITY,
+    );
   });
 });
 
 describe("WhatIf.chooseExamples", () => {
   it("chooses the wording that lifts the tool for its own requests, not one that takes another tool's", async () => {
     const w = await whatIf();
-    const chosen = await w.chooseExamples("refund_order", [PARCEL, MONEY], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE);
+    const chosen = await w.chooseExamples(
+      "refund_order",
+      [PARCEL, MONEY],
+      { own: OWN, others: OTHERS },
+      4,
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
     expect(chosen.map((c) => c.requestId)).toEqual(["m1"]);
     expect(chosen[0].gain).toBeGreaterThanOrEqual(DEFAULT_EXAMPLE_OBJECTIVE.minGain);
   });
@@ -58,7 +68,11 @@ describe("WhatIf.chooseExamples", () => {
     // One example weighs fully here, so the parcel wording lifts refund_order above the tracker.
     const w = await whatIf({ half: 0 });
     // Alone (no own request to lift), the parcel wording only costs.
-    const chosen = await w.chooseExamples("refund_order", [PARCEL], { own: [], others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, softness: 0, minGain: -100 });
+    const chosen = await w.chooseExamples("refund_order", [PARCEL], { own: [], others: OTHERS }, 4, {
+      ...DEFAULT_EXAMPLE_OBJECTIVE,
+      softness: 0,
+      minGain: -100,
+    });
     expect(chosen).toHaveLength(1);
     expect(chosen[0].gain).toBeLessThan(0);
   });
@@ -66,9 +80,20 @@ describe("WhatIf.chooseExamples", () => {
   it("stops at the limit and when no pick adds minGain", async () => {
     const w = await whatIf();
     const candidates = [MONEY, { requestId: "m3", request: "money back on my kettle please" }];
-    expect(await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 1, DEFAULT_EXAMPLE_OBJECTIVE)).toHaveLength(1);
-    expect(await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, { ...DEFAULT_EXAMPLE_OBJECTIVE, minGain: 100 })).toEqual([]);
-    expect(await w.chooseExamples("refund_order", [], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE)).toEqual([]);
-    expect(await w.chooseExamples("no_such_tool", candidates, { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE)).toEqual([]);
+    expect(
+      await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 1, DEFAULT_EXAMPLE_OBJECTIVE),
+    ).toHaveLength(1);
+    expect(
+      await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, {
+        ...DEFAULT_EXAMPLE_OBJECTIVE,
+        minGain: 100,
+      }),
+    ).toEqual([]);
+    expect(
+      await w.chooseExamples("refund_order", [], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE),
+    ).toEqual([]);
+    expect(
+      await w.chooseExamples("no_such_tool", candidates, { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE),
+    ).toEqual([]);
   });
 });

@@ -1,11 +1,10 @@
-import { DynamicStructuredTool,DynamicTool,StructuredTool } from "@langchain/core/tools";
-import { describe,expect,it } from "vitest";
+import { DynamicStructuredTool, DynamicTool, StructuredTool } from "@langchain/core/tools";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
 import { InvalidInput } from "../../src/errors.js";
-import { authorFingerprint,cardFromTool,exampleSources } from "../../src/ledger/cards.js";
-import { learnedCard,lookupClaim } from "../helpers/cards.js";
-
+import { authorFingerprint, cardFromTool, exampleSources } from "../../src/ledger/cards.js";
+import { learnedCard, lookupClaim } from "../helpers/cards.js";
 
 describe("cardFromTool", () => {
   it("takes name, the author's description as written and the JSON schema of a zod 4 tool", () => {
@@ -39,7 +38,11 @@ describe("cardFromTool", () => {
   it("keeps a plain JSON schema (MCP-adapter tools) as it is", () => {
     const schema = {
       type: "object",
-      properties: { repo: { type: "string" }, title: { type: "string" }, labels: { type: "array", items: { type: "string" } } },
+      properties: {
+        repo: { type: "string" },
+        title: { type: "string" },
+        labels: { type: "array", items: { type: "string" } },
+      },
       required: ["repo", "title"],
     };
     const mcp = new DynamicStructuredTool({
@@ -81,16 +84,28 @@ describe("cardFromTool", () => {
 
 describe("authorFingerprint", () => {
   it("is the same for the same tool registered twice, and ignores key order in the schema", () => {
-    expect(authorFingerprint(cardFromTool(lookupClaim, "a", 1))).toBe(authorFingerprint(cardFromTool(lookupClaim, "b", 2)));
-    const one = cardFromTool({ name: "t", description: "d", schema: { type: "object", properties: { a: { type: "string" } } } }, "p");
-    const two = cardFromTool({ name: "t", description: "d", schema: { properties: { a: { type: "string" } }, type: "object" } }, "p");
+    expect(authorFingerprint(cardFromTool(lookupClaim, "a", 1))).toBe(
+      authorFingerprint(cardFromTool(lookupClaim, "b", 2)),
+    );
+    const one = cardFromTool(
+      { name: "t", description: "d", schema: { type: "object", properties: { a: { type: "string" } } } },
+      "p",
+    );
+    const two = cardFromTool(
+      { name: "t", description: "d", schema: { properties: { a: { type: "string" } }, type: "object" } },
+      "p",
+    );
     expect(authorFingerprint(one)).toBe(authorFingerprint(two));
   });
 
   it("changes when the docstring or the schema changes, not when something is learned", () => {
     const base = cardFromTool(lookupClaim, "p", 1);
-    expect(authorFingerprint({ author: { ...base.author, description: "Look up a claim." } })).not.toBe(authorFingerprint(base));
-    expect(authorFingerprint({ author: { ...base.author, schema: { type: "object" } } })).not.toBe(authorFingerprint(base));
+    expect(authorFingerprint({ author: { ...base.author, description: "Look up a claim." } })).not.toBe(
+      authorFingerprint(base),
+    );
+    expect(authorFingerprint({ author: { ...base.author, schema: { type: "object" } } })).not.toBe(
+      authorFingerprint(base),
+    );
     expect(authorFingerprint(learnedCard())).toBe(authorFingerprint(base));
   });
 });
@@ -110,7 +125,9 @@ describe("exampleSources", () => {
       name: "t",
       author: { description: "Look up a claim." },
       augmented: { description: "Find where a claim stands" },
-      learned: { examples: [{ text: "claim status" }, "is my claim done", { text: "odd", source: "made-up" }, 7, { nope: 1 }] },
+      learned: {
+        examples: [{ text: "claim status" }, "is my claim done", { text: "odd", source: "made-up" }, 7, { nope: 1 }],
+      },
     };
     expect(exampleSources(legacy)).toEqual([
       { text: "claim status", source: "synthetic" },
@@ -120,7 +137,11 @@ describe("exampleSources", () => {
   });
 
   it("counts unmarked examples as unknown when the row was not augmented", () => {
-    const same = { author: { description: "Look up a claim." }, augmented: { description: "Look up a claim." }, learned: { examples: ["a"] } };
+    const same = {
+      author: { description: "Look up a claim." },
+      augmented: { description: "Look up a claim." },
+      learned: { examples: ["a"] },
+    };
     const none = { author: { description: "x" }, learned: { examples: [{ text: "b" }] } };
     expect(exampleSources(same)).toEqual([{ text: "a", source: "unknown" }]);
     expect(exampleSources(none)).toEqual([{ text: "b", source: "unknown" }]);

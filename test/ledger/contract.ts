@@ -113,10 +113,7 @@ const sorted = (values: string[]) => [...values].sort();
  * The store as the ledger sees it, with `batch` and `get` called through the given overrides
  * (every other method runs on the store itself), to make one kind of request fail.
  */
-function intercepted(
-  store: BaseStore,
-  overrides: { batch?: BaseStore["batch"]; get?: BaseStore["get"] },
-): BaseStore {
+function intercepted(store: BaseStore, overrides: { batch?: BaseStore["batch"]; get?: BaseStore["get"] }): BaseStore {
   return new Proxy(store, {
     get(target, property) {
       const own = property === "batch" ? overrides.batch : property === "get" ? overrides.get : undefined;
@@ -156,7 +153,16 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         const ledger = open();
         const t0 = Date.now();
         const written = await ledger.appendCalls([
-          call("p", "search", { at: t0 + 2, outcome: "error", errorClass: "validation", errorMessage: "bad id ORD-####", latencyMs: 12, tokens: 40, threadId: "t1", requestId: "r1" }),
+          call("p", "search", {
+            at: t0 + 2,
+            outcome: "error",
+            errorClass: "validation",
+            errorMessage: "bad id ORD-####",
+            latencyMs: 12,
+            tokens: 40,
+            threadId: "t1",
+            requestId: "r1",
+          }),
           call("p", "search", { at: t0 }),
           call("p", "email", { at: t0 + 1 }),
         ]);
@@ -172,7 +178,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
 
       it("pages with `after` and keeps the newest `limit`, oldest first", async () => {
         const ledger = open();
-        const rows = await ledger.appendCalls(Array.from({ length: 6 }, (_, i) => call("p", "search", { runId: `r${i}` })));
+        const rows = await ledger.appendCalls(
+          Array.from({ length: 6 }, (_, i) => call("p", "search", { runId: `r${i}` })),
+        );
         const all = ids(rows);
         expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(all);
         expect(ids(await ledger.listCalls("p", { tool: "search", after: all[2] }))).toEqual(all.slice(3));
@@ -201,7 +209,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
 
       it("refuses records that do not match their schema, writing nothing", async () => {
         const ledger = open();
-        await expect(ledger.appendCalls([call("p", "search"), call("", "search")])).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.appendCalls([call("p", "search"), call("", "search")])).rejects.toBeInstanceOf(
+          InvalidInput,
+        );
         await expect(
           ledger.appendCalls([call("p", "search", { outcome: "maybe" as CallRecord["outcome"] })]),
         ).rejects.toBeInstanceOf(InvalidInput);
@@ -211,7 +221,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
 
       it("lists every record when a listing takes many pages", async () => {
         const ledger = open({ pageSize: 7 });
-        await ledger.appendCalls(Array.from({ length: 40 }, (_, i) => call("p", i % 2 ? "a" : "ab", { runId: `r${i}` })));
+        await ledger.appendCalls(
+          Array.from({ length: 40 }, (_, i) => call("p", i % 2 ? "a" : "ab", { runId: `r${i}` })),
+        );
         await ledger.appendTurns(Array.from({ length: 30 }, (_, i) => turn("p", `r${i}`)));
         for (let i = 0; i < 15; i += 1) await ledger.putCard(card("p", `tool-${String(i).padStart(2, "0")}`));
         for (let i = 0; i < 9; i += 1) await ledger.appendTurns([turn(`q${i}`, "r")]);
@@ -233,7 +245,12 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         await ledger.appendRoutes([route("p1", "r")]);
         await ledger.putCard(card("p1", "search"));
         await ledger.putRevision(revision("p1", "search", "proposed"));
-        await ledger.putRule("p1", { tool: "search", rule: "Never search for people.", priority: "critical", source: "user_explicit" });
+        await ledger.putRule("p1", {
+          tool: "search",
+          rule: "Never search for people.",
+          priority: "critical",
+          source: "user_explicit",
+        });
         await ledger.configure("p1", { minCalls: 9 });
 
         expect(await ledger.listCalls("p2")).toEqual([]);
@@ -251,7 +268,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       it("keeps prefix lookalikes, LIKE wildcards and encoded-looking names apart", async () => {
         const ledger = open();
         for (const partition of TRICKY_PARTITIONS) {
-          await ledger.appendCalls(TRICKY_TOOLS.map((tool) => call(partition, tool, { runId: `${partition}|${tool}` })));
+          await ledger.appendCalls(
+            TRICKY_TOOLS.map((tool) => call(partition, tool, { runId: `${partition}|${tool}` })),
+          );
           await ledger.appendTurns([turn(partition, partition)]);
           await ledger.appendRoutes([route(partition, partition)]);
           await ledger.putCard(card(partition, partition));
@@ -277,7 +296,16 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
 
       it("round-trips tool names with dots, slashes, colons and percent signs", async () => {
         const ledger = open();
-        const tools = ["github.create_issue", "fs/read.file", "mcp:server.tool", "100%", "x~7E", "%2E", "a b", "emoji🙂"];
+        const tools = [
+          "github.create_issue",
+          "fs/read.file",
+          "mcp:server.tool",
+          "100%",
+          "x~7E",
+          "%2E",
+          "a b",
+          "emoji🙂",
+        ];
         await ledger.appendCalls(tools.map((tool) => call("p", tool)));
         expect(await ledger.listCalledTools("p")).toEqual(sorted(tools));
         for (const tool of tools) {
@@ -304,7 +332,8 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         const ledger = open();
         await ledger.configure("p", { retainCallsPerTool: 20 });
         const all: string[] = [];
-        for (let i = 0; i < 100; i += 1) all.push(...ids(await ledger.appendCalls([call("p", "search", { runId: `r${i}` })])));
+        for (let i = 0; i < 100; i += 1)
+          all.push(...ids(await ledger.appendCalls([call("p", "search", { runId: `r${i}` })])));
         await ledger.appendCalls([call("p", "other")]);
 
         expect(ids(await ledger.listCalls("p", { tool: "search" }))).toEqual(all.slice(80));
@@ -384,7 +413,10 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect((await ledger.getCard("p", "search"))?.learned.notes).toEqual(notes);
 
         await ledger.putCard(card("p", "email"));
-        expect((await ledger.listCards("p")).map((c) => [c.name, c.version])).toEqual([["email", 1], ["search", 2]]);
+        expect((await ledger.listCards("p")).map((c) => [c.name, c.version])).toEqual([
+          ["email", 1],
+          ["search", 2],
+        ]);
         expect(await ledger.getCard("p", "missing")).toBeNull();
         // Several at once, in the order asked, a tool with no card left out.
         expect((await ledger.getCards("p", ["search", "missing", "email"])).map((c) => [c.name, c.version])).toEqual([
@@ -400,9 +432,14 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         const v2 = await ledger.putCard(card("p", "search"), { expectVersion: 1 });
         expect(v2.version).toBe(2);
 
-        const stale = ledger.putCard({ ...v2, learned: { ...v2.learned, notes: [{ text: "lost", revisionId: "x" }] } }, { expectVersion: 1 });
+        const stale = ledger.putCard(
+          { ...v2, learned: { ...v2.learned, notes: [{ text: "lost", revisionId: "x" }] } },
+          { expectVersion: 1 },
+        );
         await expect(stale).rejects.toBeInstanceOf(RevisionConflict);
-        await expect(ledger.putCard(card("p", "search"), { expectVersion: 0 })).rejects.toBeInstanceOf(RevisionConflict);
+        await expect(ledger.putCard(card("p", "search"), { expectVersion: 0 })).rejects.toBeInstanceOf(
+          RevisionConflict,
+        );
         await expect(ledger.putCard(card("p", "new"), { expectVersion: 3 })).rejects.toBeInstanceOf(RevisionConflict);
 
         const stored = await ledger.getCard("p", "search");
@@ -436,7 +473,10 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       it("commits cards and revisions together, or nothing when a card moved on", async () => {
         const ledger = open();
         const applied = { ...revision("p", "search", "applied"), cardVersionAfter: 1 };
-        const saved = await ledger.commit("p", { cards: [card("p", "search"), card("p", "email")], revisions: [applied] });
+        const saved = await ledger.commit("p", {
+          cards: [card("p", "search"), card("p", "email")],
+          revisions: [applied],
+        });
         expect(saved.map((c) => c.version)).toEqual([1, 1]);
         expect(await ledger.getRevision("p", applied.id)).toEqual(applied);
         expect((await ledger.listCards("p")).map((c) => c.name)).toEqual(["email", "search"]);
@@ -445,7 +485,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         await expect(
           ledger.commit("p", { cards: [card("p", "search")], revisions: [late], expectVersion: 0 }),
         ).rejects.toBeInstanceOf(RevisionConflict);
-        await expect(ledger.commit("p", { cards: [card("q", "search")], revisions: [late] })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.commit("p", { cards: [card("q", "search")], revisions: [late] })).rejects.toBeInstanceOf(
+          InvalidInput,
+        );
         expect(await ledger.getRevision("p", late.id)).toBeNull();
         expect((await ledger.getCard("p", "search"))?.version).toBe(1);
         expect(await ledger.listCards("q")).toEqual([]);
@@ -455,7 +497,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
     it("refuses a card, revision or rule that does not match its schema with InvalidInput, writing nothing", async () => {
       const ledger = open();
       const bad = { ...revision("p", "search", "applied"), status: "maybe" } as unknown as Revision;
-      await expect(ledger.commit("p", { cards: [card("p", "search")], revisions: [bad] })).rejects.toBeInstanceOf(InvalidInput);
+      await expect(ledger.commit("p", { cards: [card("p", "search")], revisions: [bad] })).rejects.toBeInstanceOf(
+        InvalidInput,
+      );
       await expect(ledger.putRevision(bad)).rejects.toBeInstanceOf(InvalidInput);
       await expect(ledger.putCard(card("p", ""))).rejects.toBeInstanceOf(InvalidInput);
       await expect(
@@ -479,13 +523,27 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         });
         expect(rule.createdAt).toBe(rule.updatedAt);
         await new Promise((r) => setTimeout(r, 5));
-        const updated = await ledger.putRule("p", { id: rule.id, tool: "send_email", rule: "Never email Sarah or Sam.", priority: "critical", source: "user_explicit" });
+        const updated = await ledger.putRule("p", {
+          id: rule.id,
+          tool: "send_email",
+          rule: "Never email Sarah or Sam.",
+          priority: "critical",
+          source: "user_explicit",
+        });
         expect(updated.createdAt).toBe(rule.createdAt);
         expect(updated.updatedAt).toBeGreaterThan(rule.updatedAt);
         expect(updated.tags).toEqual(["people"]);
-        await ledger.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "normal", source: "post_turn" });
+        await ledger.putRule("p", {
+          tool: "search",
+          rule: "Prefer exact matches.",
+          priority: "normal",
+          source: "post_turn",
+        });
 
-        expect((await ledger.listRules("p")).map((r) => r.rule)).toEqual(["Never email Sarah or Sam.", "Prefer exact matches."]);
+        expect((await ledger.listRules("p")).map((r) => r.rule)).toEqual([
+          "Never email Sarah or Sam.",
+          "Prefer exact matches.",
+        ]);
         expect(await ledger.listRules("p", { tool: "send_email" })).toEqual([updated]);
         expect(await ledger.deleteRule("p", rule.id)).toBe(true);
         expect(await ledger.deleteRule("p", rule.id)).toBe(false);
@@ -497,13 +555,20 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         const base = { priority: "high", source: "programmatic" } as const;
         await expect(ledger.putRule("p", { ...base, tool: "", rule: "x" })).rejects.toBeInstanceOf(InvalidInput);
         await expect(ledger.putRule("p", { ...base, tool: "  ", rule: "x" })).rejects.toBeInstanceOf(InvalidInput);
-        await expect(ledger.putRule("p", { ...base, tool: "search", rule: " \n" })).rejects.toBeInstanceOf(InvalidInput);
+        await expect(ledger.putRule("p", { ...base, tool: "search", rule: " \n" })).rejects.toBeInstanceOf(
+          InvalidInput,
+        );
         expect(await ledger.listRules("p")).toEqual([]);
       });
 
       it("skips corrupt rule rows, counts them, and never fails the listing", async () => {
         const ledger = open();
-        const good = await ledger.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "high", source: "programmatic" });
+        const good = await ledger.putRule("p", {
+          tool: "search",
+          rule: "Prefer exact matches.",
+          priority: "high",
+          source: "programmatic",
+        });
         const ns = [ROOT, encodeLabel("p"), "rules"];
         await store.put(ns, "garbage", { nonsense: true });
         await store.put(ns, "blank", { ...good, id: "blank", rule: "" });
@@ -515,7 +580,13 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(await ledger.getRule("p", "garbage")).toBeNull();
         expect(ledger.skippedRows).toBe(5);
         expect(warnings.length).toBeGreaterThanOrEqual(5);
-        const replaced = await ledger.putRule("p", { id: "garbage", tool: "search", rule: "Repaired.", priority: "normal", source: "programmatic" });
+        const replaced = await ledger.putRule("p", {
+          id: "garbage",
+          tool: "search",
+          rule: "Repaired.",
+          priority: "normal",
+          source: "programmatic",
+        });
         expect(await ledger.getRule("p", "garbage")).toEqual(replaced);
       });
     });
@@ -552,7 +623,12 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(ledger.skippedRows).toBe(1);
         expect(warnings).toEqual(["Skipped a ledger row that does not match its schema."]);
         await ledger.markReviewed("p", new Map([["broken", "id-2"]]));
-        expect(await ledger.reviewMarks("p")).toEqual(new Map([["search", "id-1"], ["broken", "id-2"]]));
+        expect(await ledger.reviewMarks("p")).toEqual(
+          new Map([
+            ["search", "id-1"],
+            ["broken", "id-2"],
+          ]),
+        );
       });
     });
 
@@ -612,20 +688,60 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       const goodCard = await seed.putCard(card("p", "search"));
       const goodRevision = revision("p", "search", "proposed");
       await seed.putRevision(goodRevision);
-      const goodRule = await seed.putRule("p", { tool: "search", rule: "Prefer exact matches.", priority: "high", source: "programmatic" });
+      const goodRule = await seed.putRule("p", {
+        tool: "search",
+        rule: "Prefer exact matches.",
+        priority: "high",
+        source: "programmatic",
+      });
       await seed.configure("p", { minCalls: 5 });
       await seed.markReviewed("p", new Map([["search", goodCall.id]]));
 
       // Typed by collection: a new collection does not compile until it has its row here.
-      const cases: Record<Collection, { row: [string[], string, Record<string, unknown>]; read: (l: Ledger) => Promise<unknown>; expected: unknown }> = {
-        calls: { row: [[ROOT, p, "calls", encodeLabel("search")], "zzz", { ...goodCall, id: "zzz", args: "none" }], read: (l) => l.listCalls("p"), expected: [goodCall] },
-        turns: { row: [[ROOT, p, "turns"], "zzz", { ...goodTurn, id: "zzz", calls: [{ tool: 1 }] }], read: (l) => l.listTurns("p"), expected: [goodTurn] },
-        routes: { row: [[ROOT, p, "routes"], "zzz", { ...goodRoute, id: "zzz", k: "five" }], read: (l) => l.listRoutes("p"), expected: [goodRoute] },
-        cards: { row: [[ROOT, p, "cards"], "zzz", { ...goodCard, name: "zzz", learned: null }], read: (l) => l.listCards("p"), expected: [goodCard] },
-        revisions: { row: [[ROOT, p, "revisions"], "zzz", { ...goodRevision, id: "zzz", ranks: {} }], read: (l) => l.listRevisions("p"), expected: [goodRevision] },
-        rules: { row: [[ROOT, p, "rules"], "zzz", { ...goodRule, id: "zzz", source: "rumour" }], read: (l) => l.listRules("p"), expected: [goodRule] },
-        settings: { row: [[ROOT, p, "settings"], "current", { minCalls: -3 }], read: (l) => l.getSettings("p"), expected: DEFAULT_SETTINGS },
-        reviews: { row: [[ROOT, p, "reviews"], "zzz", { through: null }], read: (l) => l.reviewMarks("p"), expected: new Map([["search", goodCall.id]]) },
+      const cases: Record<
+        Collection,
+        { row: [string[], string, Record<string, unknown>]; read: (l: Ledger) => Promise<unknown>; expected: unknown }
+      > = {
+        calls: {
+          row: [[ROOT, p, "calls", encodeLabel("search")], "zzz", { ...goodCall, id: "zzz", args: "none" }],
+          read: (l) => l.listCalls("p"),
+          expected: [goodCall],
+        },
+        turns: {
+          row: [[ROOT, p, "turns"], "zzz", { ...goodTurn, id: "zzz", calls: [{ tool: 1 }] }],
+          read: (l) => l.listTurns("p"),
+          expected: [goodTurn],
+        },
+        routes: {
+          row: [[ROOT, p, "routes"], "zzz", { ...goodRoute, id: "zzz", k: "five" }],
+          read: (l) => l.listRoutes("p"),
+          expected: [goodRoute],
+        },
+        cards: {
+          row: [[ROOT, p, "cards"], "zzz", { ...goodCard, name: "zzz", learned: null }],
+          read: (l) => l.listCards("p"),
+          expected: [goodCard],
+        },
+        revisions: {
+          row: [[ROOT, p, "revisions"], "zzz", { ...goodRevision, id: "zzz", ranks: {} }],
+          read: (l) => l.listRevisions("p"),
+          expected: [goodRevision],
+        },
+        rules: {
+          row: [[ROOT, p, "rules"], "zzz", { ...goodRule, id: "zzz", source: "rumour" }],
+          read: (l) => l.listRules("p"),
+          expected: [goodRule],
+        },
+        settings: {
+          row: [[ROOT, p, "settings"], "current", { minCalls: -3 }],
+          read: (l) => l.getSettings("p"),
+          expected: DEFAULT_SETTINGS,
+        },
+        reviews: {
+          row: [[ROOT, p, "reviews"], "zzz", { through: null }],
+          read: (l) => l.reviewMarks("p"),
+          expected: new Map([["search", goodCall.id]]),
+        },
       };
       for (const { row } of Object.values(cases)) await store.put(...row);
 
@@ -711,7 +827,9 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         writers.map(async (ledger, w) => {
           for (let batch = 0; batch < 50; batch += 1) {
             await ledger.appendCalls(
-              Array.from({ length: 5 }, (_, i) => call("p", (batch + i) % 2 ? "alpha" : "beta", { runId: `w${w}-${batch * 5 + i}` })),
+              Array.from({ length: 5 }, (_, i) =>
+                call("p", (batch + i) % 2 ? "alpha" : "beta", { runId: `w${w}-${batch * 5 + i}` }),
+              ),
             );
           }
         }),

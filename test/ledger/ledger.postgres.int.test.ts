@@ -5,12 +5,7 @@ import { InvalidInput, StoreUnavailable } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openLedger } from "../../src/ledger/open.js";
 import { encodeLabel } from "../../src/ledger/keys.js";
-import {
-  openPostgresStore,
-  PostgresStore,
-  redact,
-  TransactionalPostgresStore,
-} from "../../src/ledger/postgres.js";
+import { openPostgresStore, PostgresStore, redact, TransactionalPostgresStore } from "../../src/ledger/postgres.js";
 import {
   dropSchema,
   freshPostgresStore,
@@ -58,7 +53,10 @@ suite("Postgres ledger", () => {
       const ledger = new Ledger(store, { onWarning: () => {} });
       const searchCard = card("p", "search");
       // Postgres jsonb cannot hold U+0000: the server refuses this row, after the card's.
-      const badRevision = revision("p", "search", "applied", "rev-1", { notesAdded: ["bad \u0000 note"], cardVersionBefore: 0 });
+      const badRevision = revision("p", "search", "applied", "rev-1", {
+        notesAdded: ["bad \u0000 note"],
+        cardVersionBefore: 0,
+      });
       await expect(ledger.commit("p", { cards: [searchCard], revisions: [badRevision] })).rejects.toThrow();
       expect(await ledger.getCard("p", "search")).toBeNull();
 
@@ -113,7 +111,9 @@ describe("openPostgresStore", () => {
 
   it("refuses a malformed connection string or schema name", async () => {
     await expect(openPostgresStore("localhost:5432")).rejects.toBeInstanceOf(InvalidInput);
-    await expect(openPostgresStore(POSTGRES_URL, { schema: 'x"; DROP TABLE y; --' })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(openPostgresStore(POSTGRES_URL, { schema: 'x"; DROP TABLE y; --' })).rejects.toBeInstanceOf(
+      InvalidInput,
+    );
   });
 
   it("redacts passwords", () => {

@@ -119,7 +119,9 @@ describe("openLedger", () => {
   });
 
   it("refuses more than one of store, path and postgresUrl", async () => {
-    await expect(openLedger({ store: new InMemoryStore(), path: join(dir, "x.db") })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(openLedger({ store: new InMemoryStore(), path: join(dir, "x.db") })).rejects.toBeInstanceOf(
+      InvalidInput,
+    );
     await expect(
       openLedger({ path: join(dir, "x.db"), postgresUrl: "postgresql://localhost/x" }),
     ).rejects.toBeInstanceOf(InvalidInput);

@@ -44,15 +44,12 @@ async function openMemory(): Promise<SqliteStore> {
 }
 
 /** Run a script in a child Node process that can import the store's TypeScript source. */
-function runChild(
-  script: string,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function runChild(script: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", script],
-      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
-    );
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
@@ -314,7 +311,9 @@ describe("SqliteStore", () => {
         "EXPLAIN QUERY PLAN SELECT namespace, key FROM store WHERE namespace >= ? AND namespace < ? ORDER BY namespace, key",
       )
       .all("a", "b") as { detail: string }[];
-    expect(plan.map((p) => p.detail).join("\n")).toMatch(/SEARCH store USING (COVERING )?INDEX .*namespace>\? AND namespace<\?/);
+    expect(plan.map((p) => p.detail).join("\n")).toMatch(
+      /SEARCH store USING (COVERING )?INDEX .*namespace>\? AND namespace<\?/,
+    );
     expect(plan.map((p) => p.detail).join("\n")).not.toMatch(/TEMP B-TREE/);
   });
 
@@ -353,7 +352,10 @@ describe("SqliteStore", () => {
     const read = await second.get(["d", "1"], "a");
     expect(read).toEqual(written);
     expect((await second.get(["d", "2"], "b"))?.value).toEqual({ nested: { deep: true } });
-    expect(await second.listNamespaces()).toEqual([["d", "1"], ["d", "2"]]);
+    expect(await second.listNamespaces()).toEqual([
+      ["d", "1"],
+      ["d", "2"],
+    ]);
   });
 
   it("throws StoreUnavailable after close", async () => {

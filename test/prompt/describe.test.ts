@@ -1,15 +1,15 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
-import { AIMessage,ToolMessage } from "@langchain/core/messages";
-import { StructuredTool,tool } from "@langchain/core/tools";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { StructuredTool, tool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { describe,expect,it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { cardFromTool } from "../../src/ledger/cards.js";
-import { LEARNED_HEADING,modelDescription,withDescriptions } from "../../src/prompt/describe.js";
+import { LEARNED_HEADING, modelDescription, withDescriptions } from "../../src/prompt/describe.js";
 import { DEFAULT_SETTINGS } from "../../src/settings.js";
-import { learnedCard,lookupClaim } from "../helpers/cards.js";
+import { learnedCard, lookupClaim } from "../helpers/cards.js";
 
 describe("modelDescription", () => {
   it("is the author's description, exactly, when nothing was learned (even when augmented)", () => {
@@ -83,7 +83,11 @@ describe("withDescriptions", () => {
         seen.push(claimRef);
         return `claim ${claimRef} is open`;
       },
-      { name: "lookup_claim", description: "Look up an insurance claim by its reference.\n", schema: z.object({ claimRef: z.string() }) },
+      {
+        name: "lookup_claim",
+        description: "Look up an insurance claim by its reference.\n",
+        schema: z.object({ claimRef: z.string() }),
+      },
     );
     const other = tool(async () => "pong", { name: "ping", description: "Ping.", schema: z.object({}) });
     const card = learnedCard();

@@ -25,7 +25,9 @@ async function recordConcurrently(store: BaseStore): Promise<void> {
   const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(e) });
   const model = new ScriptedChatModel(
     planScript((step) =>
-      step < STEPS ? Array.from({ length: PARALLEL_CALLS }, (_, i) => ({ name: "echo", args: { n: step * 10 + i } })) : undefined,
+      step < STEPS
+        ? Array.from({ length: PARALLEL_CALLS }, (_, i) => ({ name: "echo", args: { n: step * 10 + i } }))
+        : undefined,
     ),
   );
   const graph = buildAgent({ model, tools: [echoTool] });

@@ -5,14 +5,16 @@ import { classifyError, cleanErrorText, errorInfo } from "../../src/record/error
 
 describe("classifyError", () => {
   it("classifies schema failures as validation, whatever they say", () => {
-    expect(classifyError(new ToolInputParsingException("Received tool input did not match expected schema", "{}"))).toBe(
-      "validation",
-    );
+    expect(
+      classifyError(new ToolInputParsingException("Received tool input did not match expected schema", "{}")),
+    ).toBe("validation");
     const zodError = z.object({ n: z.number() }).safeParse({ n: "x" }).error;
     expect(classifyError(zodError)).toBe("validation");
     // What ToolNode puts in the ToolMessage when a schema check fails.
     expect(
-      classifyError("Error: Received tool input did not match expected schema\n\n✖ Invalid input\n Please fix your mistakes."),
+      classifyError(
+        "Error: Received tool input did not match expected schema\n\n✖ Invalid input\n Please fix your mistakes.",
+      ),
     ).toBe("validation");
   });
 
@@ -67,7 +69,11 @@ describe("errorInfo", () => {
   it("reads content strings, content parts and errors", () => {
     expect(errorInfo("Error: boom\n Please fix your mistakes.")).toEqual({ name: "Error", message: "boom" });
     expect(errorInfo([{ type: "text", text: "Error: part one" }, "two"]).message).toBe("part one two");
-    expect(errorInfo(Object.assign(new TypeError("bad"), { code: "E1" }))).toEqual({ name: "TypeError", message: "bad", code: "E1" });
+    expect(errorInfo(Object.assign(new TypeError("bad"), { code: "E1" }))).toEqual({
+      name: "TypeError",
+      message: "bad",
+      code: "E1",
+    });
   });
 
   it("cleans ToolNode's wrapping and collapses whitespace", () => {

@@ -1,13 +1,28 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { type BaseStore, InMemoryStore, MemorySaver, MessagesAnnotation, START, END, StateGraph } from "@langchain/langgraph";
+import {
+  type BaseStore,
+  InMemoryStore,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  END,
+  StateGraph,
+} from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { ToolLessonsCallbackHandler, type RecordingErrorContext } from "../../src/record/handler.js";
 import { requestIdFor } from "../../src/record/request.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel, shopTools, type PlannedCall } from "../helpers/record-agent.js";
+import {
+  buildAgent,
+  echoTool,
+  planScript,
+  ScriptedChatModel,
+  shopTools,
+  type PlannedCall,
+} from "../helpers/record-agent.js";
 
 function setup(plan: (step: number) => PlannedCall[] | undefined, options: { tokensPerStep?: number } = {}) {
   const store = new InMemoryStore();
@@ -109,11 +124,21 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
   });
 
   it("records a call to a tool that does not exist as not_found", async () => {
-    const { ledger, handler, graph } = setup((step) => (step === 0 ? [{ name: "refund_v2", args: { id: "ORD-1" } }] : undefined));
-    await graph.invoke({ messages: [new HumanMessage("refund")] }, { configurable: { thread_id: "t" }, callbacks: [handler] });
+    const { ledger, handler, graph } = setup((step) =>
+      step === 0 ? [{ name: "refund_v2", args: { id: "ORD-1" } }] : undefined,
+    );
+    await graph.invoke(
+      { messages: [new HumanMessage("refund")] },
+      { configurable: { thread_id: "t" }, callbacks: [handler] },
+    );
     await handler.flush();
     const [call] = await ledger.listCalls("default");
-    expect(call).toMatchObject({ tool: "refund_v2", outcome: "error", errorClass: "not_found", source: "tool_message" });
+    expect(call).toMatchObject({
+      tool: "refund_v2",
+      outcome: "error",
+      errorClass: "not_found",
+      source: "tool_message",
+    });
   });
 
   it("writes one turn per request with the calls in order and servedBy = last success", async () => {
@@ -125,7 +150,11 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
           [{ name: "refund", args: { order_id: "ORD-5", amount: 5000 } }],
         ][step],
     );
-    const config = { configurable: { thread_id: "t-3" }, metadata: { tenant_id: "acme", user_id: "7" }, callbacks: [handler] };
+    const config = {
+      configurable: { thread_id: "t-3" },
+      metadata: { tenant_id: "acme", user_id: "7" },
+      callbacks: [handler],
+    };
     const state = await graph.invoke({ messages: [new HumanMessage("Tell bob@example.com about ORD-5")] }, config);
     await handler.flush();
 
@@ -160,7 +189,9 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
 
   it("agrees with a node that computes requestIdFor from its own state", async () => {
     const seen: string[] = [];
-    const model = new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 1 } }] : undefined)));
+    const model = new ScriptedChatModel(
+      planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 1 } }] : undefined)),
+    );
     const graph = new StateGraph(MessagesAnnotation)
       .addNode("route", (state, config) => {
         seen.push(requestIdFor(config.configurable?.thread_id as string | undefined, state.messages) ?? "none");
@@ -183,7 +214,9 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
   });
 
   it("takes the partition from metadata.user_id, or from a resolver", async () => {
-    const { ledger, handler, graph } = setup((step) => (step === 0 ? [{ name: "lookup_order", args: { order_id: "ORD-1" } }] : undefined));
+    const { ledger, handler, graph } = setup((step) =>
+      step === 0 ? [{ name: "lookup_order", args: { order_id: "ORD-1" } }] : undefined,
+    );
     await Promise.all(
       ["a", "b", "a"].map((user, i) =>
         graph.invoke(
@@ -215,7 +248,11 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     await echoTool.invoke({ n: 3 }, { callbacks: [handler], metadata: { user_id: "solo" } });
     await handler.flush();
     const [call] = await ledger.listCalls("u:solo");
-    expect(call).toMatchObject({ tool: "echo", outcome: "success", args: [{ name: "n", kind: "number", shape: "<number>" }] });
+    expect(call).toMatchObject({
+      tool: "echo",
+      outcome: "success",
+      args: [{ name: "n", kind: "number", shape: "<number>" }],
+    });
     expect(call.requestId).toBeUndefined();
     expect(await ledger.listTurns("u:solo")).toEqual([]);
   });
@@ -225,7 +262,9 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     const handler = new ToolLessonsCallbackHandler({ ledger, awaitHandlers: false });
     expect(handler.awaitHandlers).toBe(false);
     const graph = buildAgent({
-      model: new ScriptedChatModel(planScript((step) => (step < 2 ? [{ name: "echo", args: { n: step } }] : undefined))),
+      model: new ScriptedChatModel(
+        planScript((step) => (step < 2 ? [{ name: "echo", args: { n: step } }] : undefined)),
+      ),
       tools: [echoTool],
     });
     await graph.invoke({ messages: [new HumanMessage("go")] }, { callbacks: [handler] });
@@ -261,10 +300,20 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     // A long flush interval keeps everything in the buffer while the runs finish.
     const handler = new ToolLessonsCallbackHandler({ ledger, maxBuffer: 5, flushEveryMs: 60_000, onError });
     const graph = buildAgent({
-      model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 1 } }, { name: "echo", args: { n: 2 } }] : undefined))),
+      model: new ScriptedChatModel(
+        planScript((step) =>
+          step === 0
+            ? [
+                { name: "echo", args: { n: 1 } },
+                { name: "echo", args: { n: 2 } },
+              ]
+            : undefined,
+        ),
+      ),
       tools: [echoTool],
     });
-    for (let i = 0; i < 3; i += 1) await graph.invoke({ messages: [new HumanMessage(`go ${i}`)] }, { callbacks: [handler] });
+    for (let i = 0; i < 3; i += 1)
+      await graph.invoke({ messages: [new HumanMessage(`go ${i}`)] }, { callbacks: [handler] });
     // Each run is 3 records (2 calls + 1 turn): the first fits, the next two do not.
     expect(handler.stats()).toMatchObject({ buffered: 3, dropped: 6 });
     expect(handler.dropped).toBe(6);
@@ -303,10 +352,16 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     const handler = new ToolLessonsCallbackHandler({ ledger });
 
     const agent = createReactAgent({ llm: new ScriptedChatModel(planScript(plan)), tools: shopTools() });
-    await agent.invoke({ messages: [new HumanMessage("react")] }, { metadata: { user_id: "react" }, callbacks: [handler] });
+    await agent.invoke(
+      { messages: [new HumanMessage("react")] },
+      { metadata: { user_id: "react" }, callbacks: [handler] },
+    );
 
     const graph = buildAgent({ model: new ScriptedChatModel(planScript(plan)), tools: shopTools() });
-    const stream = await graph.stream({ messages: [new HumanMessage("stream")] }, { metadata: { user_id: "stream" }, callbacks: [handler] });
+    const stream = await graph.stream(
+      { messages: [new HumanMessage("stream")] },
+      { metadata: { user_id: "stream" }, callbacks: [handler] },
+    );
     for await (const _chunk of stream) {
       // drain
     }
@@ -332,7 +387,10 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
       tools: [ask],
       checkpointer: new MemorySaver(),
     });
-    await graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "i" }, callbacks: [handler] });
+    await graph.invoke(
+      { messages: [new HumanMessage("go")] },
+      { configurable: { thread_id: "i" }, callbacks: [handler] },
+    );
     await handler.flush();
     expect(await ledger.listCalls("default")).toEqual([]);
     expect(handler.stats().openRuns).toBe(0);
@@ -348,7 +406,9 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     const ledger = new Ledger(new InMemoryStore());
     const handler = new ToolLessonsCallbackHandler({ ledger });
     const graph = buildAgent({
-      model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "ask", args: { question: "Refund ORD-77?" } }] : undefined))),
+      model: new ScriptedChatModel(
+        planScript((step) => (step === 0 ? [{ name: "ask", args: { question: "Refund ORD-77?" } }] : undefined)),
+      ),
       tools: [ask],
       checkpointer: new MemorySaver(),
     });

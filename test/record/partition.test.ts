@@ -24,12 +24,14 @@ describe("resolvePartition", () => {
     expect(resolvePartition({ user_id: "42" }, { user_id: "7", tenant_id: "acme" })).toBe("t:acme/u:42");
     expect(resolvePartition({}, { agent_id: "desk" })).toBe("a:desk");
     expect(resolvePartition({})).toBe("default");
-    expect(resolvePartition({ user_id: "" , tenant_id: { nested: 1 } })).toBe("default");
+    expect(resolvePartition({ user_id: "", tenant_id: { nested: 1 } })).toBe("default");
   });
 
   it("lets a resolver decide, falling back to the ids when it returns nothing", () => {
     expect(resolvePartition({ user_id: "42" }, undefined, () => "team-blue")).toBe("team-blue");
-    expect(resolvePartition({ org: "acme" }, undefined, ({ metadata }) => ({ tenantId: String(metadata.org) }))).toBe("t:acme");
+    expect(resolvePartition({ org: "acme" }, undefined, ({ metadata }) => ({ tenantId: String(metadata.org) }))).toBe(
+      "t:acme",
+    );
     expect(resolvePartition({ user_id: "42" }, undefined, () => undefined)).toBe("u:42");
   });
 });

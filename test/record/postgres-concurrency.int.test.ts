@@ -23,7 +23,15 @@ interface ChildReport {
 function runChild(worker: string, schema: string): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
-      env: { ...process.env, POSTGRES_URL, PG_SCHEMA: schema, WORKER: worker, RUNS: String(RUNS), STEPS: String(STEPS), CALLS: String(CALLS) },
+      env: {
+        ...process.env,
+        POSTGRES_URL,
+        PG_SCHEMA: schema,
+        WORKER: worker,
+        RUNS: String(RUNS),
+        STEPS: String(STEPS),
+        CALLS: String(CALLS),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -65,7 +73,11 @@ describe.skipIf(unavailable !== null)("recording from two processes into one Pos
     const reports = await Promise.all(WORKERS.map((w) => runChild(w, schema)));
     for (const report of reports) {
       expect(report.errors).toEqual([]);
-      expect(report.stats).toMatchObject({ dropped: 0, failed: 0, written: { calls: RUNS * STEPS * CALLS, turns: RUNS } });
+      expect(report.stats).toMatchObject({
+        dropped: 0,
+        failed: 0,
+        written: { calls: RUNS * STEPS * CALLS, turns: RUNS },
+      });
     }
 
     const alice = await ledger.listCalls("u:alice");

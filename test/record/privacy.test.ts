@@ -45,7 +45,11 @@ async function runPlantedAgent(store: BaseStore): Promise<string[]> {
           [
             {
               name: "send_email",
-              args: { to: "sarah.connor@example.com", subject: "Refund ORD-918273", body: "Dear Sarah Connor, 4821.77 is on its way." },
+              args: {
+                to: "sarah.connor@example.com",
+                subject: "Refund ORD-918273",
+                body: "Dear Sarah Connor, 4821.77 is on its way.",
+              },
             },
           ],
         ][step],

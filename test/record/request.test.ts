@@ -16,7 +16,9 @@ describe("latestHumanTurn", () => {
 
   it("reads every message form LangChain accepts", () => {
     expect(latestHumanTurn([{ role: "user", content: "plain" }])).toEqual({ text: "plain", index: 0 });
-    expect(latestHumanTurn([{ type: "human", content: [{ type: "text", text: "a" }, { type: "image_url" }, "b"] }])?.text).toBe("a b");
+    expect(
+      latestHumanTurn([{ type: "human", content: [{ type: "text", text: "a" }, { type: "image_url" }, "b"] }])?.text,
+    ).toBe("a b");
     expect(latestHumanTurn([["user", "tuple"]])).toEqual({ text: "tuple", index: 0 });
     expect(latestHumanTurn(["bare"])).toEqual({ text: "bare", index: 0 });
     const serialized = JSON.parse(JSON.stringify(new HumanMessage({ content: "ser", id: "s1" })));

@@ -57,7 +57,14 @@ describe("shapeOf", () => {
 
 describe("maskArgs", () => {
   it("gives names, kinds and shapes, never values", () => {
-    const args = { order_id: "ORD-918273", amount: 4821.77, to: "sarah@example.com", note: "Sarah Connor", urgent: false, tags: ["vip"] };
+    const args = {
+      order_id: "ORD-918273",
+      amount: 4821.77,
+      to: "sarah@example.com",
+      note: "Sarah Connor",
+      urgent: false,
+      tags: ["vip"],
+    };
     const masked = maskArgs(args);
     expect(masked).toEqual([
       { name: "order_id", kind: "string", shape: "ORD-######" },
@@ -68,7 +75,8 @@ describe("maskArgs", () => {
       { name: "tags", kind: "array", shape: "[<text>]" },
     ]);
     const json = JSON.stringify(masked);
-    for (const planted of ["918273", "4821", "sarah", "Connor", "vip"]) expect(json.toLowerCase()).not.toContain(planted.toLowerCase());
+    for (const planted of ["918273", "4821", "sarah", "Connor", "vip"])
+      expect(json.toLowerCase()).not.toContain(planted.toLowerCase());
   });
 });
 

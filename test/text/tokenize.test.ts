@@ -9,7 +9,14 @@ describe("splitWords", () => {
 
   it("splits snake_case, kebab-case, dots and slashes", () => {
     expect(splitWords("send_email kebab-case-name api.v2/users")).toEqual([
-      "send", "email", "kebab", "case", "name", "api", "v2", "users",
+      "send",
+      "email",
+      "kebab",
+      "case",
+      "name",
+      "api",
+      "v2",
+      "users",
     ]);
   });
 
@@ -52,7 +59,13 @@ describe("tokenize", () => {
   it("drops stopwords and single letters and stems the rest", () => {
     expect(tokenize("Can you please book the flights for me?")).toEqual(["book", "flight"]);
     expect(tokenize("getUserById returns the users' booking_dates")).toEqual([
-      "get", "user", "id", "return", "user", "book", "dat",
+      "get",
+      "user",
+      "id",
+      "return",
+      "user",
+      "book",
+      "dat",
     ]);
   });
 

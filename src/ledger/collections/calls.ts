@@ -98,11 +98,20 @@ export class CallRows {
 /** A call record as this version writes it: every required field present with its type. */
 export function looksLikeCall(v: Record<string, unknown>): boolean {
   return (
-    v.v === SCHEMA_VERSION && isStr(v.id) && isStr(v.partition) && isStr(v.tool) && isStr(v.runId) && isNum(v.at) &&
-    isOutcome(v.outcome) && isOptErrorClass(v.errorClass) && isOptStr(v.errorMessage) && isOptStr(v.requestId) &&
+    v.v === SCHEMA_VERSION &&
+    isStr(v.id) &&
+    isStr(v.partition) &&
+    isStr(v.tool) &&
+    isStr(v.runId) &&
+    isNum(v.at) &&
+    isOutcome(v.outcome) &&
+    isOptErrorClass(v.errorClass) &&
+    isOptStr(v.errorMessage) &&
+    isOptStr(v.requestId) &&
     isOptStr(v.threadId) &&
     (v.source === "callback" || v.source === "tool_message" || v.source === "api") &&
-    Array.isArray(v.fingerprints) && v.fingerprints.every(isStr) &&
+    Array.isArray(v.fingerprints) &&
+    v.fingerprints.every(isStr) &&
     isEvery(v.args, (a) => isStr(a.name) && isStr(a.kind) && isStr(a.shape))
   );
 }

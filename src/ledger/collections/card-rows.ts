@@ -25,7 +25,11 @@ export class CardRows {
     if (tools.length === 0) return [];
     const namespace = namespaceOf(this.ctx, partition, "cards");
     const items = await this.ctx.store.batch(tools.map((key) => ({ namespace, key })));
-    return parseItems(this.ctx, ToolCardSchema, items.filter((item): item is Item => item !== null));
+    return parseItems(
+      this.ctx,
+      ToolCardSchema,
+      items.filter((item): item is Item => item !== null),
+    );
   }
 
   /** Every card of a partition, by name. */
@@ -40,7 +44,12 @@ export class CardRows {
    * @throws InvalidInput for a card of another partition, or one that does not match its schema.
    * @throws RevisionConflict when `expectVersion` is given and a stored card is at another version.
    */
-  async next(partition: string, cards: readonly ToolCard[], expectVersion: number | undefined, now: number): Promise<ToolCard[]> {
+  async next(
+    partition: string,
+    cards: readonly ToolCard[],
+    expectVersion: number | undefined,
+    now: number,
+  ): Promise<ToolCard[]> {
     const saved: ToolCard[] = [];
     for (const card of cards) {
       if (card.partition !== partition) {

@@ -90,15 +90,21 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
 
 function looksLikeRequestRow(v: Record<string, unknown>): boolean {
   return (
-    v.v === SCHEMA_VERSION && isStr(v.id) && isStr(v.partition) && isStr(v.requestId) && isStr(v.request) &&
-    isNum(v.at) && isOptStr(v.threadId)
+    v.v === SCHEMA_VERSION &&
+    isStr(v.id) &&
+    isStr(v.partition) &&
+    isStr(v.requestId) &&
+    isStr(v.request) &&
+    isNum(v.at) &&
+    isOptStr(v.threadId)
   );
 }
 
 /** A turn record as this version writes it: every required field present with its type. */
 export function looksLikeTurn(v: Record<string, unknown>): boolean {
   return (
-    looksLikeRequestRow(v) && isOptStr(v.servedBy) &&
+    looksLikeRequestRow(v) &&
+    isOptStr(v.servedBy) &&
     isEvery(v.calls, (c) => isStr(c.tool) && isOutcome(c.outcome) && isOptErrorClass(c.errorClass))
   );
 }
@@ -106,7 +112,9 @@ export function looksLikeTurn(v: Record<string, unknown>): boolean {
 /** A route record as this version writes it: every required field present with its type. */
 export function looksLikeRoute(v: Record<string, unknown>): boolean {
   return (
-    looksLikeRequestRow(v) && typeof v.allSent === "boolean" && Number.isInteger(v.k) &&
+    looksLikeRequestRow(v) &&
+    typeof v.allSent === "boolean" &&
+    Number.isInteger(v.k) &&
     isEvery(v.offered, (o) => isStr(o.tool) && Number.isInteger(o.rank) && (o.rank as number) >= 1 && isNum(o.score))
   );
 }

@@ -32,6 +32,8 @@ export class ReviewMarkRows {
   async mark(partition: string, marks: ReadonlyMap<string, string>): Promise<void> {
     if (marks.size === 0) return;
     const ns = namespaceOf(this.ctx, partition, "reviews");
-    await this.ctx.store.batch([...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })));
+    await this.ctx.store.batch(
+      [...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })),
+    );
   }
 }

@@ -37,7 +37,11 @@ export class RevisionRows {
   async list(partition: string, options: { tool?: string; status?: RevisionStatus }): Promise<Revision[]> {
     const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "revisions"));
     return parseItems(this.ctx, RevisionSchema, items)
-      .filter((r) => (options.tool === undefined || r.tool === options.tool) && (options.status === undefined || r.status === options.status))
+      .filter(
+        (r) =>
+          (options.tool === undefined || r.tool === options.tool) &&
+          (options.status === undefined || r.status === options.status),
+      )
       .sort((a, b) => byId(b, a));
   }
 

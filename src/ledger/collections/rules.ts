@@ -31,7 +31,8 @@ export class RuleRows {
   /** @throws InvalidInput for a blank tool or blank text, or a rule that does not match its schema. */
   async put(partition: string, input: RuleInput): Promise<Rule> {
     if (!input.tool || !input.tool.trim()) throw new InvalidInput("A rule needs a tool name; got a blank one.");
-    if (!input.rule || !input.rule.trim()) throw new InvalidInput(`A rule for "${input.tool}" needs text; got a blank one.`);
+    if (!input.rule || !input.rule.trim())
+      throw new InvalidInput(`A rule for "${input.tool}" needs text; got a blank one.`);
     const now = Date.now();
     const id = input.id ?? timeOrderedId(now);
     const existing = await this.get(partition, id);

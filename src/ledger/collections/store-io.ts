@@ -55,8 +55,9 @@ export async function listNamespace(ctx: LedgerContext, ns: string[], depthBelow
   // Several pages: rows may shift between pages as others write, so keep each row once.
   const out = new Map<string, Item>();
   let page = first;
-  for (let offset = 0; ; ) {
-    for (const item of page) if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
+  for (let offset = 0; ;) {
+    for (const item of page)
+      if (inside(item)) out.set(`${item.namespace.slice(ns.length).join("/")}\u0000${item.key}`, item);
     if (page.length < ctx.pageSize) break;
     offset += ctx.pageSize;
     page = await ctx.store.search(ns, { limit: ctx.pageSize, offset });
@@ -137,7 +138,11 @@ export function stamp<T extends { partition: string; id: string; at: number }>(
   input: object & { id?: string; at?: number },
 ): T {
   const at = input.at ?? Date.now();
-  const row = checked(schema, { ...input, v: SCHEMA_VERSION, id: input.id ?? timeOrderedId(at), at }, "a ledger record");
+  const row = checked(
+    schema,
+    { ...input, v: SCHEMA_VERSION, id: input.id ?? timeOrderedId(at), at },
+    "a ledger record",
+  );
   if (!row.partition) throw new InvalidInput("A ledger record needs a non-empty partition.");
   return row;
 }
@@ -166,7 +171,10 @@ export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: num
     await ctx.store.batch(doomed.map((key) => ({ namespace: ns, key, value: null })));
     return doomed.length;
   } catch (error) {
-    ctx.warn("Pruning old records failed; they will be pruned later.", { namespace: ns.join("/"), error: String(error) });
+    ctx.warn("Pruning old records failed; they will be pruned later.", {
+      namespace: ns.join("/"),
+      error: String(error),
+    });
     return 0;
   }
 }
