@@ -52,6 +52,7 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true });
   run("tar", ["-xzf", join(tarballs, tarball), "-C", installed, "--strip-components=1"], consumer);
 
+  mkdirSync(join(consumer, "chroma-only"));
   writeFileSync(
     join(consumer, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2),
@@ -115,6 +116,23 @@ export const gated: string = gateText("mail me at a@b.co", { kind: "stored" }).t
 export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
 `,
   );
+  // tool-lessons/chroma alone, as a user of the Chroma index writes it, checked with nothing set
+  // aside: the package's declarations must not load chromadb's (which refer to a package chromadb
+  // does not install).
+  writeFileSync(
+    join(consumer, "chroma-only", "index.ts"),
+    `import { LexicalEmbeddings } from "tool-lessons";
+import { ChromaVectorIndex, startChromaServer, type ChromaClientLike } from "tool-lessons/chroma";
+
+export const index = new ChromaVectorIndex({ embeddings: new LexicalEmbeddings(), collectionName: "tools", host: "127.0.0.1", port: 8000 });
+export const client: ChromaClientLike = index.client;
+export const start = startChromaServer;
+`,
+  );
+  writeFileSync(
+    join(consumer, "chroma-only", "tsconfig.json"),
+    JSON.stringify({ extends: "../tsconfig.json", include: ["index.ts"] }, null, 2),
+  );
 }, 240_000);
 
 afterAll(() => {
@@ -145,6 +163,19 @@ describe("the packed package in a consumer project", () => {
     // A non-zero exit without an error line would be tsc failing to run at all.
     if (result.status !== 0) expect(result.stdout).toMatch(/error TS\d+/);
     expect(specifiers).toEqual(expect.arrayContaining(["tool-lessons/schema", "tool-lessons/evaluate"]));
+  });
+
+  it("type-checks tool-lessons/chroma with skipLibCheck off and no error anywhere, chromadb's declarations included", () => {
+    const check = spawnSync(process.execPath, [tsc, "-p", join("chroma-only", "tsconfig.json"), "--listFiles"], {
+      cwd: consumer,
+      encoding: "utf8",
+      timeout: 180_000,
+    });
+    // The program never reads chromadb's declarations, and checks clean, node_modules included.
+    expect(check.stdout).toMatch(/tool-lessons\/dist\/index\/chroma\.d\.ts/);
+    expect(check.stdout).not.toMatch(/node_modules\/chromadb\//);
+    expect(`${check.stdout}${check.stderr}`.split("\n").filter((line) => /error TS\d+/.test(line))).toEqual([]);
+    expect(check.status).toBe(0);
   });
 
   it("loads every entry point in Node, each with the names its docs teach and not the internals", () => {
