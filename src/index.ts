@@ -25,6 +25,7 @@ export {
   RevisionConflict,
   StoreUnavailable,
   ToolLessonsError,
+  UnsupportedVectorStore,
   VetRefusal,
 } from "./errors.js";
 export { DEFAULT_SETTINGS, type Settings, type SettingsInput } from "./settings.js";
@@ -87,6 +88,7 @@ export {
   type ToolIndexOptions,
 } from "./index/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
+export { type ScoreKind, type ScoreKindOption } from "./index/vector-store-contract.js";
 export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./index/lexical-embeddings.js";
 export {
   InMemoryVectorIndex,

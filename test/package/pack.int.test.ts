@@ -214,6 +214,7 @@ describe("the packed package in a consumer project", () => {
     expect(names["tool-lessons/evaluate"]).toEqual(expect.arrayContaining(["simulate", "auroc", "recallAtK"]));
     expect(names["tool-lessons/sqlite"]).toContain("SqliteStore");
     expect(names["tool-lessons/postgres"]).toContain("openPostgresStore");
+    expect(names["tool-lessons/postgres"]).toContain("PostgresLedger");
     expect(names["tool-lessons/chroma"]).toEqual(expect.arrayContaining(["ChromaVectorIndex", "startChromaServer"]));
   });
 });
