@@ -130,7 +130,7 @@ for (const [name, open] of [
 
 /** A store that reports no row times (as a custom `BaseStore` might). */
 class TimelessStore extends InMemoryStore {
-  override async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+  override async batch<Op extends readonly Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const results = (await super.batch(operations)) as unknown[];
     const strip = (item: Item) => ({ ...item, createdAt: undefined, updatedAt: undefined }) as unknown as Item;
     return results.map((r) =>
