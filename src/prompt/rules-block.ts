@@ -7,7 +7,16 @@
  */
 import { createHash } from "node:crypto";
 import { oneLine } from "../internal.js";
-import { isPinned, isUnscoped, RECALL_TOOL_NAME, type Rule, ruleId, type RuleView, viewOf } from "../rules/model.js";
+import {
+  isPinned,
+  isUnscoped,
+  RECALL_TOOL_NAME,
+  type Rule,
+  ruleTextKey,
+  type RuleView,
+  SHARED_SCOPE,
+  scopeOf,
+} from "../rules/model.js";
 
 /** The heading the block starts with. */
 export const RULES_BLOCK_HEADING = "## Tool-scoped rules";
@@ -79,15 +88,27 @@ export function renderRulesBlock(rules: readonly Rule[], options: RulesBlockOpti
   const omittedBy = new Map<string, number>();
   for (const r of high.slice(room)) omittedBy.set(r.tool, (omittedBy.get(r.tool) ?? 0) + 1);
 
-  const tools = [...new Set([...kept.map((r) => r.tool), ...omittedBy.keys()])].sort(byName);
+  const byTool = new Map<string, Rule[]>();
+  for (const r of kept) {
+    const list = byTool.get(r.tool);
+    if (list) list.push(r);
+    else byTool.set(r.tool, [r]);
+  }
+  const tools = [...new Set([...byTool.keys(), ...omittedBy.keys()])].sort(byName);
   const lines: string[] = [];
   const shown: PinnedRule[] = [];
   for (const tool of tools) {
     lines.push("", `### \`${oneLine(tool)}\``);
-    for (const rule of kept.filter((r) => r.tool === tool).sort(shownOrder)) {
+    for (const rule of (byTool.get(tool) ?? []).sort(shownOrder)) {
       lines.push(`- [${rule.priority}] ${oneLine(rule.rule)}`);
-      const { id, rule: text, priority, source, scope } = viewOf(rule);
-      shown.push({ id, tool, rule: text, priority, source, scope });
+      shown.push({
+        id: rule.id,
+        tool,
+        rule: rule.rule,
+        priority: rule.priority,
+        source: rule.source,
+        scope: scopeOf(rule),
+      });
     }
     const left = omittedBy.get(tool);
     if (left !== undefined) {
@@ -121,14 +142,15 @@ function newestFirst(a: Rule, b: Rule): number {
 }
 
 /**
- * One of each rule: by tool and id, then by tool and text as `ruleId` compares it (case, spacing,
- * closing punctuation ignored); critical first, then the partition's copy, then the oldest.
+ * One of each rule: by tool and id, then by tool and text as rules are compared (case, spacing,
+ * closing punctuation ignored: `ruleTextKey`); critical first, then the partition's copy, then the oldest.
  */
 function unique(rules: readonly Rule[]): Rule[] {
+  const shared = (r: Rule) => (r.partition === SHARED_SCOPE ? 1 : 0);
   const ordered = [...rules].sort(
     (a, b) =>
       (a.priority === "critical" ? 0 : 1) - (b.priority === "critical" ? 0 : 1) ||
-      (viewOf(a).scope === "partition" ? 0 : 1) - (viewOf(b).scope === "partition" ? 0 : 1) ||
+      shared(a) - shared(b) ||
       a.createdAt - b.createdAt ||
       byId(a, b),
   );
@@ -136,7 +158,7 @@ function unique(rules: readonly Rule[]): Rule[] {
   const out: Rule[] = [];
   for (const rule of ordered) {
     const byKey = `${rule.tool}\u0000${rule.id}`;
-    const byText = `${rule.tool}\u0001${ruleId(rule.tool, rule.rule)}`;
+    const byText = `${rule.tool}\u0001${ruleTextKey(rule.rule)}`;
     if (seen.has(byKey) || seen.has(byText)) continue;
     seen.add(byKey);
     seen.add(byText);

@@ -61,13 +61,52 @@ export function stems(text: string): string[] {
   return splitWords(text).map(stem);
 }
 
+/** What matching needs of a tool name, worked out once per name. */
+interface ToolName {
+  /** Its parts as stems (`send_email` → send, email). */
+  parts: readonly string[];
+  partSet: ReadonlySet<string>;
+  /** The name as written, between non-word characters. */
+  literal: RegExp;
+}
+
+/** Most tool names kept worked out; the memo starts over past it (names are few and stable). */
+const MAX_MEMO = 10_000;
+const toolNames = new Map<string, ToolName>();
+const aliasStems = new WeakMap<ToolAlias, { words: readonly (readonly string[])[]; toolWords: readonly string[] }>();
+
+function toolName(tool: string): ToolName {
+  let known = toolNames.get(tool);
+  if (!known) {
+    if (toolNames.size >= MAX_MEMO) toolNames.clear();
+    const parts = stems(tool);
+    known = {
+      parts,
+      partSet: new Set(parts),
+      literal: new RegExp(`(^|[^\\p{L}\\p{N}_])${escapeRegExp(tool.toLowerCase())}($|[^\\p{L}\\p{N}_])`, "u"),
+    };
+    toolNames.set(tool, known);
+  }
+  return known;
+}
+
+function stemsOf(alias: ToolAlias): { words: readonly (readonly string[])[]; toolWords: readonly string[] } {
+  let known = aliasStems.get(alias);
+  if (!known) {
+    known = { words: alias.words.map(stems), toolWords: alias.toolWords.map((w) => stem(w.toLowerCase())) };
+    aliasStems.set(alias, known);
+  }
+  return known;
+}
+
 /** Stems of a tool name's parts (`send_email` → send, email; `browseWeb` → brows, web). */
-export function toolNameStems(tool: string): Set<string> {
-  return new Set(stems(tool));
+export function toolNameStems(tool: string): ReadonlySet<string> {
+  return toolName(tool).partSet;
 }
 
 /** Where `phrase` (as stems) starts in `words`, or -1. */
 function indexOfPhrase(words: readonly string[], phrase: readonly string[], from: number): number {
+  if (phrase.length === 0) return -1;
   outer: for (let i = from; i + phrase.length <= words.length; i++) {
     for (let j = 0; j < phrase.length; j++) if (words[i + j] !== phrase[j]) continue outer;
     return i;
@@ -87,21 +126,24 @@ export function toolByAlias(
   calledTools: readonly string[],
   aliases: readonly ToolAlias[],
 ): string | undefined {
-  let best: { at: number; order: number; tool: string } | undefined;
+  // Each alias at its nearest word after the marker, nearest first; one that means no registered
+  // tool gives way to the next.
+  const found: { alias: ToolAlias; order: number; at: number }[] = [];
   aliases.forEach((alias, order) => {
-    const meant = tools.filter((t) => {
-      const parts = toolNameStems(t);
-      return alias.toolWords.some((w) => parts.has(stem(w)));
-    });
-    if (meant.length === 0) return;
-    const tool = meant.find((t) => calledTools.includes(t)) ?? meant[0];
-    for (const word of alias.words) {
-      const at = indexOfPhrase(words, stems(word), from);
-      if (at < 0) continue;
-      if (!best || at < best.at || (at === best.at && order < best.order)) best = { at, order, tool };
+    let at = Number.POSITIVE_INFINITY;
+    for (const phrase of stemsOf(alias).words) {
+      const i = indexOfPhrase(words, phrase, from);
+      if (i >= 0 && i < at) at = i;
     }
+    if (at !== Number.POSITIVE_INFINITY) found.push({ alias, order, at });
   });
-  return best?.tool;
+  found.sort((a, b) => a.at - b.at || a.order - b.order);
+  for (const { alias } of found) {
+    const wanted = stemsOf(alias).toolWords;
+    const meant = tools.filter((t) => wanted.some((w) => toolName(t).partSet.has(w)));
+    if (meant.length > 0) return meant.find((t) => calledTools.includes(t)) ?? meant[0];
+  }
+  return undefined;
 }
 
 /**
@@ -112,15 +154,10 @@ export function toolNamedIn(text: string, tools: readonly string[]): string | un
   const words = stems(text);
   const lower = text.toLowerCase();
   let best: string | undefined;
-  let bestLength = 0;
   for (const tool of tools) {
-    const literal = new RegExp(`(^|[^\\p{L}\\p{N}_])${escapeRegExp(tool.toLowerCase())}($|[^\\p{L}\\p{N}_])`, "u");
-    const parts = stems(tool);
-    const named = literal.test(lower) || (parts.length > 0 && indexOfPhrase(words, parts, 0) >= 0);
-    if (named && tool.length > bestLength) {
-      best = tool;
-      bestLength = tool.length;
-    }
+    if (best !== undefined && tool.length <= best.length) continue;
+    const name = toolName(tool);
+    if (name.literal.test(lower) || indexOfPhrase(words, name.parts, 0) >= 0) best = tool;
   }
   return best;
 }

@@ -6,7 +6,7 @@
  */
 import type { Rule, RulePriority, RuleSource } from "../ledger/schema.js";
 
-export { compareRules, ruleId } from "../ledger/collections/rules.js";
+export { compareRules, ruleId, ruleTextKey } from "../ledger/collections/rules.js";
 export type { Rule, RulePriority, RuleSource };
 
 /**

@@ -13,6 +13,20 @@ export type RuleInput = Omit<Rule, "v" | "id" | "partition" | "createdAt" | "upd
 /** What a move of a rule to another partition may change on the way (see {@link RuleRows.move}). */
 export type RuleMoveChanges = Partial<Pick<Rule, "tags" | "promotedBy">>;
 
+/**
+ * A rule's text as rules are compared: NFKC, lowercase, curly apostrophes straight, spacing
+ * collapsed, closing punctuation dropped. Two texts with the same key are the same rule.
+ */
+export function ruleTextKey(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/\s+/g, " ")
+    .replace(/[\s.!;:,]+$/, "")
+    .trim();
+}
+
 /** Sixteen consonants: a rule id spells no word and holds no digit that could pass for data. */
 const ID_LETTERS = "bcdfghjklmnpqrst";
 
@@ -24,14 +38,7 @@ const ID_LETTERS = "bcdfghjklmnpqrst";
  * number, a date or an amount.
  */
 export function ruleId(tool: string, text: string): string {
-  const normalized = text
-    .normalize("NFKC")
-    .toLowerCase()
-    .replace(/[\u2018\u2019]/g, "'")
-    .replace(/\s+/g, " ")
-    .replace(/[\s.!;:,]+$/, "")
-    .trim();
-  const digest = createHash("sha256").update(tool).update("\u0000").update(normalized).digest();
+  const digest = createHash("sha256").update(tool).update("\u0000").update(ruleTextKey(text)).digest();
   let letters = "";
   for (let i = 0; i < 8; i++) letters += ID_LETTERS[digest[i] >> 4] + ID_LETTERS[digest[i] & 15];
   return `rule-${letters}`;
