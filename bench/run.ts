@@ -15,6 +15,7 @@ import { benchEmbeddings } from "./embeddings.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
+import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
 
 const sections: Record<string, () => Promise<string>> = {
@@ -23,6 +24,7 @@ const sections: Record<string, () => Promise<string>> = {
   "routing-latency": benchRoutingLatency,
   review: benchReview,
   simulation: benchSimulation,
+  rules: benchRules,
 };
 
 /** Set in a child process: run this one section and print its markdown. */
