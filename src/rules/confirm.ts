@@ -29,6 +29,20 @@ export const EdictVerdictsSchema = z.object({
 });
 export type EdictVerdicts = z.infer<typeof EdictVerdictsSchema>;
 
+/** Options of {@link confirmEdicts}. */
+export interface ConfirmEdictsOptions {
+  /**
+   * The registered tool names: a tool the model names is taken only when it is one of them.
+   * @default []
+   */
+  tools?: readonly string[];
+}
+
+/** The defaults of {@link ConfirmEdictsOptions}. */
+export const DEFAULT_CONFIRM_EDICTS_OPTIONS: Readonly<Required<ConfirmEdictsOptions>> = Object.freeze({
+  tools: Object.freeze([]),
+});
+
 /** Why a model's answer was not used. */
 export interface EdictModelRejection {
   reason: "model_error" | "reply_wrong_shape";
@@ -61,11 +75,11 @@ export async function confirmEdicts(
   model: BaseChatModel,
   text: string,
   candidates: readonly EdictCandidate[],
-  options: { tools?: readonly string[] } = {},
+  options: ConfirmEdictsOptions = {},
   config?: RunnableConfig,
 ): Promise<ConfirmedEdicts> {
   if (candidates.length === 0) return { kept: [], dropped: [] };
-  const tools = options.tools ?? [];
+  const tools = options.tools ?? DEFAULT_CONFIRM_EDICTS_OPTIONS.tools;
   const payload = {
     message: text,
     registeredTools: tools,

@@ -9,8 +9,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { InvalidInput, NotFound } from "../errors.js";
 import type { Ledger, RuleInput } from "../ledger/ledger.js";
 import type { Rule, TurnRecord } from "../ledger/schema.js";
-import type { ToolAlias } from "./aliases.js";
-import { type EdictCandidate, type EdictFinding, findEdicts } from "./capture.js";
+import { type CaptureEdictsOptions, type EdictCandidate, type EdictFinding, findEdicts } from "./capture.js";
 import { confirmEdicts, type EdictModelRejection } from "./confirm.js";
 import { compareRules, type RuleScope, type RuleView, SHARED_SCOPE, UNSCOPED_TOOL, viewOf } from "./model.js";
 import { observeRepeatedFailures, type ObserveOptions } from "./observe.js";
@@ -27,9 +26,14 @@ export interface RuleScopeOptions {
   scope?: RuleScope;
 }
 
+/** The defaults of {@link RuleScopeOptions} (`partition` is required). */
+export const DEFAULT_RULE_SCOPE_OPTIONS: Readonly<Required<Pick<RuleScopeOptions, "scope">>> = Object.freeze({
+  scope: "partition",
+});
+
 /** The partition that holds the rows an option set names. */
 function homeOf(options: RuleScopeOptions): string {
-  return options.scope === "shared" ? SHARED_SCOPE : options.partition;
+  return (options.scope ?? DEFAULT_RULE_SCOPE_OPTIONS.scope) === "shared" ? SHARED_SCOPE : options.partition;
 }
 
 /**
@@ -71,9 +75,14 @@ export interface ListRulesOptions {
   scope?: RuleScope | "all";
 }
 
+/** The defaults of {@link ListRulesOptions} (`partition` is required; `tool` has none: every tool). */
+export const DEFAULT_LIST_RULES_OPTIONS: Readonly<Required<Pick<ListRulesOptions, "scope">>> = Object.freeze({
+  scope: "all",
+});
+
 /** Rules by priority (critical, high, normal), then the most recently updated first, each with its scope. */
 export async function listRules(ledger: Ledger, options: ListRulesOptions): Promise<RuleView[]> {
-  const scope = options.scope ?? "all";
+  const scope = options.scope ?? DEFAULT_LIST_RULES_OPTIONS.scope;
   const filter = options.tool === undefined ? {} : { tool: options.tool };
   const homes =
     scope === "shared"
@@ -131,18 +140,15 @@ export async function promoteRule(ledger: Ledger, id: string, options: PromoteRu
   return viewOf(moved);
 }
 
-/** Options of {@link recordEdicts}. */
-export interface RecordEdictsOptions {
+/**
+ * Options of {@link recordEdicts}: those of `captureEdicts` (registered tools, the tools the turn
+ * ran, the alias table; defaults in `DEFAULT_CAPTURE_EDICTS_OPTIONS`), plus where and what.
+ */
+export interface RecordEdictsOptions extends CaptureEdictsOptions {
   /** The caller's partition: an edict binds it only. */
   partition: string;
   /** The user turn. */
   text: string;
-  /** The registered tool names. @default [] */
-  tools?: readonly string[];
-  /** The tools the turn ran, in order. @default [] */
-  calledTools?: readonly string[];
-  /** The alias table. @default DEFAULT_TOOL_ALIASES */
-  aliases?: readonly ToolAlias[];
   /**
    * A chat model that confirms each candidate before it is stored (structured output, checked).
    * Its failure leaves the code's decision standing.
