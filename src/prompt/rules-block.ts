@@ -6,7 +6,7 @@
  * cap; when the cap cuts high rules, the block says how many and how to recall them.
  */
 import { createHash } from "node:crypto";
-import { oneLine } from "../internal.js";
+import { byId, oneLine } from "../internal.js";
 import {
   isPinned,
   isUnscoped,
@@ -124,10 +124,6 @@ export function renderRulesBlock(rules: readonly Rule[], options: RulesBlockOpti
 
 function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function byId(a: Rule, b: Rule): number {
-  return byName(a.id, b.id);
 }
 
 /** Critical before high, then oldest first: adding a rule appends to its group. */

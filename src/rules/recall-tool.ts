@@ -9,10 +9,10 @@ import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { oneLine } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { type PartitionResolver, resolvePartition } from "../record/partition.js";
+import type { PartitionResolver } from "../record/partition.js";
 import { tokenSet } from "../text/tokenize.js";
 import { isPinned, RECALL_TOOL_NAME, type RuleView } from "./model.js";
-import type { LessonRetriever } from "./retriever.js";
+import { type LessonRetriever, partitionOf } from "./retriever.js";
 import { listRules } from "./store.js";
 
 /** Options of {@link createRecallRulesTool}. */
@@ -64,11 +64,7 @@ export function createRecallRulesTool(options: RecallRulesToolOptions) {
   const maxRules = options.maxRules ?? DEFAULT_RECALL_RULES_TOOL.maxRules;
   return tool(
     async (input: z.infer<typeof RecallRulesInputSchema>, config?: RunnableConfig): Promise<string> => {
-      const partition = resolvePartition(
-        (config?.metadata ?? {}) as Record<string, unknown>,
-        (config?.configurable ?? {}) as Record<string, unknown>,
-        options.partition,
-      );
+      const partition = partitionOf(config, options.partition);
       const rules = await listRules(options.ledger, { partition, tool: input.tool });
       if (rules.length === 0) return `No rules are stored for ${JSON.stringify(input.tool)}.`;
       const ranked = await rank(rules, input, partition, options.retriever);

@@ -111,12 +111,7 @@ export class LessonRetriever extends BaseRetriever {
 
   /** The rules relevant to `request` in the caller's partition (from `config`) and the shared scope. */
   override async invoke(input: string, options?: RunnableConfig): Promise<DocumentInterface[]> {
-    const config = ensureConfig(options);
-    const partition = resolvePartition(
-      (config.metadata ?? {}) as Record<string, unknown>,
-      (config.configurable ?? {}) as Record<string, unknown>,
-      this.resolver,
-    );
+    const partition = partitionOf(ensureConfig(options), this.resolver);
     return this.caller.run(partition, () => super.invoke(input, options));
   }
 
@@ -185,6 +180,18 @@ export class LessonRetriever extends BaseRetriever {
     }
     this.indexed.set(partition, now);
   }
+}
+
+/**
+ * The caller's partition of a run, as every piece reads it: `resolvePartition` over the config's
+ * `metadata` and `configurable`, with the user's resolver when there is one.
+ */
+export function partitionOf(config: RunnableConfig | undefined, resolver?: PartitionResolver): string {
+  return resolvePartition(
+    (config?.metadata ?? {}) as Record<string, unknown>,
+    (config?.configurable ?? {}) as Record<string, unknown>,
+    resolver,
+  );
 }
 
 function hashRule(rule: Rule): string {

@@ -6,7 +6,6 @@
  * carry it.
  */
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import {
   Annotation,
@@ -23,8 +22,8 @@ import { z } from "zod";
 import { ToolIndex } from "../../src/index/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { resolvePartition } from "../../src/record/partition.js";
 import { latestHumanTurn, messageText } from "../../src/record/request.js";
+import { partitionOf } from "../../src/rules/retriever.js";
 import { recordEdicts } from "../../src/rules/store.js";
 import { ScriptedChatModel, stepOf } from "../helpers/record-agent.js";
 
@@ -83,11 +82,6 @@ const model = new ScriptedChatModel((messages: BaseMessage[]) => {
 });
 
 function buildGraph(manager: LessonManager) {
-  const partitionOf = (config?: RunnableConfig) =>
-    resolvePartition(
-      (config?.metadata ?? {}) as Record<string, unknown>,
-      (config?.configurable ?? {}) as Record<string, unknown>,
-    );
   return (
     new StateGraph(State)
       // Before the agent: the pinned rules of this caller, as this turn's system prompt.

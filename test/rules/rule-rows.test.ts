@@ -21,6 +21,16 @@ async function sqlite(): Promise<BaseStore> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The store with every call delayed 0–3 ms at random: concurrent upserts interleave across milliseconds. */
+function slow(store: BaseStore): BaseStore {
+  const batch = store.batch.bind(store);
+  store.batch = (async (operations: Operation[]) => {
+    await sleep(Math.random() * 3);
+    return batch(operations);
+  }) as BaseStore["batch"];
+  return store;
+}
 const base = { priority: "critical", source: "user_explicit" } as const;
 
 describe("ruleId", () => {
@@ -71,18 +81,20 @@ for (const [name, open] of [
       expect(rule.updatedAt).toBe(new Date(item!.updatedAt).getTime());
     });
 
-    it("keeps createdAt when two ledgers upsert the same rule many times at once", async () => {
-      const store = await open();
+    it("keeps createdAt when two ledgers upsert the same rule many times at once, each call delayed at random", async () => {
+      const store = slow(await open());
       const [a, b] = [new Ledger(store), new Ledger(store)];
       const input = { ...base, tool: "send_email", rule: "Never email Sarah." };
+      // Started a little apart too, so the upserts that race read "no row" at different times.
       const results = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).putRule("p", input)),
+        Array.from({ length: 40 }, async (_, i) => {
+          await sleep(Math.random() * 4);
+          return (i % 2 === 0 ? a : b).putRule("p", input);
+        }),
       );
       const stored = await a.listRules("p");
       expect(stored).toHaveLength(1);
-      const first = Math.min(...results.map((r) => r.createdAt));
-      expect(stored[0].createdAt).toBe(first);
-      for (const r of results) expect(r.createdAt).toBe(first);
+      for (const r of results) expect(r.createdAt).toBe(stored[0].createdAt);
     });
 
     it("lists by priority, then the most recently updated first", async () => {
