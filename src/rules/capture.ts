@@ -170,7 +170,7 @@ const MAX_LEAD_WORDS = 12;
 
 /** What may come before a sentence-initial "stop". */
 const STOP_FILLER =
-  /^(?:(?:please|pls|kindly|just|also|and|so|but|then|now|oh|ok|okay|alright|hey|seriously|guys)(?:\s+|$))*$/;
+  /^(?:(?:please|pls|kindly|just|also|and|so|but|then|now|oh|ok|okay|alright|hey|seriously|guys|thanks|thank you)(?:\s+|$))*$/;
 
 /** "I don't want you to …": a first-person "don't" that is still an instruction to the agent. */
 const WANT_YOU = /^(?:want|need|like) (?:you|the agent|the assistant|it)(?: to\b| [a-z]+ing\b)/;
@@ -260,12 +260,11 @@ function hasSomethingToObey(marker: EdictMarker, after: string): boolean {
     .split(" ")
     .filter((w) => w !== "");
   if (marker === "stop") return rest.length >= 1 && /^[a-z']{2,}ing$/.test(rest[0]) && rest[0].length > 4;
-  const verbs = rest.filter((w) => w !== "ever" && w !== "again" && w !== "ever,");
+  // "Don't you …" instructs only as "don't you dare …" / "don't you ever …".
+  if (marker !== "never" && rest[0] === "you" && rest[1] !== "dare" && rest[1] !== "ever") return false;
+  const verbs = rest.filter((w) => w !== "ever" && w !== "again");
   if (verbs.length === 0) return false;
   if (marker === "never" && isPast(verbs[0])) return false;
-  if ((marker === "dont" || marker === "do_not") && /^you$/.test(verbs[0]) && !/^(?:dare|ever)$/.test(verbs[1] ?? "")) {
-    return false;
-  }
   return verbs.some((w) => /[a-z]{2,}/.test(w));
 }
 
