@@ -17,6 +17,7 @@ import { benchLint } from "./lint.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
+import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
 
 const sections: Record<string, () => Promise<string>> = {
@@ -27,6 +28,7 @@ const sections: Record<string, () => Promise<string>> = {
   simulation: benchSimulation,
   masking: benchMasking,
   lint: benchLint,
+  rules: benchRules,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -12,6 +12,7 @@ import { type CliIo, type Command, EXIT, println } from "./io.js";
 import { evalCommand } from "./eval-command.js";
 import { lintCommand } from "./lint-command.js";
 import { reportCommand } from "./report-command.js";
+import { rulesCommand } from "./rules-command.js";
 import { simulateCommand } from "./simulate-command.js";
 
 export type { CliIo } from "./io.js";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   reportCommand,
   simulateCommand,
   ...LEDGER_COMMANDS,
+  rulesCommand,
 ];
 
 const PROGRAM = "tool-lessons";

@@ -6,6 +6,10 @@ import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Refusal, Revision } from "../ledger/schema.js";
+import type { RuleInput } from "../ledger/ledger.js";
+import { renderRulesBlock, type RulesBlock } from "../prompt/rules-block.js";
+import type { RuleScope, RuleView } from "../rules/model.js";
+import { bindingRules, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
 import { definedOnly } from "../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { rankByCoverage } from "./coverage.js";
@@ -105,10 +109,19 @@ interface PartitionOption {
   partition?: string;
 }
 
+/** Which rules a rule method acts on: a partition's own, or the shared scope's. */
+export interface RuleScopeOption extends PartitionOption {
+  /**
+   * `"shared"` for the shared scope (the rules every partition's prompt carries).
+   * @default "partition"
+   */
+  scope?: RuleScope;
+}
+
 /**
  * The operator's API: review the ledger for lessons, apply (with who approved), dismiss, undo,
- * history, settings and usage flags. Every change is a revision in the ledger; the index is kept
- * in step on apply and undo.
+ * history, settings, usage flags and tool-scoped rules (the rule methods delegate to `src/rules`).
+ * Every change to a card is a revision in the ledger; the index is kept in step on apply and undo.
  *
  * A review is the stages of `learn/review/` in a row (gather → detect → select → evidence →
  * propose → vet → revision → store/apply); a graph node can run the same stages on one thread's
@@ -290,6 +303,66 @@ export class LessonManager {
     });
     await this.index.upsertCards(partition, [saved]);
     return undone;
+  }
+
+  // ---------------------------------------------------------------- rules
+
+  /**
+   * Store a tool-scoped rule (critical, high or normal). Its text is vetted (normalized, one
+   * line, at most 240 characters, nothing aimed at the model); without an `id`, the same tool and
+   * text upsert one row, keeping `createdAt`. Use `tool: "*"` for a rule of no tool.
+   * @throws InvalidInput for a blank tool or text the vet refuses.
+   */
+  async putRule(input: RuleInput, options: RuleScopeOption = {}): Promise<RuleView> {
+    return putRule(this.ledger, input, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /** A rule by id; `null` when there is none. */
+  async getRule(id: string, options: RuleScopeOption = {}): Promise<RuleView | null> {
+    return getRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /**
+   * Rules by priority, then the most recently updated first: by default the partition's own and
+   * the shared ones (what binds its callers), each with its scope.
+   */
+  async listRules(options: PartitionOption & { tool?: string; scope?: RuleScope | "all" } = {}): Promise<RuleView[]> {
+    return listRules(this.ledger, { ...options, partition: options.partition ?? DEFAULT_PARTITION });
+  }
+
+  /** Delete a rule; whether there was one. */
+  async deleteRule(id: string, options: RuleScopeOption = {}): Promise<boolean> {
+    return deleteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /**
+   * The pinned `## Tool-scoped rules` block for these tools (the partition's and the shared
+   * critical and high rules; critical never dropped), with the structured snapshot of what it
+   * lists and what the cap left out. Byte-stable for the same rules.
+   */
+  async rulesForPrompt(
+    tools: readonly string[],
+    options: PartitionOption & { maxRules?: number } = {},
+  ): Promise<RulesBlock> {
+    const rules = await bindingRules(this.ledger, options.partition ?? DEFAULT_PARTITION, tools);
+    return renderRulesBlock(rules, {
+      tools,
+      ...(options.maxRules !== undefined ? { maxRules: options.maxRules } : {}),
+    });
+  }
+
+  /** Every rule that binds the partition's callers (its own and the shared ones), as plain JSON-ready objects. */
+  async rulesJson(options: PartitionOption = {}): Promise<RuleView[]> {
+    return listRules(this.ledger, { partition: options.partition ?? DEFAULT_PARTITION });
+  }
+
+  /**
+   * Move a rule of the partition into the shared scope, so every partition's prompt carries it:
+   * the one way a shared rule is made from a caller's, an operator's explicit call.
+   * @throws NotFound (no such rule), InvalidInput (blank `by`, or already shared)
+   */
+  async promoteRule(id: string, options: PartitionOption & { by: string }): Promise<RuleView> {
+    return promoteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, by: options.by });
   }
 
   // ---------------------------------------------------------------- internals

@@ -9,7 +9,7 @@ import { listPartitions } from "./collections/partitions.js";
 import { RequestRows } from "./collections/requests.js";
 import { ReviewMarkRows } from "./collections/review-marks.js";
 import { RevisionRows } from "./collections/revisions.js";
-import { type RuleInput, RuleRows } from "./collections/rules.js";
+import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
 import { SettingsRow } from "./collections/settings.js";
 import type { LedgerContext, ListOptions, WarningSink } from "./collections/store-io.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
@@ -25,7 +25,7 @@ import type {
 } from "./schema.js";
 
 export type { LedgerChange } from "./collections/commit.js";
-export type { RuleInput } from "./collections/rules.js";
+export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
 export type { ListOptions, WarningSink } from "./collections/store-io.js";
 
 /** Options of {@link Ledger}. */
@@ -238,7 +238,10 @@ export class Ledger {
   // ---------------------------------------------------------------- rules
 
   /**
-   * Insert or update a tool-scoped rule. An update keeps `createdAt`.
+   * Insert or update a tool-scoped rule and return it as stored. Without an `id`, the id is
+   * derived from the tool and the text (`ruleId`), so the same rule upserts one row. An update
+   * keeps `createdAt`, also when two processes upsert the same rule at once: the times are the
+   * store's own row times (see `collections/rules.ts`).
    * @throws InvalidInput for a blank tool or blank text, or a field that does not match the schema.
    */
   async putRule(partition: string, input: RuleInput): Promise<Rule> {
@@ -249,13 +252,26 @@ export class Ledger {
     return this.rules.get(partition, id);
   }
 
-  /** Rules of a partition (optionally one tool); corrupt rows are skipped, never thrown. */
+  /**
+   * Rules of a partition (optionally one tool), by priority (critical, high, normal), then the
+   * most recently updated first; corrupt rows are skipped, never thrown.
+   */
   async listRules(partition: string, options: { tool?: string } = {}): Promise<Rule[]> {
     return this.rules.list(partition, options);
   }
 
   async deleteRule(partition: string, id: string): Promise<boolean> {
     return this.rules.delete(partition, id);
+  }
+
+  /**
+   * Move a rule to another partition under the same id (written there and deleted here in one
+   * store batch), with `changes` applied. Operator scope: used to promote a rule to a shared
+   * scope. Returns the rule as stored there, or `null` when there is none to move.
+   * @throws InvalidInput when both partitions are the same.
+   */
+  async moveRule(from: string, id: string, to: string, changes: RuleMoveChanges = {}): Promise<Rule | null> {
+    return this.rules.move(from, id, to, changes);
   }
 
   // ---------------------------------------------------------------- settings

@@ -358,7 +358,15 @@ export type Revision = z.infer<typeof RevisionSchema>;
 export const RulePrioritySchema = z.enum(["critical", "high", "normal"]);
 export type RulePriority = z.infer<typeof RulePrioritySchema>;
 
-/** A tool-scoped rule. `tool` is "" for an unscoped rule (kept out of the prompt). */
+/** Where a rule came from: a user's edict, an observation after a turn, or code / an operator. */
+export const RuleSourceSchema = z.enum(["user_explicit", "post_turn", "programmatic"]);
+export type RuleSource = z.infer<typeof RuleSourceSchema>;
+
+/**
+ * A tool-scoped rule. `tool` is `"*"` for an unscoped rule (a user's edict that named no tool in a
+ * turn that ran none): kept, listed, and kept out of the prompt. `"*"` is never a tool's name
+ * (chat model APIs allow letters, digits, `_` and `-`).
+ */
 export const RuleSchema = z.object({
   v: z.literal(SCHEMA_VERSION),
   id: z.string(),
@@ -366,8 +374,10 @@ export const RuleSchema = z.object({
   tool: z.string(),
   rule: z.string().min(1),
   priority: RulePrioritySchema,
-  source: z.enum(["user_explicit", "post_turn", "programmatic"]),
+  source: RuleSourceSchema,
   tags: z.array(z.string()).default([]),
+  /** Who moved it into the shared scope (`promoteRule`), for a promoted rule. */
+  promotedBy: z.string().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
