@@ -277,11 +277,6 @@ export const RefusalReasonSchema = z.enum([
   "wrong_count",
   /** Two example requests of one reply say the same. */
   "duplicate_example",
-  // Guidelines only (memory/vet-guideline.ts).
-  /** Refers to an individual call (its id, "call #3", "the last call") instead of the pattern. */
-  "refers_to_call",
-  /** States something as always (or never) true that not every call of the window supports. */
-  "overstated",
 ]);
 export type RefusalReason = z.infer<typeof RefusalReasonSchema>;
 
@@ -474,6 +469,33 @@ export const ToolStatsSchema = z.object({
 export type ToolStats = z.infer<typeof ToolStatsSchema>;
 
 /**
+ * Why the vet refused a line of a guideline (`memory/vet-guideline.ts`): the shared refusal codes
+ * that apply to a line, meaning what they mean for any lesson, and two of its own.
+ */
+export const GuidelineRefusalReasonSchema = z.enum([
+  "empty",
+  "multi_line",
+  "too_long",
+  "contains_value",
+  "aimed_at_model",
+  "already_kept",
+  "cap_reached",
+  /** Refers to an individual call (its id, "call #3", "the last call") instead of a pattern. */
+  "refers_to_call",
+  /** States something as always (or never) true that not every recent call supports. */
+  "overstated",
+]);
+export type GuidelineRefusalReason = z.infer<typeof GuidelineRefusalReasonSchema>;
+
+/** A refused line of a guideline: its text (withheld when it held an argument value) and why. */
+export const GuidelineRefusalSchema = z.object({
+  text: z.string(),
+  reason: GuidelineRefusalReasonSchema,
+  detail: z.string().optional(),
+});
+export type GuidelineRefusal = z.infer<typeof GuidelineRefusalSchema>;
+
+/**
  * A tool's guideline, synthesized from its recent evaluated calls and vetted: what the tool is
  * for, what works, common issues and why, best practices; then the statistics it was written from.
  */
@@ -493,7 +515,7 @@ export const GuidelineSchema = z.object({
   /** Who wrote it: `deterministic` or `model:<name>`. */
   synthesizer: z.string(),
   /** What the vet refused of the draft. */
-  refused: z.array(RefusalSchema).default([]),
+  refused: z.array(GuidelineRefusalSchema).default([]),
   at: z.number(),
 });
 export type Guideline = z.infer<typeof GuidelineSchema>;

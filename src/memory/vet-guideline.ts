@@ -8,7 +8,7 @@
  * Pure: the value check comes in as a function.
  */
 import { oneLine } from "../internal.js";
-import type { EvaluatedCall, Refusal, RefusalReason } from "../ledger/schema.js";
+import type { EvaluatedCall, GuidelineRefusal, GuidelineRefusalReason } from "../ledger/schema.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { containsFingerprint } from "../text/mask.js";
 import { MAX_PART_LINES, NOT_ENOUGH_DATA } from "./synthesis.js";
@@ -35,7 +35,7 @@ export interface GuidelineVetContext {
 /** What the vet kept of a draft, and what it refused. */
 export interface VettedGuideline {
   parts: GuidelineDraft;
-  refused: Refusal[];
+  refused: GuidelineRefusal[];
 }
 
 /** A line about one call rather than the pattern: "call #3", "the last call", "in one call". */
@@ -62,7 +62,7 @@ export function isUnanimous(recent: readonly EvaluatedCall[]): boolean {
 export function checkGuidelineLine(
   text: string,
   ctx: GuidelineVetContext,
-): { reason: RefusalReason; detail?: string } | null {
+): { reason: GuidelineRefusalReason; detail?: string } | null {
   if (text.trim() === "") return { reason: "empty" };
   if (/[\r\n\u2028\u2029\u0085\v\f]/.test(text)) return { reason: "multi_line" };
   if (text.length > ctx.maxLineLength) {
@@ -87,10 +87,9 @@ const LIST_PARTS: readonly ListPart[] = ["whatWorks", "commonIssues", "bestPract
 
 /** Vet a draft: keep the lines that pass, refuse the rest with their reason. */
 export function vetGuideline(draft: GuidelineDraft, ctx: GuidelineVetContext): VettedGuideline {
-  const refused: Refusal[] = [];
-  const refuse = (text: string, reason: RefusalReason, detail?: string) =>
+  const refused: GuidelineRefusal[] = [];
+  const refuse = (text: string, reason: GuidelineRefusalReason, detail?: string) =>
     refused.push({
-      kind: "guideline",
       text: reason === "contains_value" ? WITHHELD : text,
       reason,
       ...(detail !== undefined ? { detail } : {}),

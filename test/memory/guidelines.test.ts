@@ -118,7 +118,7 @@ describe("the guideline vet", () => {
       },
       ctx,
     );
-    expect(vetted.refused).toEqual([{ kind: "guideline", text: WITHHELD, reason: "contains_value" }]);
+    expect(vetted.refused).toEqual([{ text: WITHHELD, reason: "contains_value" }]);
     expect(vetted.parts.whatWorks).toEqual([NOT_ENOUGH_DATA]);
   });
 
