@@ -42,19 +42,20 @@ const LOCATION_OPTIONS: OptionSpec = {
   ledger: { type: "string" },
   postgres: { type: "string" },
 };
-const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
-const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
+export const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
+export const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
 
-const LEDGER_HELP = `Ledger:
+export const LEDGER_HELP = `Ledger:
   --ledger PATH           SQLite ledger file (default: TOOL_LESSONS_LEDGER, else ${DEFAULT_OPEN_LEDGER_OPTIONS.path})
   --postgres URL          Postgres ledger, postgres://... (default: TOOL_LESSONS_POSTGRES_URL)`;
-const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
-const EXIT_HELP = "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
+export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
+export const EXIT_HELP =
+  "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
 
 const PostgresUrl = z.string().regex(/^postgres(ql)?:\/\//);
 
 /** An opened ledger and the manager over it. */
-interface Session {
+export interface Session {
   ledger: Ledger;
   manager: LessonManager;
   partition: string;
@@ -64,7 +65,7 @@ interface Session {
  * Open the ledger the options name, run `fn`, close it. A SQLite file must already exist unless
  * `create` is set, so a mistyped path fails instead of answering from a new, empty ledger.
  */
-async function withLedger<T>(
+export async function withLedger<T>(
   values: ParsedArgs["values"],
   io: CliIo,
   fn: (session: Session) => Promise<T>,
@@ -103,7 +104,7 @@ async function withLedger<T>(
   }
 }
 
-function json(io: CliIo, value: unknown): void {
+export function json(io: CliIo, value: unknown): void {
   println(io.stdout, JSON.stringify(value, null, 2));
 }
 

@@ -9,13 +9,14 @@ import { InvalidInput, ToolLessonsError } from "../errors.js";
 import { UsageError, wantsHelp } from "./args.js";
 import { LEDGER_COMMANDS } from "./commands.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
+import { MEMORY_COMMANDS } from "./memory-commands.js";
 import { simulateCommand } from "./simulate-command.js";
 
 export type { CliIo } from "./io.js";
 export { EXIT } from "./io.js";
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [simulateCommand, ...LEDGER_COMMANDS];
+export const COMMANDS: readonly Command[] = [simulateCommand, ...LEDGER_COMMANDS, ...MEMORY_COMMANDS];
 
 const PROGRAM = "tool-lessons";
 
