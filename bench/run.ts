@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
+import { benchMemory } from "./memory.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
@@ -23,6 +24,7 @@ const sections: Record<string, () => Promise<string>> = {
   "routing-latency": benchRoutingLatency,
   review: benchReview,
   simulation: benchSimulation,
+  memory: benchMemory,
 };
 
 /** Set in a child process: run this one section and print its markdown. */
