@@ -644,10 +644,10 @@ export const MAX_OUTPUT_LENGTH = 400;
 /** Of a long output, the characters of the summary taken from its end (the rest from its start). */
 const OUTPUT_TAIL_LENGTH = 96;
 /** Raw characters held of an output's start, and of its end, until its run ends. */
-const RAW_OUTPUT_HEAD = 2000;
-const RAW_OUTPUT_TAIL = 1000;
+const RAW_OUTPUT_HEAD = 800;
+const RAW_OUTPUT_TAIL = 400;
 /** Longest output read as JSON for the `empty` flag (a longer one is not empty). */
-const MAX_JSON_CHECK = 100_000;
+const MAX_JSON_CHECK = 4096;
 
 /**
  * A successful call's output as held until its run ends: a bounded slice of the raw text (its
