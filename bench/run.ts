@@ -12,6 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
+import { benchMasking } from "./masking.js";
+import { benchLint } from "./lint.js";
 import { benchMemory } from "./memory.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
@@ -24,6 +26,8 @@ const sections: Record<string, () => Promise<string>> = {
   "routing-latency": benchRoutingLatency,
   review: benchReview,
   simulation: benchSimulation,
+  masking: benchMasking,
+  lint: benchLint,
   memory: benchMemory,
 };
 

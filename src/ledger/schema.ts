@@ -48,6 +48,11 @@ export const OutputSummarySchema = z.object({
   truncated: z.boolean(),
   /** The output states a count of zero ("0 results", "found 0", "total: 0"). */
   zeroCount: z.boolean(),
+  /**
+   * The label of text aimed at the model found in the output (`override_instructions` ...): kept
+   * as data, and withheld from a model evaluator's prompt.
+   */
+  aimed: z.string().optional(),
 });
 export type OutputSummary = z.infer<typeof OutputSummarySchema>;
 
@@ -70,6 +75,11 @@ export const CallRecordSchema = z.object({
   errorClass: ErrorClassSchema.optional(),
   /** The error message with values masked. */
   errorMessage: z.string().optional(),
+  /**
+   * The label of text aimed at the model found in the error (`override_instructions`,
+   * `role_marker` ...): the message is kept as data, and no lesson is ever made from it.
+   */
+  errorAimed: z.string().optional(),
   latencyMs: z.number().optional(),
   tokens: z.number().optional(),
   /** A successful call's output, masked and clipped (absent on rows written before it was kept). */
@@ -122,6 +132,12 @@ export type Offer = z.infer<typeof OfferSchema>;
 /** What routing offered for one request. */
 export const RouteRecordSchema = z.object({
   ...requestRowFields,
+  /**
+   * Not written any more: a route is recorded before the run's argument values are known, so
+   * the request could only be masked without them. The request's one masked text is the turn's
+   * (joined on `requestId`). Older rows may still hold one.
+   */
+  request: z.string().optional(),
   /** Offered tools, best first. */
   offered: z.array(OfferSchema),
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
@@ -237,6 +253,12 @@ export const RefusalReasonSchema = z.enum([
   "contains_value",
   /** Holds text aimed at the model: instructions, role markers, chat-template tokens, tool-call syntax. */
   "aimed_at_model",
+  /** Holds private data a detector finds (an email, a phone number, a card, an IBAN, a key …). */
+  "contains_private_data",
+  /** No word of it is an allowed word (the tool's card, tool names, common words, words two cited requests share). */
+  "no_allowed_words",
+  /** Too many of its words are not allowed words: more than a third would have to be masked. */
+  "too_many_unknown_words",
   /** Blank. */
   "empty",
   /** Longer than its limit (`maxLineLength` for a lesson). */
@@ -477,6 +499,7 @@ export const GuidelineRefusalReasonSchema = z.enum([
   "multi_line",
   "too_long",
   "contains_value",
+  "contains_private_data",
   "aimed_at_model",
   "already_kept",
   "cap_reached",

@@ -12,6 +12,7 @@ import { definedOnly } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, EvaluatedCall, Guideline, ToolCard, ToolMemoryState, ToolStats } from "../ledger/schema.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
+import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { containsFingerprint } from "../text/mask.js";
 import { DeterministicEvaluator } from "./deterministic-evaluator.js";
@@ -327,7 +328,8 @@ export class ToolMemory {
 
   /**
    * A model's evaluation is text the model wrote: it is refused (the call stays unevaluated) when it
-   * holds an argument value of the call or text aimed at the model. The deterministic evaluator's
+   * holds an argument value of the call, text aimed at the model, or private data the gate's
+   * detectors find. The deterministic evaluator's
    * text is built from labels and numbers only.
    */
   private checked(call: CallRecord, outcome: EvaluationOutcome | undefined, key: string): EvaluationOutcome {
@@ -340,6 +342,10 @@ export class ToolMemory {
       }
       const aimed = findAimedAtModel(text);
       if (aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: aimed };
+      const found = gateText(text, { kind: "stored" }).masked;
+      if (found.length > 0) {
+        return { ok: false, reason: "contains_private_data", detail: [...new Set(found)].join(", ") };
+      }
     }
     return outcome;
   }

@@ -72,6 +72,8 @@ export type UnevaluatedReason =
   | "reply_wrong_shape"
   /** The reply holds an argument value of the call. */
   | "contains_value"
+  /** The reply holds private data the gate's detectors find (an email, a key …). */
+  | "contains_private_data"
   /** The reply holds text aimed at the model. */
   | "aimed_at_model";
 

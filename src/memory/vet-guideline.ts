@@ -1,7 +1,8 @@
 /**
  * The vet of a guideline, like every other lesson's: each line is one non-blank line within
  * `maxLineLength`, holds no argument value of any call in the window (their keyed fingerprints,
- * the way the review's vet checks), no text aimed at the model, no reference to an individual
+ * the way the review's vet checks), no text aimed at the model, no private data the gate's
+ * detectors find (an email, a key, a phone number …), no reference to an individual
  * call, and states nothing as always or never true unless every recent call agrees; each part
  * keeps at most three lines, and the whole guideline at most `maxGuidelineLength` characters.
  * What is refused is recorded with its reason; a part left with nothing says "Not enough data".
@@ -9,13 +10,14 @@
  */
 import { oneLine } from "../internal.js";
 import type { EvaluatedCall, GuidelineRefusal, GuidelineRefusalReason } from "../ledger/schema.js";
+import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { containsFingerprint } from "../text/mask.js";
 import { MAX_PART_LINES, NOT_ENOUGH_DATA } from "./synthesis.js";
 import type { GuidelineDraft } from "./types.js";
 
 /** The text kept in a refusal of a line that held an argument value. */
-export const WITHHELD = "(withheld: holds an argument value)";
+export const WITHHELD = "(withheld: holds an argument value or private data)";
 
 /** Whether a text holds an argument value (wired to the window's value fingerprints). */
 export type ContainsValue = (text: string) => boolean;
@@ -75,6 +77,8 @@ export function checkGuidelineLine(
   if (named !== undefined || ONE_CALL.test(text)) {
     return { reason: "refers_to_call", detail: named !== undefined ? "names a call id" : "speaks of one call" };
   }
+  const found = gateText(text, { kind: "prompt" }).masked;
+  if (found.length > 0) return { reason: "contains_private_data", detail: [...new Set(found)].join(", ") };
   const absolute = ABSOLUTE.exec(text);
   if (absolute && !ctx.unanimous) {
     return { reason: "overstated", detail: `"${absolute[0]}" while the recent calls disagree` };
@@ -90,7 +94,7 @@ export function vetGuideline(draft: GuidelineDraft, ctx: GuidelineVetContext): V
   const refused: GuidelineRefusal[] = [];
   const refuse = (text: string, reason: GuidelineRefusalReason, detail?: string) =>
     refused.push({
-      text: reason === "contains_value" ? WITHHELD : text,
+      text: reason === "contains_value" || reason === "contains_private_data" ? WITHHELD : text,
       reason,
       ...(detail !== undefined ? { detail } : {}),
     });

@@ -12,6 +12,9 @@ import type { CallEvaluation, EvaluationInput } from "./types.js";
 /** Longest tool description an evaluator or synthesizer is given, in characters. */
 export const MAX_DESCRIPTION_LENGTH = 400;
 
+/** What an evaluator reads in place of output or error text the recorder found aimed at the model. */
+export const WITHHELD_AIMED = "(withheld: text aimed at the model)";
+
 /** Latencies the window must hold before a tool has a norm to be slow against. */
 export const MIN_LATENCY_SAMPLES = 5;
 
@@ -114,7 +117,10 @@ export function evaluationInput(
   call: CallRecord,
   context: { card?: ToolCard | null; latencyNormMs?: number; slowLatencyFactor: number },
 ): EvaluationInput {
-  const output = outputOf(call);
+  const kept = outputOf(call);
+  // Text the recorder found aimed at the model is data: an evaluator (a model's prompt) never reads it.
+  const output = kept?.aimed !== undefined ? { ...kept, text: WITHHELD_AIMED } : kept;
+  const errorMessage = call.errorAimed !== undefined ? WITHHELD_AIMED : call.errorMessage;
   return {
     callId: call.id,
     tool: call.tool,
@@ -124,7 +130,7 @@ export function evaluationInput(
     args: call.args,
     outcome: call.outcome,
     ...(call.errorClass !== undefined ? { errorClass: call.errorClass } : {}),
-    ...(call.errorMessage !== undefined ? { errorMessage: call.errorMessage } : {}),
+    ...(errorMessage !== undefined ? { errorMessage } : {}),
     ...(output ? { output } : {}),
     ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
     ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),

@@ -95,6 +95,7 @@ beforeAll(() => {
 import { Ledger, LexicalEmbeddings, ToolIndex, type Settings, type ToolCard } from "tool-lessons";
 import { parseSettings, ToolCardSchema } from "tool-lessons/schema";
 import { recallAtK, simulate, type SimulationReport } from "tool-lessons/evaluate";
+import { gateText, PII_DETECTORS, type PIIDetector } from "tool-lessons/privacy";
 import { SqliteStore } from "tool-lessons/sqlite";
 import { openPostgresStore } from "tool-lessons/postgres";
 import { ChromaVectorIndex, startChromaServer } from "tool-lessons/chroma";
@@ -109,6 +110,8 @@ export const index = new ToolIndex({
 export const card = (row: unknown): ToolCard => ToolCardSchema.parse(row);
 export const recall: number = recallAtK(["a", "b"], ["b"], settings.routingK);
 export type Report = SimulationReport;
+export const detectors: PIIDetector[] = PII_DETECTORS.map((d) => d.detect);
+export const gated: string = gateText("mail me at a@b.co", { kind: "stored" }).text;
 export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
 `,
   );
