@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
+import { benchMemory } from "./memory.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
@@ -29,6 +30,7 @@ const sections: Record<string, () => Promise<string>> = {
   masking: benchMasking,
   lint: benchLint,
   rules: benchRules,
+  memory: benchMemory,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

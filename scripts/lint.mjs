@@ -35,6 +35,7 @@ const ALLOWED_IMPORTS = {
   index: { folders: ["ledger", "text", "record"] },
   learn: { folders: ["index", "ledger", "text", "prompt", "record", "rules", "memory"] },
   rules: { folders: ["index", "ledger", "text", "record"] },
+  memory: { folders: ["text", "ledger", "index"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
