@@ -189,23 +189,30 @@ function stringShape(raw: string): string {
 function idShape(value: string): string {
   return value
     .split(ID_SEPARATOR)
-    .map((segment, i) => (i % 2 === 1 ? segment : segmentShape(segment)))
+    .map((segment, i) => (i % 2 === 1 ? segment : segmentShape(segment, i === 0)))
     .join("");
 }
 
-function segmentShape(segment: string): string {
+/** One part of an id-like value; `leading` for the value's first part, where a prefix sits. */
+function segmentShape(segment: string, leading: boolean): string {
   if (segment === "") return "";
   if (/^\d+$/.test(segment)) return "#".repeat(segment.length);
-  if (/^[A-Za-z]+$/.test(segment)) return letterShape(segment);
+  if (/^[A-Za-z]+$/.test(segment)) return letterShape(segment, leading);
   const prefixed = /^([A-Za-z]+)(\d+)$/.exec(segment);
-  if (prefixed) return letterShape(prefixed[1]) + "#".repeat(prefixed[2].length);
+  if (prefixed) return letterShape(prefixed[1], leading) + "#".repeat(prefixed[2].length);
   const suffixed = /^(\d+)([A-Za-z]+)$/.exec(segment);
-  if (suffixed) return "#".repeat(suffixed[1].length) + letterShape(suffixed[2]);
+  if (suffixed) return "#".repeat(suffixed[1].length) + letterShape(suffixed[2], false);
   return "*".repeat(segment.length);
 }
 
-function letterShape(letters: string): string {
-  return isFixedPart(letters) ? letters : "*".repeat(letters.length);
+/**
+ * Letters kept as format: a short prefix at the start of the value (`ORD`, `cus`, `v`), and
+ * elsewhere at most two letters (`T` and `Z` of a timestamp). A longer run after the start is
+ * value, however short: a piece of a key echoed as `2VZHSQ` must not keep its letters.
+ */
+function letterShape(letters: string, leading: boolean): string {
+  const kept = leading ? isFixedPart(letters) : letters.length <= 2;
+  return kept ? letters : "*".repeat(letters.length);
 }
 
 /** A letter run short enough to be format (a prefix like `ORD`, `cus`, `v`) rather than value. */

@@ -169,3 +169,14 @@ describe("fingerprints", () => {
     expect(json).not.toMatch(/bob|example|12345/i);
   });
 });
+
+describe("shapeOf keeps letters as format only where a prefix sits", () => {
+  it("keeps a leading prefix and one or two letters elsewhere, masks a longer run after the start", () => {
+    expect(shapeOf("ORD-12345")).toBe("ORD-#####");
+    expect(shapeOf("v2.3.1")).toBe("v#.#.#");
+    // A piece of a key echoed in another argument keeps none of its letters.
+    expect(shapeOf("2VZHSQ")).toBe("#*****");
+    expect(shapeOf("INV-2024-ABC")).toBe("INV-####-***");
+    expect(shapeOf("A1-B2-XY")).toBe("A#-B#-XY");
+  });
+});
