@@ -151,6 +151,10 @@ describe("the hostile corpus through every channel, into every sink", () => {
       const channel = evaluateChannel(runs, BENIGN_TEXTS);
       figures.push(channel);
       expect(channel.tried).toBe(CORPUS.length);
+      // The sinks are read at all: the store's bytes and rows hold the run's records.
+      expect(runs.map((r) => [r.backend, r.controls])).toEqual(
+        runs.map((r) => [r.backend, { bytesHoldRecords: true, rowsHoldRecords: true }]),
+      );
       expect(
         channel.leaks.slice(0, SHOWN_LEAKS),
         `${channel.leaked} of ${channel.tried} cases leak through ${spec.id} (first ${SHOWN_LEAKS} shown; all in ${REPORT})`,

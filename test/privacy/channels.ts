@@ -316,6 +316,8 @@ export interface ChannelRun {
   logs: { sink: LogSink; text: string }[];
   refusals: OwnedRefusal[];
   lessons: { notes: number; examples: number; notFor: number; exampleCalls: number };
+  /** Whether the store's bytes (before close) and its rows hold the run's records: the sinks are read at all. */
+  controls: { bytesHoldRecords: boolean; rowsHoldRecords: boolean };
   /** Call records the ledger holds after the run, and the calls the agent made. */
   calls: { recorded: number; made: number };
   /** Runs that threw (the graph, not the package's recording): the cases' traffic is incomplete. */
@@ -418,10 +420,15 @@ export async function runChannel(
   const bytes: ChannelRun["bytes"] = [];
   const finder = new ValueFinder(plantedOf(cases));
   let scanMs = 0;
+  /** The store's records as the sink reads them: a control that the reading sees the records at all. */
+  const controls = { bytesHoldRecords: true, rowsHoldRecords: true };
+  const recordMark = `u:${options.name}-0`;
   const snapshot = (stage: string): void => {
     if (!store.files) return;
     const from = performance.now();
-    bytes.push({ stage, hits: finder.find(readBytes(store.files), VALUES) });
+    const text = readBytes(store.files);
+    if (stage !== "after close" && !text.includes(recordMark)) controls.bytesHoldRecords = false;
+    bytes.push({ stage, hits: finder.find(text, VALUES) });
     scanMs += performance.now() - from;
   };
   const recorder = new ToolLessonsCallbackHandler({
@@ -560,6 +567,7 @@ export async function runChannel(
   await recorder.flush();
   const trafficDone = performance.now();
   snapshot("after the traffic's flush");
+  const reviewStarted = performance.now();
 
   // Review every partition, then probe what the model is shown.
   const hiddenDescriptions = new Set(model.descriptions);
@@ -652,7 +660,9 @@ export async function runChannel(
   }
   const reviewDone = performance.now();
   snapshot("after review and probes");
-  const rows = store.rows ? finder.find(await store.rows(), VALUES) : undefined;
+  const rowText = store.rows ? await store.rows() : undefined;
+  if (rowText !== undefined && !rowText.includes(recordMark)) controls.rowsHoldRecords = false;
+  const rows = rowText !== undefined ? finder.find(rowText, VALUES) : undefined;
   await ledger.close();
   await store.close();
   snapshot("after close");
@@ -677,6 +687,7 @@ export async function runChannel(
     logs,
     refusals,
     lessons,
+    controls,
     calls: {
       recorded,
       made:
@@ -685,7 +696,7 @@ export async function runChannel(
     runErrors,
     ms: {
       traffic: Math.round(trafficDone - started),
-      review: Math.round(reviewDone - trafficDone - scanMs),
+      review: Math.round(reviewDone - reviewStarted),
       scan: Math.round(scanMs),
       total: Math.round(performance.now() - started),
     },

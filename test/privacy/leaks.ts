@@ -158,8 +158,8 @@ export function letterRuns(planted: string, common: ReadonlySet<string> = common
   );
 }
 
-/** The marker of a whole value's place on the skeleton (not a hit of its own). */
-const SPAN = "(span)";
+/** How a whole value found on the skeleton (and not verbatim) is reported. */
+const SKELETON = "skeleton";
 
 const isDigit = (ch: string | undefined): boolean => ch !== undefined && ch >= "0" && ch <= "9";
 
@@ -188,9 +188,8 @@ export class ValueFinder {
         this.skeletonPatterns.push({ planted: item, how, digitBounded: bounded });
       };
       if (p.length >= 3) addText(p, "verbatim");
-      if (ps.length >= 3 && ps !== p) addSkeleton(ps, "skeleton");
-      // Where the whole value stands, on the skeleton: a letter run of another case inside it is no leak of that case.
-      if (ps.length >= 3) addSkeleton(ps, SPAN);
+      // Also where the whole value stands on the skeleton: a letter run of another case inside it is no leak of theirs.
+      if (ps.length >= 3) addSkeleton(ps, SKELETON);
       const digitsMasked = ps.replace(/\d/g, "#");
       // The value's own masked shape (`ORD-######`, `DE####…`) is the format the ledger keeps by design.
       const ownShape = skeleton(shapeOf(item.text));
@@ -235,8 +234,8 @@ export class ValueFinder {
       const pattern = this.skeletonPatterns[id];
       const start = end - this.onSkeleton.lengths[id];
       if (!wanted(pattern, skel, start, end)) return;
-      if (pattern.how === SPAN) spans.push({ start, end, caseId: pattern.planted.caseId });
-      else if (pattern.how.startsWith("letters")) runs.push({ pattern, start, end });
+      if (pattern.how === SKELETON) spans.push({ start, end, caseId: pattern.planted.caseId });
+      if (pattern.how.startsWith("letters")) runs.push({ pattern, start, end });
       else hit(pattern, skel, start, end);
     });
     for (const run of runs) {

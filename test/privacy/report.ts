@@ -275,6 +275,7 @@ export function formatReport(channels: readonly ChannelFigures[]): string {
       `${c.channel.padEnd(20)} tried ${String(c.tried).padStart(4)}  refused ${String(c.refused).padStart(4)}  ` +
         `leaked ${String(c.leaked).padStart(4)}  | lessons: ${l.notes} notes, ${l.examples} examples, ` +
         `${l.notFor} not-for, ${l.exampleCalls} example calls | calls recorded ${c.calls.recorded}/${c.calls.made}` +
+        `${c.nearMissesRefused ? ` | ${c.nearMissesRefused} near misses refused` : ""}` +
         `${c.runErrors.length ? ` | ${c.runErrors.length} runs threw` : ""}`,
     );
     for (const sink of SINKS) {
