@@ -348,9 +348,16 @@ export interface RunChannelOptions {
   /** Names the store and the partitions (a channel runs its cases in a few stores: see `storeGroups`). */
   name: string;
   open: OpenStore;
-  /** Most cases per partition (42: one per ordered pair of the 7 corpus tools). */
+  /**
+   * Most cases per partition (42: one per ordered pair of the 7 corpus tools).
+   * @default 42
+   */
   partitionSize?: number;
-  /** Most cases per agent run of a calls channel (parallel tool calls per step; 8 keeps under Node's listener warning). */
+  /**
+   * Most cases per agent run of a calls channel: parallel tool calls per step (8 keeps under
+   * Node's abort-listener warning).
+   * @default 8
+   */
   batchSize?: number;
   /** Everything written to console.warn / error / log while the channel runs. */
   console: string[];
@@ -402,6 +409,201 @@ const TURNS_SETTINGS: SettingsInput = {
   minConfusions: 1,
 };
 
+/** What the pieces of one channel's run share. */
+interface RunContext {
+  spec: ChannelSpec;
+  /** Every case of the run (a case's tool is named by its place here). */
+  cases: readonly CorpusCase[];
+  batchSize: number;
+  ledger: Ledger;
+  model: RecordingChatModel;
+  router: ToolRouter;
+  onRouteError: (error: unknown) => void;
+  /** Per partition: which cases a tool, or a ("Not for" tool, named tool) pair, comes from. */
+  owners: Map<string, string[]>;
+  runErrors: ChannelRun["runErrors"];
+  /** Invoke the partition's graph for one run of a thread; resolves to the thread's messages. */
+  invoke(partition: Partition, thread: string, messages: BaseMessage[]): Promise<BaseMessage[]>;
+  graphs: Map<string, AgentGraph>;
+}
+
+type AgentGraph = {
+  invoke: (input: { messages: BaseMessage[] }, config: object) => Promise<{ messages: BaseMessage[] }>;
+};
+
+/** A partition: the user id its runs carry, and its key. */
+interface Partition {
+  user: string;
+  key: string;
+}
+
+const ownerKey = (partition: string, ...names: string[]): string => [partition, ...names].join("\u0000");
+
+/** A calls channel's traffic in one partition: each case's tool called four times, in batches. */
+async function playCalls(ctx: RunContext, partition: Partition, part: readonly CorpusCase[]): Promise<void> {
+  const { spec, ledger, model } = ctx;
+  const toolOf = new Map<CorpusCase, string>();
+  const tools = part.map((c) => {
+    const name = `case_${String(ctx.cases.indexOf(c)).padStart(3, "0")}`;
+    toolOf.set(c, name);
+    ctx.owners.set(ownerKey(partition.key, name), [c.id]);
+    return caseTool(spec, c, name);
+  });
+  await registerTools(ledger, tools, { partition: partition.key });
+  await ledger.configure(partition.key, CALLS_SETTINGS);
+  ctx.graphs.set(partition.key, plainAgent({ model, tools, ledger, partition: partition.key }));
+  const argsOf = spec.args ?? caseArgs;
+  const hasBigInt = (c: CorpusCase): boolean => JSON.stringify(c.args ?? {}).includes('"$bigint"');
+  const batches = [
+    ...batchCases(
+      part.filter((c) => !hasBigInt(c)),
+      ctx.batchSize,
+      (c) => [...plantedWords(c), ...valuesToPlace(c)],
+    ),
+    // A BigInt argument may break a run: such cases run alone, so no other case is lost with them.
+    ...part.filter(hasBigInt).map((c) => [c]),
+  ];
+  const runBatch = async (batch: CorpusCase[], tag: string): Promise<void> => {
+    model.plan = (step) =>
+      step < CALLS_PER_CASE
+        ? batch.map((c) => ({ name: toolOf.get(c)!, args: { ...argsOf(c), attempt: step + 1 } }))
+        : undefined;
+    await ctx.invoke(partition, `${partition.key}-${tag}`, [new HumanMessage(`Please work through batch ${tag}.`)]);
+  };
+  for (const [b, batch] of batches.entries()) {
+    try {
+      await runBatch(batch, String(b + 1));
+    } catch {
+      // Run each case alone, so one case's failure costs no other case its traffic.
+      for (const [i, c] of batch.entries()) {
+        try {
+          await runBatch([c], `${b + 1}.${i + 1}`);
+        } catch (error) {
+          ctx.runErrors.push({ caseIds: [c.id], error: printed(error).slice(0, 300) });
+        }
+      }
+    }
+  }
+}
+
+/** The thread of a partition that walks its cases (its probes run in other threads). */
+const WALK = "walk";
+
+/**
+ * A turns channel's traffic in one partition: one thread whose turns are the cases, turn j served
+ * by the j-th tool of an Eulerian circuit of the 7 corpus tools, then a harmless closing turn.
+ */
+async function playTurns(ctx: RunContext, partition: Partition, part: readonly CorpusCase[]): Promise<void> {
+  const { spec, ledger, model } = ctx;
+  const tools = turnTools();
+  await registerTools(ledger, tools, { partition: partition.key });
+  await ledger.configure(partition.key, TURNS_SETTINGS);
+  ctx.graphs.set(
+    partition.key,
+    spec.routed
+      ? routedAgent({ model, tools, ledger, partition: partition.key, router: ctx.router, onError: ctx.onRouteError })
+      : plainAgent({ model, tools, ledger, partition: partition.key }),
+  );
+  const order = eulerianCircuit(CORPUS_TOOL_NAMES);
+  part.forEach((c, j) => {
+    const key = ownerKey(partition.key, order[j], order[j + 1]);
+    ctx.owners.set(key, [...(ctx.owners.get(key) ?? []), c.id]);
+  });
+  const turns = [
+    ...part.map((c, j) => ({ c, tool: order[j], text: c.text, fields: c.fields })),
+    { c: undefined, tool: order[part.length], text: CLOSING_REQUESTS[order[part.length]], fields: undefined },
+  ];
+  let messages: BaseMessage[] = [];
+  for (const turn of turns) {
+    const human = turn.fields
+      ? new HumanMessage({ content: turn.fields.map((text) => ({ type: "text" as const, text })) })
+      : new HumanMessage(turn.text);
+    const args = turn.c ? caseArgs(turn.c) : {};
+    model.plan = (step) => (step === 0 ? [{ name: turn.tool, args }] : undefined);
+    // The thread's last turn and the new one: what detection reads is the ledger's turn records
+    // of the thread, not the messages; a short history keeps each run cheap.
+    const history = [...messages.slice(-HISTORY), human];
+    try {
+      messages = await ctx.invoke(partition, `${partition.key}-${WALK}`, history);
+    } catch (error) {
+      ctx.runErrors.push({ caseIds: turn.c ? [turn.c.id] : [], error: printed(error).slice(0, 300) });
+      messages = history;
+    }
+  }
+}
+
+/** What the model was sent in one probe: bound descriptions, system messages, every message. */
+async function probe(ctx: RunContext, partition: Partition, tag: string): Promise<string[]> {
+  const { model } = ctx;
+  model.plan = () => undefined;
+  model.probing = true;
+  model.descriptions.clear();
+  model.systemMessages.clear();
+  model.probeMessages.length = 0;
+  try {
+    await ctx.invoke(partition, `${partition.key}-probe-${tag}`, [new HumanMessage(PROBE_REQUEST)]);
+    return [...model.descriptions, ...model.systemMessages, ...model.probeMessages];
+  } finally {
+    model.probing = false;
+  }
+}
+
+/** A card's learned parts, routing text and descriptions, as sink items, with the cases they come from. */
+function cardItems(
+  c: ToolCard,
+  partition: string,
+  owners: ReadonlyMap<string, string[]>,
+  requestOwners: ReadonlyMap<string, string[]>,
+): SinkItem[] {
+  const own = owners.get(ownerKey(partition, c.name)) ?? [];
+  const card = `${partition} ${c.name}`;
+  const at = (part: string): string => `${card} ${part}`;
+  const items: SinkItem[] = [];
+  for (const n of c.learned.notes) items.push({ sink: "lessons", text: n.text, where: at("note"), card, owners: own });
+  for (const n of c.learned.notFor) {
+    const pair = owners.get(ownerKey(partition, c.name, n.tool)) ?? [];
+    items.push({ sink: "lessons", text: n.text, where: at("not-for"), card, owners: [...own, ...pair] });
+  }
+  for (const e of c.learned.examples) {
+    const asked = requestOwners.get(oneLine(e.text).toLowerCase()) ?? [];
+    items.push({ sink: "lessons", text: e.text, where: at(`example (${e.source})`), card, owners: [...own, ...asked] });
+  }
+  if (c.learned.exampleCall) {
+    items.push({ sink: "lessons", text: c.learned.exampleCall.text, where: at("example call"), card, owners: own });
+  }
+  items.push({ sink: "routing text", text: routingText(c), where: at("routing text"), card, owners: own });
+  for (const [sink, showLearnedExamples] of [
+    ["prompt (examples hidden)", false],
+    ["prompt (examples shown)", true],
+  ] as const) {
+    items.push({
+      sink,
+      text: modelDescription(c, { showLearnedExamples }),
+      where: at("modelDescription"),
+      card,
+      owners: own,
+    });
+  }
+  return items;
+}
+
+/** The cases a refusal comes from: its tool's case, or its "Not for" pair's, or its example's wording's. */
+function refusalOwners(
+  refusal: Refusal,
+  tool: string,
+  partition: string,
+  owners: ReadonlyMap<string, string[]>,
+  requestOwners: ReadonlyMap<string, string[]>,
+): string[] {
+  const own = [...(owners.get(ownerKey(partition, tool)) ?? [])];
+  if (refusal.kind === "not_for") {
+    const named = /use ([\w.-]+?)\.?$/.exec(refusal.text)?.[1];
+    if (named) own.push(...(owners.get(ownerKey(partition, tool, named)) ?? []));
+  }
+  if (refusal.kind === "example") own.push(...(requestOwners.get(oneLine(refusal.text).toLowerCase()) ?? []));
+  return own;
+}
+
 /** Run every case of `cases` through one channel, then review and probe; return the sinks. */
 export async function runChannel(
   spec: ChannelSpec,
@@ -409,274 +611,126 @@ export async function runChannel(
   options: RunChannelOptions,
 ): Promise<ChannelRun> {
   const started = performance.now();
-  const partitionSize = options.partitionSize ?? 42;
-  const batchSize = options.batchSize ?? 8;
   const logs: ChannelRun["logs"] = [];
   const store = await options.open(options.name, (message, context) =>
     logs.push({ sink: "onWarning (ledger)", text: `${message} ${printed(context ?? "")}` }),
   );
   const { ledger } = store;
   const consoleFrom = options.console.length;
-  const bytes: ChannelRun["bytes"] = [];
+
+  // The store's bytes, searched at once at each stage.
   const finder = new ValueFinder(plantedOf(cases));
+  const bytes: ChannelRun["bytes"] = [];
   let scanMs = 0;
-  /** The store's records as the sink reads them: a control that the reading sees the records at all. */
+  /** A control that the sinks are read at all: the store's bytes and rows hold the run's records. */
   const controls = { bytesHoldRecords: true, rowsHoldRecords: true };
   const recordMark = `u:${options.name}-0`;
-  const snapshot = (stage: string): void => {
+  const snapshot = (stage: string, control: boolean): void => {
     if (!store.files) return;
     const from = performance.now();
     const text = readBytes(store.files);
-    if (stage !== "after close" && !text.includes(recordMark)) controls.bytesHoldRecords = false;
+    if (control && !text.includes(recordMark)) controls.bytesHoldRecords = false;
     bytes.push({ stage, hits: finder.find(text, VALUES) });
     scanMs += performance.now() - from;
   };
+
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
     onError: (error, context) =>
       logs.push({ sink: "onError (recorder)", text: `${printed(error)} ${printed(context)}` }),
   });
-  const onRouteError = (error: unknown): void => {
-    logs.push({ sink: "onError (route node)", text: printed(error) });
-  };
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, k: 2 });
   const manager = new LessonManager({ ledger, index });
-  const model = new RecordingChatModel();
-  const runErrors: ChannelRun["runErrors"] = [];
-  const items: SinkItem[] = [];
-  const refusals: OwnedRefusal[] = [];
-  const lessons = { notes: 0, examples: 0, notFor: 0, exampleCalls: 0 };
-  let recorded = 0;
-
-  const partitionCount = Math.ceil(cases.length / partitionSize);
-  const parts = Array.from({ length: partitionCount }, (_, k) => cases.filter((_, i) => i % partitionCount === k));
-  /** Per partition: which case a tool, or a ("Not for" tool, named tool) pair, comes from. */
-  const ownersByTool = new Map<string, string[]>();
-  const ownerKey = (partition: string, ...names: string[]): string => [partition, ...names].join("\u0000");
-  const graphs = new Map<
-    string,
-    { invoke: (input: { messages: BaseMessage[] }, config: object) => Promise<{ messages: BaseMessage[] }> }
-  >();
-
-  const invoke = async (
-    partition: string,
-    user: string,
-    thread: string,
-    messages: BaseMessage[],
-  ): Promise<BaseMessage[]> => {
-    const graph = graphs.get(partition)!;
-    const result = await graph.invoke(
-      { messages },
-      {
-        configurable: { thread_id: thread },
-        metadata: { user_id: user },
-        callbacks: [recorder],
-        recursionLimit: 100,
-      },
-    );
-    return result.messages;
+  const graphs = new Map<string, AgentGraph>();
+  const ctx: RunContext = {
+    spec,
+    cases,
+    batchSize: options.batchSize ?? 8,
+    ledger,
+    model: new RecordingChatModel(),
+    router: new ToolRouter({ index, k: 2 }),
+    onRouteError: (error) => logs.push({ sink: "onError (route node)", text: printed(error) }),
+    owners: new Map(),
+    runErrors: [],
+    graphs,
+    invoke: async (partition, thread, messages) => {
+      const result = await graphs.get(partition.key)!.invoke(
+        { messages },
+        {
+          configurable: { thread_id: thread },
+          metadata: { user_id: partition.user },
+          callbacks: [recorder],
+          recursionLimit: 100,
+        },
+      );
+      return result.messages;
+    },
   };
 
-  for (const [k, part] of parts.entries()) {
-    const user = `${options.name}-${k}`;
-    const partition = `u:${user}`;
-    if (spec.traffic === "calls") {
-      const toolOf = new Map<CorpusCase, string>();
-      const tools = part.map((c) => {
-        const name = `case_${String(cases.indexOf(c)).padStart(3, "0")}`;
-        toolOf.set(c, name);
-        ownersByTool.set(ownerKey(partition, name), [c.id]);
-        return caseTool(spec, c, name);
-      });
-      await registerTools(ledger, tools, { partition });
-      await ledger.configure(partition, CALLS_SETTINGS);
-      graphs.set(partition, plainAgent({ model, tools, ledger, partition }));
-      const argsOf = spec.args ?? caseArgs;
-      const hasBigInt = (c: CorpusCase): boolean => JSON.stringify(c.args ?? {}).includes('"$bigint"');
-      const batches = [
-        ...batchCases(
-          part.filter((c) => !hasBigInt(c)),
-          batchSize,
-          (c) => [...plantedWords(c), ...valuesToPlace(c)],
-        ),
-        // A BigInt argument may break a run: such cases run alone, so no other case is lost with them.
-        ...part.filter(hasBigInt).map((c) => [c]),
-      ];
-      const runBatch = async (batch: CorpusCase[], tag: string): Promise<void> => {
-        model.plan = (step) =>
-          step < CALLS_PER_CASE
-            ? batch.map((c) => ({ name: toolOf.get(c)!, args: { ...argsOf(c), attempt: step + 1 } }))
-            : undefined;
-        await invoke(partition, user, `${partition}-${tag}`, [new HumanMessage(`Please work through batch ${tag}.`)]);
-      };
-      for (const [b, batch] of batches.entries()) {
-        try {
-          await runBatch(batch, String(b + 1));
-        } catch {
-          // Run each case alone, so one case's failure costs no other case its traffic.
-          for (const [i, c] of batch.entries()) {
-            try {
-              await runBatch([c], `${b + 1}.${i + 1}`);
-            } catch (error) {
-              runErrors.push({ caseIds: [c.id], error: printed(error).slice(0, 300) });
-            }
-          }
-        }
-      }
-    } else {
-      const tools = turnTools();
-      await registerTools(ledger, tools, { partition });
-      await ledger.configure(partition, TURNS_SETTINGS);
-      graphs.set(
-        partition,
-        spec.routed
-          ? routedAgent({ model, tools, ledger, partition, router, onError: onRouteError })
-          : plainAgent({ model, tools, ledger, partition }),
-      );
-      const order = eulerianCircuit(CORPUS_TOOL_NAMES);
-      part.forEach((c, j) => {
-        const key = ownerKey(partition, order[j], order[j + 1]);
-        ownersByTool.set(key, [...(ownersByTool.get(key) ?? []), c.id]);
-      });
-      for (const thread of ["a"]) {
-        let messages: BaseMessage[] = [];
-        const turns = [
-          ...part.map((c, j) => ({ c, tool: order[j], text: c.text, fields: c.fields })),
-          { c: undefined, tool: order[part.length], text: CLOSING_REQUESTS[order[part.length]], fields: undefined },
-        ];
-        for (const turn of turns) {
-          const human = turn.fields
-            ? new HumanMessage({ content: turn.fields.map((text) => ({ type: "text" as const, text })) })
-            : new HumanMessage(turn.text);
-          const args = turn.c ? caseArgs(turn.c) : {};
-          model.plan = (step) => (step === 0 ? [{ name: turn.tool, args }] : undefined);
-          // The thread's last turn and the new one: what detection reads is the ledger's turn
-          // records of the thread, not the messages; a short history keeps each run cheap.
-          const history = [...messages.slice(-HISTORY), human];
-          try {
-            messages = await invoke(partition, user, `${partition}-${thread}`, history);
-          } catch (error) {
-            runErrors.push({ caseIds: turn.c ? [turn.c.id] : [], error: printed(error).slice(0, 300) });
-            messages = history;
-          }
-        }
-      }
-    }
+  const partitionCount = Math.ceil(cases.length / (options.partitionSize ?? 42));
+  const parts = Array.from({ length: partitionCount }, (_, k) => ({
+    partition: { user: `${options.name}-${k}`, key: `u:${options.name}-${k}` },
+    cases: cases.filter((_, i) => i % partitionCount === k),
+  }));
+  for (const { partition, cases: part } of parts) {
+    await (spec.traffic === "calls" ? playCalls(ctx, partition, part) : playTurns(ctx, partition, part));
   }
   await recorder.flush();
   const trafficDone = performance.now();
-  snapshot("after the traffic's flush");
+  snapshot("after the traffic's flush", true);
   const reviewStarted = performance.now();
 
-  // Review every partition, then probe what the model is shown.
-  const hiddenDescriptions = new Set(model.descriptions);
-  const hiddenSystem = new Set(model.systemMessages);
-  const shown = { descriptions: new Set<string>(), system: new Set<string>(), messages: [] as string[] };
-  const hiddenProbe: string[] = [];
-  for (const [k] of parts.entries()) {
-    const user = `${options.name}-${k}`;
-    const partition = `u:${user}`;
-    const review = await manager.review({ partition, autoApply: true });
-    const turnOwners = spec.traffic === "turns" ? await requestOwners(ledger, partition, parts[k]) : new Map();
+  // Review every partition, then probe what the model is shown, with learned examples hidden and shown.
+  const sent = { hidden: new Set([...ctx.model.descriptions, ...ctx.model.systemMessages]), shown: new Set<string>() };
+  const items: SinkItem[] = [];
+  const refusals: OwnedRefusal[] = [];
+  let recorded = 0;
+  for (const { partition, cases: part } of parts) {
+    const review = await manager.review({ partition: partition.key, autoApply: true });
+    const asked = spec.traffic === "turns" ? await requestOwners(ledger, partition.key, part) : new Map();
     for (const { tool: name, refusal } of review.refused) {
-      const owners = ownersOfRefusal(partition, name, refusal);
-      if (refusal.kind === "example") owners.push(...(turnOwners.get(oneLine(refusal.text).toLowerCase()) ?? []));
-      refusals.push({ partition, tool: name, refusal, owners });
+      const owners = refusalOwners(refusal, name, partition.key, ctx.owners, asked);
+      refusals.push({ partition: partition.key, tool: name, refusal, owners });
     }
-    recorded += (await ledger.listCalls(partition)).length;
-    model.plan = () => undefined;
-    model.probing = true;
-    model.descriptions.clear();
-    model.systemMessages.clear();
-    model.probeMessages.length = 0;
-    await invoke(partition, user, `${partition}-probe-hidden`, [new HumanMessage(PROBE_REQUEST)]);
-    model.descriptions.forEach((d) => hiddenDescriptions.add(d));
-    model.systemMessages.forEach((d) => hiddenSystem.add(d));
-    hiddenProbe.push(...model.probeMessages);
-    await ledger.configure(partition, { showLearnedExamples: true });
-    model.descriptions.clear();
-    model.systemMessages.clear();
-    model.probeMessages.length = 0;
-    await invoke(partition, user, `${partition}-probe-shown`, [new HumanMessage(PROBE_REQUEST)]);
-    model.descriptions.forEach((d) => shown.descriptions.add(d));
-    model.systemMessages.forEach((d) => shown.system.add(d));
-    shown.messages.push(...model.probeMessages);
-    model.probing = false;
-
-    const cards = await ledger.listCards(partition);
-    for (const card of cards) itemsOfCard(card, partition);
-    function itemsOfCard(c: ToolCard, where: string): void {
-      const own = ownersByTool.get(ownerKey(where, c.name)) ?? [];
-      const card = `${where} ${c.name}`;
-      const at = (part: string): string => `${card} ${part}`;
-      for (const n of c.learned.notes) {
-        lessons.notes += 1;
-        items.push({ sink: "lessons", text: n.text, where: at("note"), card, owners: own });
-      }
-      for (const n of c.learned.notFor) {
-        lessons.notFor += 1;
-        const pair = ownersByTool.get(ownerKey(where, c.name, n.tool)) ?? [];
-        items.push({ sink: "lessons", text: n.text, where: at("not-for"), card, owners: [...own, ...pair] });
-      }
-      for (const e of c.learned.examples) {
-        if (e.source === "learned") lessons.examples += 1;
-        const owners = turnOwners.get(oneLine(e.text).toLowerCase()) ?? [];
-        items.push({
-          sink: "lessons",
-          text: e.text,
-          where: at(`example (${e.source})`),
-          card,
-          owners: [...own, ...owners],
-        });
-      }
-      if (c.learned.exampleCall) {
-        lessons.exampleCalls += 1;
-        items.push({ sink: "lessons", text: c.learned.exampleCall.text, where: at("example call"), card, owners: own });
-      }
-      items.push({ sink: "routing text", text: routingText(c), where: at("routing text"), card, owners: own });
-      for (const [sink, showLearnedExamples] of [
-        ["prompt (examples hidden)", false],
-        ["prompt (examples shown)", true],
-      ] as const) {
-        const text = modelDescription(c, { showLearnedExamples });
-        items.push({ sink, text, where: at("modelDescription"), card, owners: own });
-      }
-    }
+    recorded += (await ledger.listCalls(partition.key)).length;
+    for (const text of await probe(ctx, partition, "hidden")) sent.hidden.add(text);
+    await ledger.configure(partition.key, { showLearnedExamples: true });
+    for (const text of await probe(ctx, partition, "shown")) sent.shown.add(text);
+    for (const card of await ledger.listCards(partition.key))
+      items.push(...cardItems(card, partition.key, ctx.owners, asked));
   }
   // What the model was sent is "name: description"; a calls channel's tool names its case.
   const ownersByName = new Map<string, string[]>();
-  for (const [key, owners] of ownersByTool) {
-    const parts = key.split("\u0000");
-    if (parts.length === 2) ownersByName.set(parts[1], owners);
+  for (const [key, owners] of ctx.owners) {
+    const [, name, named] = key.split("\u0000");
+    if (named === undefined) ownersByName.set(name, owners);
   }
-  const describedOwners = (line: string): string[] => ownersByName.get(line.slice(0, line.indexOf(":"))) ?? [];
+  const describedOwners = (text: string): string[] => ownersByName.get(text.slice(0, text.indexOf(":"))) ?? [];
   for (const [sink, texts] of [
-    ["prompt (examples hidden)", [...hiddenDescriptions, ...hiddenSystem, ...hiddenProbe]],
-    ["prompt (examples shown)", [...shown.descriptions, ...shown.system, ...shown.messages]],
+    ["prompt (examples hidden)", sent.hidden],
+    ["prompt (examples shown)", sent.shown],
   ] as const) {
     for (const text of texts)
       items.push({ sink, text, where: "what the model was sent", card: "", owners: describedOwners(text) });
   }
   const reviewDone = performance.now();
-  snapshot("after review and probes");
+  snapshot("after review and probes", true);
   const rowText = store.rows ? await store.rows() : undefined;
   if (rowText !== undefined && !rowText.includes(recordMark)) controls.rowsHoldRecords = false;
   const rows = rowText !== undefined ? finder.find(rowText, VALUES) : undefined;
   await ledger.close();
   await store.close();
-  snapshot("after close");
+  snapshot("after close", false);
   for (const line of options.console.slice(consoleFrom)) logs.push({ sink: "console", text: line });
 
-  function ownersOfRefusal(partition: string, name: string, refusal: Refusal): string[] {
-    const own = [...(ownersByTool.get(ownerKey(partition, name)) ?? [])];
-    if (refusal.kind === "not_for") {
-      const named = /use ([\w.-]+?)\.?$/.exec(refusal.text)?.[1];
-      if (named) return [...own, ...(ownersByTool.get(ownerKey(partition, name, named)) ?? [])];
-    }
-    return own;
+  const lessons = { notes: 0, examples: 0, notFor: 0, exampleCalls: 0 };
+  for (const item of items) {
+    if (item.sink !== "lessons") continue;
+    if (item.where.endsWith(" note")) lessons.notes += 1;
+    else if (item.where.endsWith(" not-for")) lessons.notFor += 1;
+    else if (item.where.endsWith(" example (learned)")) lessons.examples += 1;
+    else if (item.where.endsWith(" example call")) lessons.exampleCalls += 1;
   }
-
   return {
     spec,
     backend: options.backend,
@@ -693,7 +747,7 @@ export async function runChannel(
       made:
         cases.length * (spec.traffic === "calls" ? CALLS_PER_CASE : 1) + (spec.traffic === "turns" ? parts.length : 0),
     },
-    runErrors,
+    runErrors: ctx.runErrors,
     ms: {
       traffic: Math.round(trafficDone - started),
       review: Math.round(reviewDone - reviewStarted),
@@ -713,8 +767,7 @@ async function requestOwners(
   const turns = await ledger.listTurns(partition);
   const byThread = new Map<string, string[]>();
   for (const t of turns) {
-    // The thread that walks the partition's cases (not the probes).
-    if (t.threadId === undefined || !t.threadId.endsWith("-a")) continue;
+    if (t.threadId === undefined || !t.threadId.endsWith(`-${WALK}`)) continue;
     const list = byThread.get(t.threadId) ?? [];
     list.push(t.request);
     byThread.set(t.threadId, list);

@@ -73,7 +73,7 @@ export interface ChannelFigures {
   /** Cases the gate refused something of (a lesson line, for a value, private data, an injection or a word). */
   refused: number;
   leaked: number;
-  /** Near misses (harmless look-alikes) refused as aimed at the model: false alarms. */
+  /** Near misses (harmless look-alikes) whose text was refused as aimed at the model in a lesson: false alarms. */
   nearMissesRefused: number;
   /** Everything the reviews refused, by `kind:reason` (a case may have several). */
   refusals: Record<string, number>;
@@ -179,7 +179,9 @@ export function evaluateChannel(runs: readonly ChannelRun[], benign: readonly st
       if (!GATE_REASON.test(r.refusal.reason)) continue;
       for (const id of r.owners) {
         refusedCases.add(id);
-        if (byId.get(id)?.expectRefused === false && r.refusal.reason === "aimed_at_model") nearMisses.add(id);
+        // The case's own text refused (an example call is built from argument shapes, not from the text).
+        const own = r.refusal.kind !== "example_call";
+        if (own && byId.get(id)?.expectRefused === false && r.refusal.reason === "aimed_at_model") nearMisses.add(id);
       }
     }
     for (const k of Object.keys(lessons) as (keyof typeof lessons)[]) lessons[k] += run.lessons[k];
