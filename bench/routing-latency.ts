@@ -1,13 +1,16 @@
 /**
  * Top-5 routing latency and indexing throughput of the indexes, over 1k, 10k and 100k synthetic
- * tools: in memory and on a real Chroma server started from the `chromadb` package.
+ * tools: in memory and on a real Chroma server started from the `chromadb` package, through the
+ * package's `ChromaVectorIndex` and through `@langchain/community`'s `Chroma` side by side.
  *
  * Run alone with `npx tsx bench/routing-latency.ts`; `benchRoutingLatency()` returns the markdown.
  */
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Chroma } from "@langchain/community/vectorstores/chroma";
 import { Document } from "@langchain/core/documents";
+import { ChromaClient } from "chromadb";
 import { ChromaVectorIndex } from "../src/index/chroma.js";
 import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../src/index/chroma-server.js";
 import { LexicalEmbeddings } from "../src/index/lexical-embeddings.js";
@@ -249,7 +252,7 @@ export async function benchRoutingLatency(): Promise<string> {
           w,
         );
         rows.push({
-          store: "Chroma (local server)",
+          store: "ChromaVectorIndex (local Chroma server)",
           vectors: `lexical ${embeddings.options.dimension}-d`,
           n,
           indexPerSecond: n / indexSeconds,
@@ -257,8 +260,40 @@ export async function benchRoutingLatency(): Promise<string> {
           filtered: await timeQueries((q) => index.similaritySearchVectorWithScore(q, 5, PARTITION), queryVectors),
         });
         await index.clear();
+
+        // The same workload through community Chroma (cosine space, as ChromaVectorIndex uses),
+        // upserts sent 1,000 at a time as ChromaVectorIndex batches them.
+        const client = new ChromaClient({ host: server.host, port: server.port });
+        const community = new Chroma(embeddings, {
+          index: client,
+          collectionName: `latency-community-${n}`,
+          collectionMetadata: { "hnsw:space": "cosine" },
+        });
+        const communityFill = await fill(
+          async (vectors, docs, ids) => {
+            for (let start = 0; start < ids.length; start += 1_000) {
+              await community.addVectors(vectors.slice(start, start + 1_000), docs.slice(start, start + 1_000), {
+                ids: ids.slice(start, start + 1_000),
+              });
+            }
+          },
+          (texts) => embeddings.embedDocuments(texts),
+          w,
+        );
+        rows.push({
+          store: "community `Chroma` (local Chroma server)",
+          vectors: `lexical ${embeddings.options.dimension}-d`,
+          n,
+          indexPerSecond: n / communityFill.indexSeconds,
+          plain: await timeQueries((q) => community.similaritySearchVectorWithScore(q, 5), queryVectors),
+          filtered: await timeQueries(
+            (q) => community.similaritySearchVectorWithScore(q, 5, { partition: "p1" }),
+            queryVectors,
+          ),
+        });
+        await client.deleteCollection({ name: `latency-community-${n}` });
       }
-      const tenK = rows.find((r) => r.store.startsWith("Chroma") && r.n === 10_000);
+      const tenK = rows.find((r) => r.store.startsWith("ChromaVectorIndex") && r.n === 10_000);
       if (tenK) {
         notes.push(
           `Chroma at 100k not run: indexing runs at about ${Math.round(tenK.indexPerSecond)} docs/s here, so 100k 2048-d vectors would take ~${Math.round(100_000 / tenK.indexPerSecond / 60)} min of the benchmark.`,
@@ -279,7 +314,9 @@ export async function benchRoutingLatency(): Promise<string> {
       "vectors are sparse like real lexical vectors; the dense rows use random unit vectors of 1536 dimensions (the shape of a " +
       "hosted embedding model's output). Latency is one top-5 `similaritySearchVectorWithScore` call with a precomputed query " +
       `vector (embedding a request adds ~${queryEmbedMs.toFixed(2)} ms); "filtered" keeps one of 4 partitions. ` +
-      "Indexing is `addVectors` with ids (upsert) in chunks of 5,000; embedding throughput is listed apart. " +
+      "Indexing is `addVectors` with ids (upsert) in chunks of 5,000 (community `Chroma` is handed 1,000 at a time, the batch `ChromaVectorIndex` sends; " +
+      "it upserts where `ChromaVectorIndex` looks up, deletes and adds, so that a replaced record keeps no old metadata key); embedding throughput is listed apart. " +
+      "Both Chroma stores query the same server, collections in the cosine space. " +
       `Machine: ${process.platform} ${process.arch}, ${cpus().length} cores, Node ${process.version}; ` +
       `load average ${loadAverageAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (figures above 1 per core mean other work shared the CPU and inflated the latencies).`,
     "",

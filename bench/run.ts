@@ -13,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchMasking } from "./masking.js";
+import { benchLint } from "./lint.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
@@ -25,6 +26,7 @@ const sections: Record<string, () => Promise<string>> = {
   review: benchReview,
   simulation: benchSimulation,
   masking: benchMasking,
+  lint: benchLint,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -227,9 +227,11 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
         out(`      args kept as shapes: ${sample.args.map((a) => `${a.name}=${a.shape}`).join(", ")}`);
       }
     }
-    out("    routing offered, per request:");
+    out("    routing offered, per request (the request's one masked text is its turn's):");
+    const requests = new Map((await ledger.listTurns(partition)).map((t) => [t.requestId, t.request]));
     for (const route of await ledger.listRoutes(partition)) {
-      out(`      ${clip(JSON.stringify(route.request), 64).padEnd(66)} ${route.offered.map((o) => o.tool).join(", ")}`);
+      const request = requests.get(route.requestId) ?? "";
+      out(`      ${clip(JSON.stringify(request), 64).padEnd(66)} ${route.offered.map((o) => o.tool).join(", ")}`);
     }
   }
   out();

@@ -38,7 +38,7 @@ const ALLOWED_IMPORTS = {
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
 /** The entry points under src: for users only, so nothing inside depends on what they re-export. */
-const BARRELS = ["index", "schema"];
+const BARRELS = ["index", "schema", "privacy"];
 
 /** Errors a caller cannot tell apart from a bug: src throws ToolLessonsError subclasses instead. */
 const BUILTIN_ERRORS = "Error|TypeError|RangeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError";

@@ -11,6 +11,15 @@ import { InvalidInput } from "./errors.js";
  * | `TOOL_LESSONS_LEDGER`       | `ledgerPath`  | `openLedger`: the SQLite file (default `.tool-lessons/ledger.db`) |
  * | `TOOL_LESSONS_POSTGRES_URL` | `postgresUrl` | `openLedger`: use Postgres instead of SQLite   |
  * | `TOOL_LESSONS_CHROMA_URL`   | `chromaUrl`   | the Chroma index                               |
+ * | `OPENAI_BASE_URL`           | `openaiBaseUrl` | an OpenAI-compatible server (Ollama, vLLM, a proxy) instead of the hosted API |
+ * | `OPENAI_API_KEY`            | `openaiApiKey`  | the key the chat model and embeddings send     |
+ * | `TOOL_LESSONS_CHAT_MODEL`   | `chatModel`     | the chat model's name (agent, augmentation, proposer) |
+ * | `TOOL_LESSONS_EMBEDDINGS_MODEL` | `embeddingsModel` | the embeddings model's name (routing)     |
+ *
+ * The model variables are read here for an application's wiring (examples/production.ts); the
+ * package itself takes its chat model and embeddings as objects and reads none of them. The two
+ * `OPENAI_*` names are the ones the OpenAI clients already know; read here and passed explicitly,
+ * nothing else needs to read them.
  *
  * Explicit options always win over the environment. A variable set to an empty string counts
  * as unset.
@@ -22,6 +31,14 @@ export interface ToolLessonsEnv {
   postgresUrl?: string;
   /** Base URL of a Chroma server, from `TOOL_LESSONS_CHROMA_URL`. */
   chromaUrl?: string;
+  /** Base URL of an OpenAI-compatible API (`http://localhost:11434/v1` for Ollama), from `OPENAI_BASE_URL`. */
+  openaiBaseUrl?: string;
+  /** API key of the chat model and embeddings, from `OPENAI_API_KEY`. Never put in a message or a log. */
+  openaiApiKey?: string;
+  /** Name of the chat model, from `TOOL_LESSONS_CHAT_MODEL`. */
+  chatModel?: string;
+  /** Name of the embeddings model, from `TOOL_LESSONS_EMBEDDINGS_MODEL`. */
+  embeddingsModel?: string;
 }
 
 /** Environment variable behind each field of {@link ToolLessonsEnv}. */
@@ -29,6 +46,10 @@ export const ENV_VARIABLES = {
   ledgerPath: "TOOL_LESSONS_LEDGER",
   postgresUrl: "TOOL_LESSONS_POSTGRES_URL",
   chromaUrl: "TOOL_LESSONS_CHROMA_URL",
+  openaiBaseUrl: "OPENAI_BASE_URL",
+  openaiApiKey: "OPENAI_API_KEY",
+  chatModel: "TOOL_LESSONS_CHAT_MODEL",
+  embeddingsModel: "TOOL_LESSONS_EMBEDDINGS_MODEL",
 } as const satisfies Record<keyof ToolLessonsEnv, string>;
 
 const blankAsUnset = (value: unknown) => (typeof value === "string" && value.trim() === "" ? undefined : value);
@@ -43,6 +64,10 @@ const EnvSchema = z.object({
       .optional(),
   ),
   chromaUrl: z.preprocess(blankAsUnset, z.url({ protocol: /^https?$/ }).optional()),
+  openaiBaseUrl: z.preprocess(blankAsUnset, z.url({ protocol: /^https?$/ }).optional()),
+  openaiApiKey: z.preprocess(blankAsUnset, z.string().optional()),
+  chatModel: z.preprocess(blankAsUnset, z.string().optional()),
+  embeddingsModel: z.preprocess(blankAsUnset, z.string().optional()),
 });
 
 /**

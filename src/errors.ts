@@ -64,3 +64,19 @@ export class VetRefusal extends ToolLessonsError {
 export class ModelReplyRejected extends ToolLessonsError {
   override name = "ModelReplyRejected";
 }
+
+/**
+ * A LangChain `VectorStore` that cannot serve as the routing index: a method the index needs is
+ * missing or is the base class's "Not implemented" stub, or nothing says whether its scores are
+ * similarities or distances. Thrown when the index is built, never at first use; `missing` names
+ * what is lacking (method names, or `scores`).
+ */
+export class UnsupportedVectorStore extends InvalidInput {
+  override name = "UnsupportedVectorStore";
+  readonly missing: string[];
+
+  constructor(missing: readonly string[], message: string, options: ToolLessonsErrorOptions = {}) {
+    super(message, options);
+    this.missing = [...missing];
+  }
+}

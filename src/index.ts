@@ -8,6 +8,7 @@
  * Other entry points:
  * - `tool-lessons/schema`: the zod schemas of the ledger's rows and of the settings.
  * - `tool-lessons/evaluate`: `simulate` and the ranking metrics (what learning does for routing).
+ * - `tool-lessons/privacy`: the gate every untrusted text passes, and its detectors.
  * - `tool-lessons/sqlite`: `SqliteStore`, the embedded ledger store. `openLedger()` loads it on
  *   demand, so most users never import it directly.
  * - `tool-lessons/postgres`: `openPostgresStore`, for a ledger shared by many processes.
@@ -24,6 +25,7 @@ export {
   RevisionConflict,
   StoreUnavailable,
   ToolLessonsError,
+  UnsupportedVectorStore,
   VetRefusal,
 } from "./errors.js";
 export { DEFAULT_SETTINGS, type Settings, type SettingsInput } from "./settings.js";
@@ -31,19 +33,20 @@ export { readEnv, type ToolLessonsEnv } from "./env.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
 export {
-  classifyError,
-  type ErrorRule,
+  type RecordingErrorContext,
+  type RecordingStats,
+  ToolLessonsCallbackHandler,
+  type ToolLessonsCallbackHandlerOptions,
+} from "./record/handler.js";
+export { classifyError, type ErrorRule } from "./record/error-class.js";
+export {
   type Partition,
   type PartitionContext,
   type PartitionResolver,
   partitionKey,
-  type RecordingErrorContext,
-  type RecordingStats,
-  requestIdFor,
   resolvePartition,
-  ToolLessonsCallbackHandler,
-  type ToolLessonsCallbackHandlerOptions,
-} from "./record/index.js";
+} from "./record/partition.js";
+export { requestIdFor } from "./record/request.js";
 
 // ---------------------------------------------------------------- ledger (the durable truth) and its rows
 export { Ledger, type LedgerOptions, type ListOptions, type RuleInput, type WarningSink } from "./ledger/ledger.js";
@@ -60,6 +63,8 @@ export type {
   NewRecord,
   Offer,
   Refusal,
+  RefusalKind,
+  RefusalReason,
   Revision,
   RevisionStatus,
   RouteRecord,
@@ -83,6 +88,7 @@ export {
   type ToolIndexOptions,
 } from "./index/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
+export { type ScoreKind, type ScoreKindOption } from "./index/vector-store-contract.js";
 export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./index/lexical-embeddings.js";
 export {
   InMemoryVectorIndex,
@@ -107,7 +113,7 @@ export type {
   Proposer,
   ToolEvidence,
 } from "./learn/proposer.js";
-export type { RefusalReason } from "./learn/vet.js";
+export type { AimedPattern, VetOptions } from "./learn/vet.js";
 export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./learn/what-if.js";
 
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)

@@ -6,6 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
+import { nearestNames } from "../evaluate/cases.js";
 import { parseSettings, SettingsSchema, type SettingsInput } from "../settings.js";
 
 /** The command line was wrong (unknown flag, missing value, bad number): exit code 2. */
@@ -169,22 +170,26 @@ export const SETTING_NAMES: readonly string[] = Object.keys(SettingsSchema.shape
 /**
  * Turn `key=value` assignments into a settings override, validated by the settings schema.
  * Values are read as numbers (`20000` or `20_000`), booleans (`true`/`false`) or left as text
- * (which the schema then refuses with its own message).
+ * (which the schema then refuses with its own message). An unknown name gets a "did you mean"
+ * for a near miss (case, `-`, `_` and up to a few typos), else the list of known names.
+ * @param where the option the assignments came from (`--set`), put before each message; none
+ *   for positionals, whose command already names itself.
  * @throws UsageError for a malformed assignment, an unknown setting or a bad value.
  */
-export function parseSettingAssignments(assignments: readonly string[], where: string): SettingsInput {
+export function parseSettingAssignments(assignments: readonly string[], where?: string): SettingsInput {
+  const prefix = where === undefined ? "" : `${where}: `;
   const input: Record<string, unknown> = {};
   for (const assignment of assignments) {
     const eq = assignment.indexOf("=");
     if (eq <= 0) {
-      throw new UsageError(`${where}: expected key=value, got ${JSON.stringify(assignment)} (e.g. minMisses=3).`);
+      throw new UsageError(`${prefix}expected key=value, got ${JSON.stringify(assignment)} (e.g. minMisses=3).`);
     }
     const key = assignment.slice(0, eq).trim();
     const raw = assignment.slice(eq + 1).trim();
     if (!SETTING_NAMES.includes(key)) {
-      const near = SETTING_NAMES.find((n) => n.toLowerCase() === key.toLowerCase().replace(/[-_]/g, ""));
+      const [near] = nearestNames(key, SETTING_NAMES);
       const hint = near ? `did you mean ${near}?` : `known settings: ${SETTING_NAMES.join(", ")}.`;
-      throw new UsageError(`${where}: unknown setting ${JSON.stringify(key)}; ${hint}`);
+      throw new UsageError(`${prefix}unknown setting ${JSON.stringify(key)}; ${hint}`);
     }
     input[key] = settingValue(raw);
   }
@@ -193,7 +198,7 @@ export function parseSettingAssignments(assignments: readonly string[], where: s
   } catch (error) {
     const detail =
       error instanceof Error ? error.message.replace(/^Invalid tool-lessons settings: /, "") : String(error);
-    throw new UsageError(`${where}: bad setting value: ${detail}.`, { cause: error });
+    throw new UsageError(`${prefix}bad setting value: ${detail}.`, { cause: error });
   }
   return input as SettingsInput;
 }

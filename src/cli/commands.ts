@@ -38,17 +38,17 @@ import {
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import { redactUrl } from "../internal.js";
 
-const LOCATION_OPTIONS: OptionSpec = {
+export const LOCATION_OPTIONS: OptionSpec = {
   ledger: { type: "string" },
   postgres: { type: "string" },
 };
-const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
+export const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
 const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
 
-const LEDGER_HELP = `Ledger:
+export const LEDGER_HELP = `Ledger:
   --ledger PATH           SQLite ledger file (default: TOOL_LESSONS_LEDGER, else ${DEFAULT_OPEN_LEDGER_OPTIONS.path})
   --postgres URL          Postgres ledger, postgres://... (default: TOOL_LESSONS_POSTGRES_URL)`;
-const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
+export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
 const EXIT_HELP = "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
 
 const PostgresUrl = z.string().regex(/^postgres(ql)?:\/\//);
@@ -60,19 +60,23 @@ interface Session {
   partition: string;
 }
 
+/** Where the options say the ledger is: a SQLite file or a Postgres URL, and whether any was named. */
+export interface LedgerLocation {
+  /** The SQLite file, resolved (undefined for Postgres). */
+  file?: string;
+  postgresUrl?: string;
+  /** True when --ledger, --postgres or the environment named it (not the embedded default). */
+  named: boolean;
+}
+
 /**
- * Open the ledger the options name, run `fn`, close it. A SQLite file must already exist unless
- * `create` is set, so a mistyped path fails instead of answering from a new, empty ledger.
+ * Read --ledger / --postgres (and the environment) into a location, refusing both at once and a
+ * Postgres URL that is not one.
+ * @throws UsageError
  */
-async function withLedger<T>(
-  values: ParsedArgs["values"],
-  io: CliIo,
-  fn: (session: Session) => Promise<T>,
-  options: { create?: boolean } = {},
-): Promise<T> {
+export function ledgerLocation(values: ParsedArgs["values"], io: CliIo): LedgerLocation {
   const path = nonEmpty(stringOption(values, "ledger"), "--ledger");
   const postgres = nonEmpty(stringOption(values, "postgres"), "--postgres");
-  const partition = nonEmpty(stringOption(values, "partition"), "--partition") ?? DEFAULT_PARTITION;
   if (path !== undefined && postgres !== undefined) {
     throw new UsageError("give --ledger PATH or --postgres URL, not both.");
   }
@@ -83,24 +87,73 @@ async function withLedger<T>(
   }
   const env = io.env ?? readEnv();
   const postgresUrl = postgres ?? (path === undefined ? env.postgresUrl : undefined);
-  const file =
-    postgresUrl === undefined ? resolve(path ?? env.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path) : undefined;
+  if (postgresUrl !== undefined) return { postgresUrl, named: true };
+  const named = path !== undefined || env.ledgerPath !== undefined;
+  return { file: resolve(path ?? env.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path), named };
+}
+
+/**
+ * Open the ledger at `location`. A SQLite file must already exist unless `create` is set, so a
+ * mistyped path fails instead of answering from a new, empty ledger.
+ * @throws UsageError for a missing file; StoreUnavailable when it cannot be opened.
+ */
+export async function openLedgerAt(
+  location: LedgerLocation,
+  io: CliIo,
+  options: { create?: boolean } = {},
+): Promise<Ledger> {
+  const { file, postgresUrl } = location;
   if (file !== undefined && !options.create && !existsSync(file)) {
     throw new UsageError(
       `no ledger at ${file}; pass --ledger PATH (or set TOOL_LESSONS_LEDGER) to the file your application records into.`,
     );
   }
-  const ledger = await openLedger({
+  return openLedger({
     ...(file !== undefined ? { path: file } : { postgresUrl }),
     onWarning: (message, context) =>
       println(io.stderr, `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}`),
   });
+}
+
+/** The --partition option, or the default partition. */
+export function partitionOption(values: ParsedArgs["values"]): string {
+  return nonEmpty(stringOption(values, "partition"), "--partition") ?? DEFAULT_PARTITION;
+}
+
+/** Open the ledger the options name, run `fn` with a manager over it, close it. */
+async function withLedger<T>(
+  values: ParsedArgs["values"],
+  io: CliIo,
+  fn: (session: Session) => Promise<T>,
+  options: { create?: boolean } = {},
+): Promise<T> {
+  const location = ledgerLocation(values, io);
+  const partition = partitionOption(values);
+  const ledger = await openLedgerAt(location, io, options);
   try {
     const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
     return await fn({ ledger, manager, partition });
   } finally {
     await ledger.close();
   }
+}
+
+/**
+ * Refuse a partition the ledger has no row of (a typo, or the wrong ledger), naming those it has.
+ * @throws NotFound
+ */
+async function requireKnownPartition(ledger: Ledger, partition: string): Promise<void> {
+  const known = await ledger.listPartitions();
+  if (known.includes(partition)) return;
+  const shown = known
+    .slice(0, 10)
+    .map((p) => JSON.stringify(p))
+    .join(", ");
+  const list =
+    known.length === 0 ? "the ledger is empty" : `it has ${shown}${known.length > 10 ? `, … (${known.length})` : ""}`;
+  throw new NotFound(
+    `partition "${partition}" has no records, tools or settings in this ledger (${list}); check --partition, or the ledger the application records into (\`tool-lessons partitions\`).`,
+  );
 }
 
 function json(io: CliIo, value: unknown): void {
@@ -154,7 +207,14 @@ Example:
     const autoApply = flag(values, "auto-apply");
     if (dryRun && autoApply) throw new UsageError("--dry-run and --auto-apply exclude each other.");
     const tools = stringList(values, "tool").map((t) => nonEmpty(t, "--tool")!);
-    return withLedger(values, io, async ({ manager, partition }) => {
+    return withLedger(values, io, async ({ ledger, manager, partition }) => {
+      await requireKnownPartition(ledger, partition);
+      if ((await ledger.listCalledTools(partition)).length === 0) {
+        println(
+          io.stderr,
+          `review: partition "${partition}" has no recorded tool calls yet: there is nothing to learn from.`,
+        );
+      }
       const result = await manager.review({
         partition,
         dryRun,
@@ -472,7 +532,7 @@ Example:
     if (positionals.length === 0 && !show) {
       throw new UsageError("missing key=value settings to store, or --show.");
     }
-    const input = parseSettingAssignments(positionals, "configure");
+    const input = parseSettingAssignments(positionals);
     return withLedger(
       values,
       io,

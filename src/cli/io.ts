@@ -7,6 +7,12 @@ export interface CliIo {
   /** Progress, warnings and the one-line error. */
   stderr: (text: string) => void;
   /**
+   * Whether stderr is a terminal: only then do long runs draw a progress bar (never into a pipe
+   * or a log file).
+   * @default false
+   */
+  stderrIsTTY?: boolean;
+  /**
    * The environment the ledger defaults come from (`TOOL_LESSONS_LEDGER`, `TOOL_LESSONS_POSTGRES_URL`).
    * @default readEnv() (process.env)
    */

@@ -9,13 +9,22 @@ import { InvalidInput, ToolLessonsError } from "../errors.js";
 import { UsageError, wantsHelp } from "./args.js";
 import { LEDGER_COMMANDS } from "./commands.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
+import { evalCommand } from "./eval-command.js";
+import { lintCommand } from "./lint-command.js";
+import { reportCommand } from "./report-command.js";
 import { simulateCommand } from "./simulate-command.js";
 
 export type { CliIo } from "./io.js";
 export { EXIT } from "./io.js";
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [simulateCommand, ...LEDGER_COMMANDS];
+export const COMMANDS: readonly Command[] = [
+  evalCommand,
+  lintCommand,
+  reportCommand,
+  simulateCommand,
+  ...LEDGER_COMMANDS,
+];
 
 const PROGRAM = "tool-lessons";
 
@@ -23,8 +32,9 @@ function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return `Usage: ${PROGRAM} <command> [options]
 
-Tools that get better with use: review what the ledger recorded, apply vetted lessons, undo them,
-and measure what learning would do for routing.
+Tools that get better with use: measure how accurately tools are picked and lint their
+descriptions, review what the ledger recorded, apply vetted lessons, undo them, and measure what
+learning would do for routing.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n")}
@@ -102,6 +112,7 @@ export function processIo(): CliIo {
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
+    stderrIsTTY: process.stderr.isTTY === true,
   };
 }
 

@@ -17,12 +17,12 @@ import { regressedTools, renderSimulation } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 
 /** Defaults of `simulate`. */
-export const DEFAULT_SIMULATE = {
+export const DEFAULT_SIMULATE: Readonly<{ k: number; cycles: number }> = Object.freeze({
   /** Tools routing offers per request. */
   k: 5,
   /** Review + apply rounds over the traffic. */
   cycles: 4,
-} as const;
+});
 
 const OPTIONS: OptionSpec = {
   tools: { type: "string" },
@@ -69,7 +69,7 @@ Options:
                           the index's): more keeps tools that learned nothing in routing
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
-                          perTool, regressedTools, k, cycles, seconds
+                          perTool, regressedTools, k, cycles, seconds, warnings
   -h, --help              this help
 
 Progress goes to stderr. Exit codes: 0 done, 1 failed while running, 2 bad arguments or files.
@@ -79,8 +79,29 @@ Example:
     --tools ../shared/data/metatool/tools.jsonl --traffic-folds 2,3,4 --eval-folds 1 --json
 `;
 
+/**
+ * What the scores cannot say with these options: recall@5 and nDCG@5 always look at the first 5
+ * tools routed, so with 5 tools or fewer recall@5 is 100% whatever routing does, and with k below
+ * 5 they count tools routing would not offer.
+ */
+export function scoreWarnings(tools: number, k: number): string[] {
+  const out: string[] = [];
+  if (tools <= 5) {
+    out.push(
+      `with ${tools} tools, recall@5 is 100% whatever routing does: it means nothing here; read top1 (and ndcg@5).`,
+    );
+  } else if (k < 5) {
+    out.push(
+      `--k ${k} is below 5: recall@5 and ndcg@5 count tools at ranks ${k + 1}-5, which routing would not offer; read top1.`,
+    );
+  }
+  return out;
+}
+
 /** The `--json` output of `simulate`. */
 export interface SimulateJson extends SimulationReport {
+  /** What the scores cannot say with these options (see {@link scoreWarnings}). */
+  warnings: string[];
   /** Tools (>= 10 eval requests) whose recall@5 fell by more than 5 points. */
   regressedTools: string[];
   /** Wall time of the simulation, in seconds. */
@@ -110,6 +131,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     `simulate: ${tools.length} tools, ${traffic.length} traffic requests, ${evaluation.length} eval requests; k ${k}, ${cycles} cycles`,
   );
   if (unknown > 0) println(io.stderr, `simulate: warning: ${unknown} requests expect a tool not in ${toolsFile}`);
+  const warnings = scoreWarnings(tools.length, k);
+  for (const w of warnings) println(io.stderr, `simulate: warning: ${w}`);
   if (evaluation.every((r) => r.expect.length === 0)) {
     throw new UsageError("no eval request expects a tool, so nothing can be scored; check --eval or --eval-folds.");
   }
@@ -133,10 +156,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const seconds = Math.round((performance.now() - started) / 100) / 10;
 
   if (flag(values, "json")) {
-    const out: SimulateJson = { ...report, regressedTools: regressedTools(report).map((t) => t.tool), seconds };
+    const out: SimulateJson = {
+      ...report,
+      regressedTools: regressedTools(report).map((t) => t.tool),
+      seconds,
+      warnings,
+    };
     println(io.stdout, JSON.stringify(out));
   } else {
-    println(io.stdout, renderSimulation(report, seconds));
+    println(io.stdout, [...renderSimulation(report, seconds), ...warnings.map((w) => `note: ${w}`)]);
   }
   return EXIT.ok;
 }
@@ -153,9 +181,13 @@ async function readTraffic(
 
   if (queriesFile === undefined) {
     if (trafficFolds || evalFolds) throw new UsageError("--traffic-folds and --eval-folds need --queries FILE.");
-    if (trafficFile === undefined || evalFile === undefined) {
+    if (trafficFile === undefined && evalFile === undefined) {
       throw new UsageError("missing --traffic FILE and --eval FILE (or --queries FILE with --eval-folds).");
     }
+    if (evalFile === undefined)
+      throw new UsageError("missing --eval FILE: the requests scored before and after learning.");
+    if (trafficFile === undefined)
+      throw new UsageError("missing --traffic FILE: the requests replayed and learned from.");
     const [traffic, evaluation] = await Promise.all([
       readRequests(trafficFile, "--traffic"),
       readRequests(evalFile, "--eval"),

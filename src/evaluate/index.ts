@@ -6,6 +6,10 @@
  *   before and after; the `simulate` command of the CLI is a thin wrapper over it.
  * - The ranking metrics it reports (hit, recall and nDCG at k, top-k accuracy, AUROC), pure
  *   functions for scoring any router against labels.
+ * - Selection accuracy (seed 002): `evaluateSelection` runs labelled cases against the router or
+ *   a chat model, `confusionMatrix` and `diagnose` read the off-diagonal, `compareRuns` sets two
+ *   runs side by side, `lintDescriptions` checks descriptions against the six rules, and
+ *   `renderReport` writes the self-contained HTML report.
  */
 export {
   type LabelledRequest,
@@ -28,3 +32,46 @@ export {
   recallAtK,
   topKAccuracy,
 } from "./metrics.js";
+
+// ---------------------------------------------------------------- selection accuracy (seed 002)
+export { type EvalCase, parseCases, parseToolLines, readCases, toCases, type ToolLine } from "./cases.js";
+export {
+  chatModelSelector,
+  type ChatModelSelectorOptions,
+  DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS,
+  DEFAULT_EVALUATE_SELECTION_OPTIONS,
+  DEFAULT_ROUTER_SELECTOR_OPTIONS,
+  type EvalTool,
+  evaluateSelection,
+  type EvaluateSelectionOptions,
+  isRateLimitError,
+  parseSelectionRun,
+  routerSelector,
+  type RouterSelectorOptions,
+  type SelectionReport,
+  type SelectionRun,
+  type Selector,
+  summarizeSelection,
+} from "./harness.js";
+export { type Agreement, type CaseResult, type ConfusionMatrix, confusionMatrix, type ToolScore } from "./confusion.js";
+export {
+  DEFAULT_DIAGNOSE_OPTIONS,
+  type Diagnosis,
+  type DiagnosisKind,
+  diagnose,
+  type DiagnoseOptions,
+} from "./diagnose.js";
+export { compareRuns, type CompareOptions, type Comparison, DEFAULT_COMPARE_OPTIONS } from "./compare.js";
+export {
+  DEFAULT_LINT_OPTIONS,
+  findingLine,
+  LINT_RULES,
+  type LintFinding,
+  type LintOptions,
+  type LintReport,
+  type LintRule,
+  lintCard,
+  lintDescriptions,
+  nearNeighbours,
+} from "./lint-descriptions.js";
+export { DEFAULT_REPORT_OPTIONS, renderReport, type ReportData, reportData, type ReportOptions } from "./report.js";

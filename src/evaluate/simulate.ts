@@ -6,7 +6,7 @@ import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
-import { maskText } from "../text/mask.js";
+import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { hitAtK, mean, ndcgAtK } from "./metrics.js";
 import { seededRandom } from "../internal.js";
@@ -132,12 +132,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       seq += 1;
       const requestId = `r${seq}`;
       const threadId = `t${seq}`;
-      const masked = maskText(request.query);
+      const masked = maskRequest(request.query);
       const offered = await index.route(PARTITION, request.query, { k });
       const servedBy = request.expect.find((t) => known.has(t));
-      await ledger.appendRoutes([
-        { partition: PARTITION, threadId, requestId, request: masked, offered, allSent: false, k },
-      ]);
+      await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, offered, allSent: false, k }]);
       if (servedBy) {
         await ledger.appendCalls([
           {

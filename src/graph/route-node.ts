@@ -7,10 +7,10 @@ import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
-import { maskText } from "../text/mask.js";
 import { type PartitionResolver, resolvePartition } from "../record/partition.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import type { Settings } from "../settings.js";
+import { redactError } from "../text/gate.js";
 import type { ToolLessonsState } from "./state.js";
 
 /** Options of {@link createRouteNode}. */
@@ -53,7 +53,9 @@ export const DEFAULT_ROUTE_NODE: Readonly<Required<Pick<RouteNodeOptions, "onErr
  * node and bind only the routed tools there ({@link bindRoutedTools}).
  */
 export function createRouteNode(options: RouteNodeOptions) {
-  const onError = options.onError ?? DEFAULT_ROUTE_NODE.onError;
+  const report = options.onError ?? DEFAULT_ROUTE_NODE.onError;
+  // A store's error may quote the row it failed on: only a redacted copy leaves.
+  const onError = (error: unknown): void => report(redactError(error));
   return async function route(
     state: { messages: BaseMessage[] },
     config?: RunnableConfig,
@@ -62,7 +64,14 @@ export function createRouteNode(options: RouteNodeOptions) {
     if (!turn) return { routedTools: [], routedCards: [] };
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const metadata = (config?.metadata ?? {}) as Record<string, unknown>;
-    const partition = resolvePartition(metadata, configurable, options.partition);
+    let partition: string;
+    try {
+      partition = resolvePartition(metadata, configurable, options.partition);
+    } catch (error) {
+      // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
+      onError(error);
+      return { routedTools: [], routedCards: [] };
+    }
     const routed = await options.router.route(turn.text, { partition, sticky: toolsInUse(state.messages) }, config);
     if (options.ledger) {
       const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
@@ -73,7 +82,6 @@ export function createRouteNode(options: RouteNodeOptions) {
             partition,
             threadId,
             requestId: requestId ?? "",
-            request: maskText(turn.text),
             offered: routed.offered,
             allSent: routed.allSent,
             k: options.router.k,

@@ -8,7 +8,7 @@
 import { Document, type DocumentInterface } from "@langchain/core/documents";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { VectorStore } from "@langchain/core/vectorstores";
-import { ChromaClient, ChromaConnectionError, type Collection, type Metadata, type Where } from "chromadb";
+import { ChromaClient, ChromaConnectionError } from "chromadb";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import {
   checkOneVectorPerDocument,
@@ -33,10 +33,10 @@ export interface ChromaVectorIndexOptions {
   /** Name of the Chroma collection; created (cosine space, no embedding function) if missing. */
   collectionName: string;
   /**
-   * A ready client. When given, `host` and `port` are ignored.
+   * A ready client (a chromadb `ChromaClient`). When given, `host` and `port` are ignored.
    * @default new ChromaClient({ host, port })
    */
-  client?: ChromaClient;
+  client?: ChromaClientLike;
   /**
    * Chroma server host.
    * @default "localhost"
@@ -65,6 +65,60 @@ export const DEFAULT_CHROMA_VECTOR_INDEX: Readonly<
   port: 8000,
   batchSize: 1_000,
 });
+
+/**
+ * A `where` clause as {@link toChromaWhere} writes it (a subset of chromadb's `Where`): one
+ * `$eq`/`$in` per key, several joined by `$and`.
+ */
+export type ChromaWhere =
+  { [key: string]: { $eq: MetadataScalar } | { $in: MetadataScalar[] } } | { $and: ChromaWhere[] };
+
+/** What a record read back holds (chromadb's `GetResult`, the fields used here). */
+export interface ChromaGetResultLike {
+  ids: string[];
+  documents: (string | null)[];
+  metadatas: (Readonly<Record<string, unknown>> | null)[];
+}
+
+/** What a query returns (chromadb's `QueryResult`, the fields used here): one list per query vector. */
+export interface ChromaQueryResultLike {
+  ids: string[][];
+  documents: (string | null)[][];
+  metadatas: (Readonly<Record<string, unknown>> | null)[][];
+  distances: (number | null)[][];
+}
+
+/** The calls the index makes on a chromadb `Collection`. */
+export interface ChromaCollectionLike {
+  add(args: { ids: string[]; embeddings: number[][]; documents: string[]; metadatas?: FlatMetadata[] }): Promise<void>;
+  get(args: {
+    ids?: string[];
+    where?: ChromaWhere;
+    include: ("documents" | "metadatas")[];
+  }): Promise<ChromaGetResultLike>;
+  delete(args: { ids?: string[]; where?: ChromaWhere }): Promise<unknown>;
+  query(args: {
+    queryEmbeddings: number[][];
+    nResults: number;
+    where?: ChromaWhere;
+    include: ("documents" | "metadatas" | "distances")[];
+  }): Promise<ChromaQueryResultLike>;
+  count(): Promise<number>;
+}
+
+/**
+ * The calls the index makes on a chromadb `ChromaClient`; a `ChromaClient` is one. Declared here,
+ * not imported, so that the package's type declarations never load chromadb's own (which refer to
+ * a package chromadb does not install, an error for a project type-checking with `skipLibCheck: false`).
+ */
+export interface ChromaClientLike {
+  getOrCreateCollection(options: {
+    name: string;
+    embeddingFunction: null;
+    configuration: { hnsw: { space: "cosine" } };
+  }): Promise<ChromaCollectionLike>;
+  deleteCollection(options: { name: string }): Promise<void>;
+}
 
 /** What a Chroma metadata value may be here: a flat scalar. `null` and `undefined` values are dropped. */
 export type FlatMetadata = Record<string, MetadataScalar>;
@@ -107,7 +161,7 @@ export function toFlatMetadata(metadata: Readonly<Record<string, unknown>>, id?:
  * empty any-of array). Pure.
  * @throws InvalidInput for a predicate function or a value that is not a flat scalar.
  */
-export function toChromaWhere(filter: MetadataFilter | undefined): Where | undefined | null {
+export function toChromaWhere(filter: MetadataFilter | undefined): ChromaWhere | undefined | null {
   if (filter === undefined) return undefined;
   if (typeof filter === "function") {
     throw new InvalidInput(
@@ -116,7 +170,7 @@ export function toChromaWhere(filter: MetadataFilter | undefined): Where | undef
   }
   const isScalar = (v: unknown): v is MetadataScalar =>
     typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
-  const clauses: Where[] = [];
+  const clauses: ChromaWhere[] = [];
   for (const key of Object.keys(filter).sort()) {
     const value: unknown = filter[key];
     if (Array.isArray(value)) {
@@ -171,12 +225,12 @@ export class ChromaVectorIndex extends VectorStore {
   declare FilterType: MetadataFilter;
 
   /** The Chroma client in use. */
-  readonly client: ChromaClient;
+  readonly client: ChromaClientLike;
   /** The collection name. */
   readonly collectionName: string;
   private readonly batchSize: number;
   private readonly where: string;
-  private collectionPromise: Promise<Collection> | undefined;
+  private collectionPromise: Promise<ChromaCollectionLike> | undefined;
 
   constructor(options: ChromaVectorIndexOptions) {
     super(options.embeddings, {});
@@ -214,7 +268,7 @@ export class ChromaVectorIndex extends VectorStore {
     await this.collection();
   }
 
-  private collection(): Promise<Collection> {
+  private collection(): Promise<ChromaCollectionLike> {
     this.collectionPromise ??= this.call("open the collection", () =>
       this.client.getOrCreateCollection({
         name: this.collectionName,
@@ -291,7 +345,7 @@ export class ChromaVectorIndex extends VectorStore {
             ids: withMeta.map((r) => r.id),
             embeddings: withMeta.map((r) => r.vector),
             documents: withMeta.map((r) => r.text),
-            metadatas: withMeta.map((r): Metadata => r.meta),
+            metadatas: withMeta.map((r) => r.meta),
           }),
         );
       }

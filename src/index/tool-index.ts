@@ -10,6 +10,12 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
+import {
+  type CheckedVectorStore,
+  checkVectorStore,
+  type ScoreKindOption,
+  toSimilarity,
+} from "./vector-store-contract.js";
 
 /**
  * How a card becomes vectors.
@@ -38,11 +44,25 @@ export interface ToolIndexOptions {
    */
   lexical?: LexicalEmbeddingsOptions;
   /**
-   * Makes the vector store. Scores must be similarities (higher is better), as both stores of
-   * this package return; every document carries `partition`, `tool` and `kind` metadata.
+   * Makes the vector store: any LangChain `VectorStore` that keeps the contract of
+   * `vector-store-contract.ts` (docs/routing.md): `addVectors` with ids that upsert,
+   * `similaritySearchVectorWithScore` filtered by `{ partition }`, `delete` by ids and by
+   * `{ partition }`. Checked here, when the index is built: a store that lacks one of them (core's
+   * `FakeVectorStore`, LangChain's `MemoryVectorStore`) is refused with `UnsupportedVectorStore`
+   * naming it. Every document carries flat `partition`, `tool` and `kind` metadata.
    * @default (embeddings) => new InMemoryVectorIndex(embeddings)
    */
   vectorStore?: (embeddings: EmbeddingsInterface) => VectorStore;
+  /**
+   * Whether the store's scores are similarities or distances, and which: `similarity` (higher is
+   * better), `cosine-distance` (`1 - cosine`) or `l2-distance` (squared Euclidean). Distances are
+   * turned into the cosine similarity the rest of the package reads (the index stores and searches
+   * unit vectors only, so the conversion is exact and rankings come out as a similarity store's).
+   * `auto` knows both stores of this package and `@langchain/community`'s `Chroma` (a distance in
+   * its collection's space, read from the server at the first search); any other store must say.
+   * @default "auto"
+   */
+  scores?: ScoreKindOption;
   /**
    * One vector per tool, or one per example request.
    * @default "tool"
@@ -98,6 +118,7 @@ export const DEFAULT_TOOL_INDEX_EXAMPLES: Readonly<Required<ToolIndexExamplesOpt
 export const DEFAULT_TOOL_INDEX: Readonly<Required<Omit<ToolIndexOptions, "ledger" | "embeddings">>> = Object.freeze({
   lexical: Object.freeze({}),
   vectorStore: (embeddings: EmbeddingsInterface): VectorStore => new InMemoryVectorIndex(embeddings),
+  scores: "auto",
   mode: "tool",
   examples: DEFAULT_TOOL_INDEX_EXAMPLES,
 });
@@ -129,6 +150,8 @@ interface PartitionState {
   embeddings: EmbeddingsInterface;
   /** Hash of the routing text each tool was embedded from. */
   textHash: Map<string, string>;
+  /** Vectors (parts) stored per tool, so spare parts and removed tools are deleted by id. */
+  parts: Map<string, number>;
   changedSinceFit: number;
   /**
    * Vectors of tool parts (name, description, argument names) by text, in `tool` mode: "what if"
@@ -150,11 +173,19 @@ const MAX_CACHED_TOOL_PART_NUMBERS = 20_000_000;
  * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
  * time ({@link ToolIndex.reindex}). Upserts by a stable id per partition and tool, and re-embeds
  * a tool only when its routing text changed. Every query is filtered by partition.
+ *
+ * Any LangChain `VectorStore` can hold the vectors if it keeps the contract written down in
+ * `vector-store-contract.ts` (and docs/routing.md): upsert by id, search by vector with a
+ * `{ partition }` filter, delete by ids and by `{ partition }`, scores declared as similarities
+ * or distances. It is checked here, in the constructor: a store that cannot serve is refused with
+ * `UnsupportedVectorStore` naming what it lacks, never at the first request.
  */
 export class ToolIndex {
   readonly ledger: Ledger;
   readonly mode: IndexMode;
   readonly store: VectorStore;
+  /** The store as checked against the contract: how its scores read. */
+  private readonly checked: CheckedVectorStore;
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly examples: { max: number; half: number; center: number };
@@ -177,6 +208,7 @@ export class ToolIndex {
     }
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? DEFAULT_TOOL_INDEX.vectorStore)(storeEmbeddings);
+    this.checked = checkVectorStore(this.store, options.scores ?? DEFAULT_TOOL_INDEX.scores);
   }
 
   /**
@@ -212,10 +244,17 @@ export class ToolIndex {
     await this.embedCards(partition, state, changed);
   }
 
-  /** Remove a tool's vectors. */
+  /**
+   * Remove a tool's vectors (by id: a one-key filter is all the contract asks of a store). A
+   * partition not indexed in this process is rebuilt from the ledger first, so vectors an earlier
+   * process stored are known.
+   */
   async removeTool(partition: string, tool: string): Promise<void> {
-    await this.store.delete({ filter: { partition, tool } });
-    this.partitions.get(partition)?.textHash.delete(tool);
+    const state = await this.ensure(partition);
+    const parts = state.parts.get(tool) ?? 1;
+    await this.store.delete({ ids: Array.from({ length: parts }, (_, i) => docId(partition, tool, i)) });
+    state.textHash.delete(tool);
+    state.parts.delete(tool);
   }
 
   /** Tools indexed in a partition (after a reindex or upsert in this process). */
@@ -245,10 +284,12 @@ export class ToolIndex {
     // same tool, so fetch more and keep each tool's best.
     const wanted = query.k + exclude.size;
     const fetch = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
-    const hits = await this.store.similaritySearchVectorWithScore(vector, fetch, this.partitionFilter(partition));
+    const kind = await this.checked.scoreKind();
+    const hits = await this.store.similaritySearchVectorWithScore(unit(vector), fetch, this.partitionFilter(partition));
     const best = new Map<string, number>();
-    for (const [doc, score] of hits) {
+    for (const [doc, raw] of hits) {
       const tool = String(doc.metadata.tool);
+      const score = toSimilarity(kind, raw);
       if (exclude.has(tool)) continue;
       if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
     }
@@ -350,7 +391,7 @@ export class ToolIndex {
       embeddings = new LexicalEmbeddings(this.lexical).fit(texts);
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
-    return { embeddings, textHash: new Map(), changedSinceFit: 0, toolParts: new Map() };
+    return { embeddings, textHash: new Map(), parts: new Map(), changedSinceFit: 0, toolParts: new Map() };
   }
 
   private async embedCards(
@@ -362,9 +403,13 @@ export class ToolIndex {
     if (cards.length === 0) return;
     const docs: Document[] = [];
     const ids: string[] = [];
+    const spare: string[] = [];
     for (const card of cards) {
       const pieces = this.pieces(card);
-      if (this.mode === "examples") await this.store.delete({ filter: { partition, tool: card.name } });
+      // Parts beyond the new count (examples mode, fewer examples) go; the rest are replaced by id.
+      for (let i = pieces.length; i < (state.parts.get(card.name) ?? 0); i++)
+        spare.push(docId(partition, card.name, i));
+      state.parts.set(card.name, pieces.length);
       pieces.forEach((piece, i) => {
         ids.push(docId(partition, card.name, i));
         docs.push(
@@ -376,7 +421,9 @@ export class ToolIndex {
       });
       state.textHash.set(card.name, hashCard(card));
     }
-    const vectors = (await this.embedAll(state, cards, options)).flat();
+    if (spare.length > 0) await this.store.delete({ ids: spare });
+    // Unit vectors only, so that a distance store ranks as a similarity store (see `scores`).
+    const vectors = (await this.embedAll(state, cards, options)).flat().map(unit);
     await this.store.addVectors(vectors, docs, { ids });
   }
 }
@@ -425,6 +472,13 @@ function mix(a: readonly number[], b: readonly number[], weight: number): number
   const n = Math.sqrt(s) || 1;
   for (let i = 0; i < out.length; i++) out[i] /= n;
   return out;
+}
+
+/** `v` at unit length; `v` itself when it is already (within rounding) or is zero. */
+function unit(v: number[]): number[] {
+  const n = norm(v);
+  if (n === 0 || Math.abs(n - 1) < 1e-9) return v;
+  return v.map((x) => x / n);
 }
 
 function cosine(a: readonly number[], b: readonly number[]): number {

@@ -6,6 +6,7 @@
  * stated on the function that applies it, and the whole pass is linear in the number of records
  * (maps keyed by tool, request and thread; the only sort is of each thread's turns by id).
  */
+import { findAimedAtModel } from "../text/injection.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
 import { sortById } from "../internal.js";
@@ -40,6 +41,12 @@ export interface FailureGroup {
   errorMessage: string;
   /** Ids of the failed calls, oldest first. */
   callIds: string[];
+  /**
+   * The thread of each call in `callIds` (its own id when it has none): what the vocabulary rule
+   * counts as distinct, so one conversation repeating a word (a name in an error) counts once.
+   * @default each call its own
+   */
+  callGroups?: string[];
   /** Argument names the failed calls passed, in first-seen order. */
   argNames: string[];
   /** The masked shapes the failed calls passed, per argument. */
@@ -319,7 +326,7 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
       }
       const errorClass = call.errorClass ?? "unknown";
       if (REFUSED_ERROR_CLASSES.has(errorClass)) td.refusedCount += 1;
-      const key = `${errorClass}\u0000${call.errorMessage ?? ""}`;
+      const key = `${errorClass}\u0000${messageOf(call)}`;
       const group = groups.get(key);
       if (group) group.push(call);
       else groups.set(key, [call]);
@@ -329,8 +336,9 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
       td.failures.push({
         tool,
         errorClass: head.errorClass ?? "unknown",
-        errorMessage: head.errorMessage ?? "",
+        errorMessage: messageOf(head),
         callIds: group.map((c) => c.id),
+        callGroups: group.map((c) => c.threadId ?? c.id),
         argNames: argNamesOf(group),
         shapes: summarizeShapes(group),
       });
@@ -338,6 +346,16 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
     // Largest group first; stable for equal sizes (first failure first).
     td.failures.sort((a, b) => b.callIds.length - a.callIds.length);
   }
+}
+
+/**
+ * A failed call's masked message as evidence: "" when it speaks to the model (flagged by the
+ * recorder, or found now in an older row), so such text never reaches a proposer or a lesson.
+ */
+function messageOf(call: CallRecord): string {
+  const message = call.errorMessage ?? "";
+  if (message === "" || call.errorAimed !== undefined || findAimedAtModel(message) !== undefined) return "";
+  return message;
 }
 
 /** Argument names passed by any of the calls, in first-seen order. */

@@ -25,7 +25,9 @@ import {
 } from "../ledger/schema.js";
 import { tokenize } from "../text/tokenize.js";
 import type { ToolDetection } from "./detect.js";
-import { findAimedAtModel } from "../text/injection.js";
+import { type AimedPattern, findAimedAtModel } from "../text/injection.js";
+import { type GateRefusal, gateText } from "../text/gate.js";
+import { allowedWords, type CitedRequest } from "../text/vocabulary.js";
 import { type EvidenceLimits, evidenceLimits } from "./limits.js";
 import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, TurnedDown } from "./types.js";
 import { oneLine } from "../internal.js";
@@ -52,6 +54,12 @@ export type VetSettings = EvidenceLimits;
 export interface VetContext {
   /** The tool under review. */
   tool: string;
+  /**
+   * Texts of the tool's card whose words a lesson may use: the author's description, argument
+   * names, enum values (see `cardWords`).
+   * @default [tool]
+   */
+  card?: readonly string[];
   /** Every registered tool name. */
   registeredTools: ReadonlySet<string> | readonly string[];
   /**
@@ -63,6 +71,12 @@ export interface VetContext {
   learned: Pick<Learned, "examples" | "notes" | "notFor">;
   /** Ids of this tool's failed call records (what a note may cite). */
   failedCallIds: ReadonlySet<string>;
+  /**
+   * The masked error message of each failed call, and its thread: a word at least two threads'
+   * errors share is template, and a note may use it.
+   * @default none
+   */
+  failedCalls?: ReadonlyMap<string, { message: string; group: string }>;
   /** This tool's missed requests, id → masked request text (what an example may cite). */
   missedRequests: ReadonlyMap<string, string>;
   /**
@@ -98,7 +112,7 @@ export function turnedDownOf(revisions: readonly Revision[]): TurnedDown {
 export interface VetOptions {
   /**
    * Patterns of text aimed at the model, checked in addition to the shared list of
-   * `text/injection.ts` and {@link EXTRA_AIMED_AT_MODEL}.
+   * `text/injection.ts` (on the same normalized views of the text).
    * @default []
    */
   aimedPatterns?: readonly AimedPattern[];
@@ -115,34 +129,8 @@ export const DEFAULT_VET_OPTIONS: Readonly<Required<VetOptions>> = Object.freeze
  */
 export const EQUIVALENCE_THRESHOLD = 0.8;
 
-/** One pattern of text aimed at the model, and the label a refusal reports for it. */
-export interface AimedPattern {
-  readonly label: string;
-  readonly pattern: RegExp;
-}
-
-/**
- * Markers checked on top of the shared list in `text/injection.ts`: a lesson is one line, so role
- * markers are looked for anywhere in it, not only at a line start. Extend here (or per call with
- * `VetOptions.aimedPatterns`).
- */
-export const EXTRA_AIMED_AT_MODEL: readonly AimedPattern[] = [
-  { label: "role_marker", pattern: /\b(system|assistant|developer)\s*:/i },
-  { label: "command_to_model", pattern: /\byou\s+(must|should|will)\s+now\b|\bdo anything now\b/i },
-  { label: "chat_template_token", pattern: /<\|[^|>\s]{1,30}\|>|<\/?(im_start|im_end|endoftext)\b/i },
-  {
-    label: "tool_call_syntax",
-    pattern: /<\/?(function|tool|tool_result|function_results|antml:[a-z_]+)\b[^>]*>|<function\b/i,
-  },
-];
-
-/** The label of the first marker of text aimed at the model found in `text`, or `undefined`. */
-export function findTextAimedAtModel(text: string, extra: readonly AimedPattern[] = []): string | undefined {
-  const shared = findAimedAtModel(text);
-  if (shared !== undefined) return shared;
-  for (const { label, pattern } of [...EXTRA_AIMED_AT_MODEL, ...extra]) if (pattern.test(text)) return label;
-  return undefined;
-}
+/** A pattern of text aimed at the model, and the label a refusal reports for it (see `text/injection.ts`). */
+export type { AimedPattern } from "../text/injection.js";
 
 // ------------------------------------------------------------------ single rules
 
@@ -167,7 +155,7 @@ export function checkLine(kind: VetKind, text: string, maxLineLength: number): R
 
 /** No instructions, role markers, chat-template tokens or tool-call syntax (`aimed_at_model`). */
 export function checkNotAimedAtModel(kind: VetKind, text: string, extra: readonly AimedPattern[] = []): Refusal | null {
-  const label = findTextAimedAtModel(text, extra);
+  const label = findAimedAtModel(text, { extra });
   return label === undefined ? null : refuse(kind, text, "aimed_at_model", label);
 }
 
@@ -328,13 +316,67 @@ function registeredSet(ctx: VetContext): ReadonlySet<string> {
  * The rules every kind of text passes: no value, one line, not aimed at the model. The value
  * check comes first so that no refusal after it keeps a text holding a value.
  */
-function checkText(kind: VetKind, text: string, ctx: VetContext, options: VetOptions): Refusal | null {
+function checkText(
+  kind: VetKind,
+  text: string,
+  ctx: VetContext,
+  options: VetOptions,
+  cited: readonly CitedRequest[] = [],
+): Refusal | null {
   return (
     checkNoValue(kind, text, ctx.containsValue) ??
     checkLine(kind, text, evidenceLimits(ctx.settings).maxLineLength) ??
+    gateLesson(kind, text, ctx, cited).refusal ??
     checkNotAimedAtModel(kind, text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns)
   );
 }
+
+/** What the gate makes of a proposed lesson: its text as it would be kept, or why it is refused. */
+export interface GatedLesson {
+  /** Normalized, private data masked, only allowed words (others `<word>`). */
+  text: string;
+  refusal?: Refusal;
+}
+
+/**
+ * A lesson through the gate (`text/gate.ts`, kind `lesson`), checked on the normalized text
+ * before any rewriting: refused when it is aimed at the model, holds private data a detector
+ * finds, or keeps too few allowed words; otherwise its words that are not allowed become `<word>`.
+ * Allowed: the words of the tool's card, the registered tool names, the common-word vocabulary,
+ * and words at least two of the cited requests share; never a fingerprinted argument value.
+ */
+export function gateLesson(
+  kind: VetKind,
+  text: string,
+  ctx: Pick<VetContext, "tool" | "card" | "registeredTools" | "containsValue">,
+  cited: readonly CitedRequest[] = [],
+): GatedLesson {
+  const allowed = allowedWords({
+    card: ctx.card ?? [ctx.tool],
+    toolNames: [...ctx.registeredTools],
+    requests: cited,
+    isValue: ctx.containsValue,
+  });
+  const gated = gateText(text, { kind: "lesson", allowed });
+  if (gated.refused === undefined) return { text: gated.text };
+  const reason = GATE_REASONS[gated.refused];
+  const withheld = reason === "contains_value" || reason === "contains_private_data";
+  return {
+    text: gated.text,
+    refusal: refuse(kind, withheld ? WITHHELD_TEXT : gated.text, reason, gated.aimed),
+  };
+}
+
+/** The vet's reason for each refusal of the gate. */
+const GATE_REASONS: Readonly<Record<GateRefusal, RefusalReason>> = Object.freeze({
+  aimed_at_model: "aimed_at_model",
+  contains_value: "contains_value",
+  value_word: "contains_value",
+  contains_private_data: "contains_private_data",
+  unknown_word: "too_many_unknown_words",
+  no_allowed_words: "no_allowed_words",
+  too_many_unknown_words: "too_many_unknown_words",
+});
 
 /** The proposed item of each kind a proposer writes. */
 export interface ProposedLines {
@@ -345,8 +387,16 @@ export interface ProposedLines {
 
 /** What is particular to one kind of line: the rest (thresholds, caps, shared words) is the table's. */
 interface LineRules<K extends LineKindId> {
-  /** The records of this tool it may cite (id → the request's text, "" for a call), and what they are called. */
-  citable(ctx: VetContext): { has(id: string): boolean; request(id: string): string; what: string };
+  /**
+   * The records of this tool it may cite (id → the request's text, or a failed call's masked
+   * message), the group each counts in for the vocabulary rule (a thread), and what they are called.
+   */
+  citable(ctx: VetContext): {
+    has(id: string): boolean;
+    request(id: string): string;
+    group?(id: string): string | undefined;
+    what: string;
+  };
   /** Checks of its own after the text rules, before the citations. */
   shape?(item: ProposedLines[K], ctx: VetContext): Refusal | null;
   /** Checks of its own after the citations. */
@@ -366,7 +416,12 @@ interface LineRules<K extends LineKindId> {
 /** The rules particular to each kind of line, in one place. */
 export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.freeze({
   note: {
-    citable: (ctx) => ({ has: (id) => ctx.failedCallIds.has(id), request: () => "", what: "failed call" }),
+    citable: (ctx) => ({
+      has: (id) => ctx.failedCallIds.has(id),
+      request: (id) => ctx.failedCalls?.get(id)?.message ?? "",
+      group: (id) => ctx.failedCalls?.get(id)?.group,
+      what: "failed call",
+    }),
     compared: (item) => item.text,
     said: (ctx) => ctx.learned.notes.map((n) => n.text),
     repeatThreshold: 1,
@@ -423,7 +478,7 @@ export function vetLine<K extends LineKindId>(
   const rules: LineRules<K> = LINE_RULES[kind];
   const citable = rules.citable(ctx);
   return (
-    checkText(kind, item.text, ctx, options) ??
+    checkText(kind, item.text, ctx, options, citedRequests(item, citable)) ??
     rules.shape?.(item, ctx) ??
     checkCitations(
       kind,
@@ -445,6 +500,33 @@ export function vetLine<K extends LineKindId>(
   );
 }
 
+/** The requests an item cites, as the vocabulary rule reads them (each its own group). */
+function citedRequests(
+  item: { cites: readonly string[] },
+  citable: { has(id: string): boolean; request(id: string): string; group?(id: string): string | undefined },
+): CitedRequest[] {
+  return [...new Set(item.cites)]
+    .filter((id) => citable.has(id))
+    .map((id) => ({ id, text: citable.request(id), group: citable.group?.(id) ?? id }));
+}
+
+/**
+ * An item with its text as the gate keeps it (see {@link gateLesson}), or its refusal. The value
+ * check on the text as proposed comes first, so no refusal keeps a value; then one line.
+ */
+function gatedItem<K extends LineKindId>(
+  kind: K,
+  item: ProposedLines[K],
+  ctx: VetContext,
+): { item: ProposedLines[K]; refusal?: Refusal } {
+  const refusal =
+    checkNoValue(kind, item.text, ctx.containsValue) ??
+    checkLine(kind, item.text, evidenceLimits(ctx.settings).maxLineLength);
+  if (refusal) return { item, refusal };
+  const gated = gateLesson(kind, item.text, ctx, citedRequests(item, LINE_RULES[kind].citable(ctx)));
+  return gated.refusal ? { item, refusal: gated.refusal } : { item: { ...item, text: gated.text } };
+}
+
 /** A usage note's rules (see {@link vetLine}). */
 export function vetNote(note: ProposedNote, ctx: VetContext, options: VetOptions = {}): Refusal | null {
   return vetLine("note", note, ctx, options);
@@ -463,18 +545,22 @@ export function vetNotFor(item: ProposedNotFor, ctx: VetContext, options: VetOpt
 /** The rules of the example call built by code: no value, one line, nothing aimed at the model. */
 export function vetExampleCall(
   text: string,
-  ctx: Pick<VetContext, "containsValue" | "settings" | "turnedDown">,
+  ctx: Pick<VetContext, "containsValue" | "settings" | "turnedDown"> &
+    Partial<Pick<VetContext, "tool" | "card" | "registeredTools">>,
   options: VetOptions = {},
 ): Refusal | null {
   const maxLineLength = evidenceLimits(ctx.settings).maxLineLength;
+  const args = text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text;
   return (
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
-    checkNoValue(
-      "example_call",
-      text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text,
-      ctx.containsValue,
-    ) ??
+    checkNoValue("example_call", args, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
+    gateLesson("example_call", args, {
+      tool: ctx.tool ?? "",
+      card: ctx.card ?? [],
+      registeredTools: ctx.registeredTools ?? [],
+      containsValue: ctx.containsValue,
+    }).refusal ??
     checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns) ??
     checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
   );
@@ -546,7 +632,13 @@ function vetLines<K extends LineKindId>(
   const turnedDown = ctx.turnedDown?.[row.field] ?? [];
   const kept: ProposedLines[K][] = [];
   const refused: Refusal[] = [];
-  for (const item of items) {
+  for (const proposed of items) {
+    const gated = gatedItem(kind, proposed, ctx);
+    if (gated.refusal) {
+      refused.push(gated.refusal);
+      continue;
+    }
+    const item = gated.item;
     const cap =
       row.reviewCap !== null
         ? checkCap(kind, item.text, kept.length, settings[row.reviewCap], rules.capWhat)
@@ -681,14 +773,20 @@ export function checkApplicable(
 /** The evidence maps of {@link VetContext} for one tool, from its detection. */
 export function evidenceMaps(
   td: ToolDetection,
-): Pick<VetContext, "failedCallIds" | "missedRequests" | "confusedRequests"> {
+): Pick<VetContext, "failedCallIds" | "failedCalls" | "missedRequests" | "confusedRequests"> {
   const failedCallIds = new Set<string>();
-  for (const f of td.failures) for (const id of f.callIds) failedCallIds.add(id);
+  const failedCalls = new Map<string, { message: string; group: string }>();
+  for (const f of td.failures) {
+    f.callIds.forEach((id, i) => {
+      failedCallIds.add(id);
+      failedCalls.set(id, { message: f.errorMessage, group: f.callGroups?.[i] ?? id });
+    });
+  }
   const missedRequests = new Map<string, string>();
   for (const m of td.misses) missedRequests.set(m.requestId, m.request);
   const confusedRequests = new Map<string, { servedBy: string; request: string }>();
   for (const c of td.confusions) confusedRequests.set(c.requestId, { servedBy: c.servedBy, request: c.request });
-  return { failedCallIds, missedRequests, confusedRequests };
+  return { failedCallIds, failedCalls, missedRequests, confusedRequests };
 }
 
 /**

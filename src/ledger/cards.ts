@@ -162,3 +162,32 @@ function sortKeys(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * The texts of a card whose words a lesson may use (the gate's allowed words): its name, the
+ * author's description, the argument names, and every string of the argument schema (property
+ * names, descriptions, enum and const values, formats, patterns). Never what was learned, and
+ * not the augmented description (a model wrote it).
+ */
+export function cardWords(card: Pick<ToolCard, "name" | "author">): string[] {
+  const out = [card.name, card.author.description, ...card.author.argNames];
+  const visit = (node: unknown, depth: number): void => {
+    if (depth > 32 || node === null || typeof node !== "object") return;
+    if (Array.isArray(node)) {
+      for (const item of node)
+        if (typeof item === "string") out.push(item);
+        else visit(item, depth + 1);
+      return;
+    }
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      if (typeof value === "string" && SCHEMA_TEXT_KEYS.has(key)) out.push(value);
+      else if (key === "properties" && value !== null && typeof value === "object") out.push(...Object.keys(value));
+      visit(value, depth + 1);
+    }
+  };
+  visit(card.author.schema, 0);
+  return out;
+}
+
+/** JSON schema keys whose string values are the author's words. */
+const SCHEMA_TEXT_KEYS = new Set(["description", "title", "const", "format", "pattern", "default", "examples"]);

@@ -1,3 +1,4 @@
+import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
@@ -95,10 +96,12 @@ export class Ledger {
   constructor(store: BaseStore, options: LedgerOptions = {}) {
     this.store = store;
     this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
+    const sink = options.onWarning ?? DEFAULT_LEDGER_OPTIONS.onWarning;
     this.ctx = {
       store,
       root: options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot,
-      warn: options.onWarning ?? DEFAULT_LEDGER_OPTIONS.onWarning,
+      // A warning's strings (a store's error text) pass the gate: a log line never carries a value.
+      warn: (message, context) => sink(message, redactContext(context)),
       pageSize: options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize,
       counters: { skippedRows: 0 },
     };

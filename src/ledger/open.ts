@@ -56,6 +56,10 @@ export const DEFAULT_OPEN_LEDGER_OPTIONS: Readonly<Required<Pick<OpenLedgerOptio
  * Call `ledger.close()` when done: it closes the SQLite file or ends the Postgres pool the
  * ledger opened, and leaves a store you passed in alone.
  *
+ * The same Postgres ledger in two steps, the way LangGraph users make a `PostgresStore`:
+ * `PostgresLedger.fromConnString(url, { schema })` from `tool-lessons/postgres`, then an explicit
+ * `await ledger.setup()` at startup.
+ *
  * @throws InvalidInput when more than one of `store`, `path`, `postgresUrl` is given.
  * @throws StoreUnavailable when the file or server cannot be opened (the message says how to fix it).
  *

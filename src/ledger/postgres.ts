@@ -3,6 +3,7 @@ import type { Operation, OperationResults, PutOperation } from "@langchain/langg
 import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { isRecord, redactUrl } from "../internal.js";
+import { Ledger, type LedgerOptions } from "./ledger.js";
 
 /**
  * The scale-out ledger backend: LangGraph's own `PostgresStore`, shared by any number of agent
@@ -232,6 +233,86 @@ export async function openPostgresStore(
   connectionString: string,
   options: OpenPostgresStoreOptions = {},
 ): Promise<PostgresStore> {
+  const store = newStore(connectionString, options);
+  await setUp(store, connectionString, options.schema ?? DEFAULT_POSTGRES_STORE_OPTIONS.schema);
+  return store;
+}
+
+/** Options of {@link PostgresLedger.fromConnString}: the store's ({@link OpenPostgresStoreOptions}) and the ledger's. */
+export interface PostgresLedgerOptions extends OpenPostgresStoreOptions, Omit<LedgerOptions, "ownsStore"> {}
+
+/**
+ * A ledger on Postgres, made the way LangGraph users make a `PostgresStore`: a static
+ * `fromConnString` that opens nothing yet, and an explicit `setup()` that runs the migrations.
+ *
+ * `setup()` is idempotent and safe when many processes start at once on a fresh schema (the
+ * races Postgres' `CREATE … IF NOT EXISTS` has are retried), and a server that cannot be reached
+ * fails it with `StoreUnavailable` saying how to fix it. Skipped, the store sets itself up at its
+ * first use, as `PostgresStore` does, without those retries; so call it at startup.
+ *
+ * The ledger owns its store: `close()` ends the pool. `ledger.store` is a `PostgresStore`, so the
+ * graph can share it: `graph.compile({ store: ledger.store })`. Beside it, `openLedger({ postgresUrl })`
+ * does both steps in one call.
+ *
+ * @example
+ * ```ts
+ * import { PostgresLedger } from "tool-lessons/postgres";
+ * const ledger = PostgresLedger.fromConnString(process.env.DATABASE_URL!, { schema: "agents" });
+ * await ledger.setup();
+ * const graph = builder.compile({ store: ledger.store });
+ * // ...
+ * await ledger.close();
+ * ```
+ */
+export class PostgresLedger extends Ledger {
+  declare readonly store: TransactionalPostgresStore;
+  private readonly connectionString: string;
+  private readonly schema: string;
+  private settingUp: Promise<void> | undefined;
+
+  private constructor(store: TransactionalPostgresStore, connectionString: string, options: PostgresLedgerOptions) {
+    const {
+      schema,
+      connectionTimeoutMs: _timeout,
+      maxConnections: _max,
+      onIdleError: _onIdle,
+      ...ledgerOptions
+    } = options;
+    super(store, { ...ledgerOptions, ownsStore: true });
+    this.connectionString = connectionString;
+    this.schema = schema ?? DEFAULT_POSTGRES_STORE_OPTIONS.schema;
+  }
+
+  /**
+   * A ledger on the database at `connectionString`; nothing is opened until {@link setup} (or the
+   * first read or write).
+   * @throws InvalidInput for a malformed connection string or schema name.
+   */
+  static fromConnString(connectionString: string, options: PostgresLedgerOptions = {}): PostgresLedger {
+    return new PostgresLedger(newStore(connectionString, options), connectionString, options);
+  }
+
+  /**
+   * Create the schema and the store's tables if missing (migrations). Idempotent; concurrent calls
+   * share one run, and a failed run is tried afresh by the next call.
+   * @throws StoreUnavailable when the server cannot be reached or the schema cannot be created.
+   */
+  async setup(): Promise<void> {
+    this.settingUp ??= setUp(this.store, this.connectionString, this.schema, { stopOnFailure: false }).catch(
+      (error: unknown) => {
+        this.settingUp = undefined;
+        throw error;
+      },
+    );
+    return this.settingUp;
+  }
+}
+
+/**
+ * A `TransactionalPostgresStore` for `connectionString`, not yet connected.
+ * @throws InvalidInput for a malformed connection string or schema name.
+ */
+function newStore(connectionString: string, options: OpenPostgresStoreOptions): TransactionalPostgresStore {
   if (!/^postgres(ql)?:\/\//.test(connectionString)) {
     throw new InvalidInput(
       `Not a Postgres connection string: ${JSON.stringify(redact(connectionString))}. ` +
@@ -255,16 +336,30 @@ export async function openPostgresStore(
     schema,
   });
   listenForIdleErrors(store, options.onIdleError ?? DEFAULT_POSTGRES_STORE_OPTIONS.onIdleError);
+  return store;
+}
+
+/**
+ * Run the store's migrations, retrying the races of processes setting up one fresh schema at
+ * once. On failure the store's pool is ended (unless `stopOnFailure` is false: a ledger that may
+ * call `setup()` again keeps it) and the error is a `StoreUnavailable` saying how to fix it.
+ */
+async function setUp(
+  store: PostgresStore,
+  connectionString: string,
+  schema: string,
+  options: { stopOnFailure?: boolean } = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       await store.setup();
-      return store;
+      return;
     } catch (error) {
       if (attempt < SETUP_ATTEMPTS && SETUP_RACE_CODES.has(sqlState(error) ?? "")) {
         await sleep(20 * attempt + Math.random() * 50);
         continue;
       }
-      await store.stop().catch(() => undefined);
+      if (options.stopOnFailure ?? true) await store.stop().catch(() => undefined);
       throw new StoreUnavailable(
         `Cannot open the Postgres ledger at ${redact(connectionString)} (schema "${schema}"): ` +
           `${describe(error)}. Start a server (e.g. \`pg_ctlcluster 15 main start\`, or ` +

@@ -50,6 +50,11 @@ export const CallRecordSchema = z.object({
   errorClass: ErrorClassSchema.optional(),
   /** The error message with values masked. */
   errorMessage: z.string().optional(),
+  /**
+   * The label of text aimed at the model found in the error (`override_instructions`,
+   * `role_marker` ...): the message is kept as data, and no lesson is ever made from it.
+   */
+  errorAimed: z.string().optional(),
   latencyMs: z.number().optional(),
   tokens: z.number().optional(),
   /** `callback`: seen by the handler; `tool_message`: a refusal that never reached callbacks. */
@@ -100,6 +105,12 @@ export type Offer = z.infer<typeof OfferSchema>;
 /** What routing offered for one request. */
 export const RouteRecordSchema = z.object({
   ...requestRowFields,
+  /**
+   * Not written any more: a route is recorded before the run's argument values are known, so
+   * the request could only be masked without them. The request's one masked text is the turn's
+   * (joined on `requestId`). Older rows may still hold one.
+   */
+  request: z.string().optional(),
   /** Offered tools, best first. */
   offered: z.array(OfferSchema),
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
@@ -215,6 +226,12 @@ export const RefusalReasonSchema = z.enum([
   "contains_value",
   /** Holds text aimed at the model: instructions, role markers, chat-template tokens, tool-call syntax. */
   "aimed_at_model",
+  /** Holds private data a detector finds (an email, a phone number, a card, an IBAN, a key …). */
+  "contains_private_data",
+  /** No word of it is an allowed word (the tool's card, tool names, common words, words two cited requests share). */
+  "no_allowed_words",
+  /** Too many of its words are not allowed words: more than a third would have to be masked. */
+  "too_many_unknown_words",
   /** Blank. */
   "empty",
   /** Longer than its limit (`maxLineLength` for a lesson). */

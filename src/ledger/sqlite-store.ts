@@ -38,10 +38,10 @@ export interface SqliteStoreOptions {
 }
 
 /** Defaults of {@link SqliteStoreOptions}. */
-export const DEFAULT_SQLITE_STORE_OPTIONS: Required<SqliteStoreOptions> = {
+export const DEFAULT_SQLITE_STORE_OPTIONS: Readonly<Required<SqliteStoreOptions>> = Object.freeze({
   busyTimeoutMs: 5000,
   ensureTables: true,
-};
+});
 
 /**
  * Joins namespace labels in the `namespace` column. A unit separator cannot appear in a label

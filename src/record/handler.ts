@@ -16,7 +16,8 @@ import {
   type TurnRecord,
 } from "../ledger/schema.js";
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
-import { createTextMasker, type FingerprintMemo, maskArgs, valueFingerprints } from "../text/mask.js";
+import { gateText, redactError } from "../text/gate.js";
+import { createMasker, type FingerprintMemo, maskArgs, maskRequest, valueFingerprints } from "../text/mask.js";
 import { type PartitionResolver, resolvePartition } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord } from "../internal.js";
@@ -95,6 +96,8 @@ export const DEFAULT_RECORDING_OPTIONS: Readonly<
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;
+/** Rows of a failed batch tried alone before the store is taken to be down for the whole batch. */
+const SINGLE_TRIES = 3;
 /** Longest stored request text, in characters (after masking). */
 const MAX_REQUEST_LENGTH = 2000;
 /** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
@@ -151,7 +154,8 @@ interface StartedTool {
 /** Everything known about one top-level run (a graph invocation) until it ends. */
 interface RootRun {
   id: string;
-  partition: string;
+  /** Undefined when the caller's ids were refused: nothing of the run is written. */
+  partition: string | undefined;
   threadId?: string;
   /** Chain root (a graph or chain): gets a turn record when it has a request. */
   isChain: boolean;
@@ -231,7 +235,9 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
     this.ledger = options.ledger;
     this.resolver = options.partition;
-    this.reportError = options.onError ?? DEFAULT_RECORDING_OPTIONS.onError;
+    const onError = options.onError ?? DEFAULT_RECORDING_OPTIONS.onError;
+    // A store's or a model's error may quote the record it failed on: only a redacted copy leaves.
+    this.reportError = (error, context) => onError(redactError(error), context);
     this.maxBuffer = options.maxBuffer ?? DEFAULT_RECORDING_OPTIONS.maxBuffer;
     this.flushEveryMs = options.flushEveryMs ?? DEFAULT_RECORDING_OPTIONS.flushEveryMs;
     this.errorRules = options.errorRules ?? DEFAULT_RECORDING_OPTIONS.errorRules;
@@ -368,7 +374,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   override handleToolEnd(output: unknown, runId: string, _parentRunId?: string): void {
     this.guard("handleToolEnd", () => {
       const started = this.tools.get(runId);
-      if (!started) return;
+      if (!started) return this.unseenStart("handleToolEnd");
       const failed = isToolMessage(output) && output.status === "error";
       this.endTool(runId, started, failed ? "error" : "success", failed ? errorInfo(output.content) : undefined);
     });
@@ -377,7 +383,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   override handleToolError(error: unknown, runId: string, _parentRunId?: string): void {
     this.guard("handleToolError", () => {
       const started = this.tools.get(runId);
-      if (!started) return;
+      if (!started) return this.unseenStart("handleToolError");
       const info = errorInfo(error);
       if (CONTROL_FLOW_ERRORS.has(info.name)) {
         this.tools.delete(runId);
@@ -389,13 +395,31 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /**
+   * A tool run ended whose start never reached this handler: LangChain could not hand it over
+   * (its input does not serialize, e.g. a BigInt argument of a direct `tool.invoke`). The call is
+   * lost; it is counted and reported, never silently dropped.
+   */
+  private unseenStart(event: string): void {
+    this.counters.failed += 1;
+    this.reportError(
+      new ToolLessonsError(
+        "A tool run ended that the recorder never saw start, so the call was not recorded: LangChain could not " +
+          "pass its input to callbacks (an argument that does not serialize to JSON, such as a BigInt). " +
+          "Pass JSON-serializable arguments (e.g. a BigInt as a string).",
+      ),
+      { stage: "event", event, records: 1 },
+    );
+  }
+
   // ---------------------------------------------------------------- run tracking
 
   private openRoot(runId: string, metadata: Record<string, unknown> | undefined, isChain: boolean): RootRun {
-    let partition = "default";
+    let partition: string | undefined;
     try {
       partition = resolvePartition(metadata ?? {}, undefined, this.resolver);
     } catch (error) {
+      // No partition is guessed: the run goes on, its records are not written (counted in `failed`).
       this.reportError(error, { stage: "event", event: "partition" });
     }
     return {
@@ -516,6 +540,10 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const hasTurn = root.isChain && root.turn !== undefined;
     const records = root.calls.length + (hasTurn ? 1 : 0);
     if (records === 0) return;
+    if (root.partition === undefined) {
+      this.counters.failed += records;
+      return;
+    }
     if (this.buffered + records > this.maxBuffer) {
       this.counters.dropped += records;
       if (!this.dropping) {
@@ -589,7 +617,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const memo: FingerprintMemo = new Map();
     for (const unit of units) {
       try {
-        const built = buildRecords(unit.root, key, this.errorRules, memo);
+        if (unit.root.partition === undefined) continue;
+        const built = buildRecords(unit.root, unit.root.partition, key, this.errorRules, memo);
         calls.push(...built.calls);
         if (built.turn) turns.push(built.turn);
         this.counters.failed += built.refused;
@@ -602,6 +631,10 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
   }
 
+  /**
+   * Append rows in one batch; when the batch fails, once more row by row, so one bad record (a
+   * value the store refuses) is reported and counted alone and the others are written.
+   */
   private async write<T>(
     rows: T[],
     append: (rows: T[]) => Promise<unknown>,
@@ -611,9 +644,35 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     try {
       await append(rows);
       this.counters[counter] += rows.length;
+      return;
     } catch (error) {
-      this.counters.failed += rows.length;
-      this.reportError(error, { stage: "write", records: rows.length });
+      if (rows.length === 1) {
+        this.counters.failed += 1;
+        this.reportError(error, { stage: "write", records: 1 });
+        return;
+      }
+    }
+    let failed = 0;
+    let written = 0;
+    let firstError: unknown;
+    for (const [i, row] of rows.entries()) {
+      // The first rows all failing alone too: the store is down, not one record bad.
+      if (written === 0 && failed >= SINGLE_TRIES) {
+        failed += rows.length - i;
+        break;
+      }
+      try {
+        await append([row]);
+        written += 1;
+      } catch (error) {
+        failed += 1;
+        firstError ??= error;
+      }
+    }
+    this.counters[counter] += written;
+    if (failed > 0) {
+      this.counters.failed += failed;
+      this.reportError(firstError, { stage: "write", records: failed });
     }
   }
 
@@ -667,6 +726,18 @@ export function toolMessagesIn(outputs: unknown, depth = 0): ToolMessageLike[] {
   return out;
 }
 
+/** Longest tool name recorded; a longer one is no tool a model was given. */
+const MAX_TOOL_NAME_LENGTH = 256;
+
+/** A tool name a store can key a namespace by: non-blank, not too long, no control character or lone surrogate. */
+function isStorableName(name: string): boolean {
+  return (
+    name.trim() !== "" &&
+    name.length <= MAX_TOOL_NAME_LENGTH &&
+    !/[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(name)
+  );
+}
+
 /** Parse a tool's callback input (JSON of its arguments, or a plain string) into arguments. */
 function argsFromInput(input: string | undefined): Record<string, unknown> {
   if (input === undefined) return {};
@@ -686,6 +757,7 @@ function argsFromInput(input: string | undefined): Record<string, unknown> {
  */
 function buildRecords(
   root: RootRun,
+  partition: string,
   key: string,
   rules: readonly ErrorRule[],
   memo: FingerprintMemo,
@@ -695,10 +767,11 @@ function buildRecords(
   for (const call of calls) argsOf.set(call, call.args ?? argsFromInput(call.input));
   const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
-  const mask = createTextMasker(runValues);
-  const request = root.turn ? clip(mask(root.turn.text), MAX_REQUEST_LENGTH) : undefined;
+  // One masker per run: its request, calls and errors are masked against the same values, one way.
+  const masker = createMasker(runValues);
+  const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
   const common = {
-    partition: root.partition,
+    partition,
     runId: root.id,
     ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
     ...(requestId !== undefined ? { requestId } : {}),
@@ -709,6 +782,8 @@ function buildRecords(
   for (const call of calls) {
     const args = argsOf.get(call) ?? {};
     const errorClass = call.error ? classifyError(call.error, rules) : undefined;
+    // Error text is data: stored masked, and flagged when it speaks to the model (never learned from).
+    const error = call.error ? gateText(call.error.message, { kind: "stored", masker }) : undefined;
     const record: NewRecord<CallRecord> = {
       ...common,
       id: timeOrderedId(),
@@ -718,13 +793,14 @@ function buildRecords(
       fingerprints: valueFingerprints(args, key, memo),
       outcome: call.outcome,
       ...(errorClass !== undefined ? { errorClass } : {}),
-      ...(call.error ? { errorMessage: clip(mask(call.error.message), MAX_ERROR_LENGTH) } : {}),
+      ...(error ? { errorMessage: clip(error.text, MAX_ERROR_LENGTH) } : {}),
+      ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
       source: call.source,
       at: call.at,
     };
-    if (CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
+    if (isStorableName(call.tool) && CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
       out.push(record);
       turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
     } else {
@@ -734,7 +810,7 @@ function buildRecords(
   if (!root.isChain || requestId === undefined || request === undefined) return { calls: out, refused };
   const servedBy = [...turnCalls].reverse().find((c) => c.outcome === "success")?.tool;
   const turn: NewRecord<TurnRecord> = {
-    partition: root.partition,
+    partition,
     ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
     requestId,
     request,

@@ -1,3 +1,4 @@
+import { InvalidInput } from "../errors.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 
 /**
@@ -42,13 +43,46 @@ export interface PartitionContext {
 export type PartitionResolver = (context: PartitionContext) => string | Partition | undefined;
 
 /**
- * An id is a non-empty string or a finite number (user ids are often numeric); anything else is
- * ignored. A plain check rather than a schema: this runs once per run, in the run's path.
+ * How an id becomes part of a partition key, written down because two callers must never share
+ * a partition by accident:
+ *
+ * - only a string or a finite number is an id; a number is written in its decimal form (`42` and
+ *   `"42"` are the same id);
+ * - a string is kept exactly as given: no trimming, no case folding, no Unicode normalization, so
+ *   two different non-blank ids always make two different keys (`"acme"`, `" acme"`, `"Acme"`
+ *   and `"ａｃｍｅ"` are four partitions);
+ * - an absent key (`undefined`) is no id: the part is left out;
+ * - anything else present under an id key is refused with {@link InvalidInput} (never turned into
+ *   `"default"`): `null`, `""` or a blank string, `NaN` or an infinite number, a boolean, a
+ *   BigInt, an object or an array, and a string holding a control character or a lone UTF-16
+ *   surrogate (no store can hold one as a key). The error names the key and the kind of value,
+ *   never the value.
  */
-function asId(value: unknown): string | undefined {
-  if (typeof value === "string") return value.trim() === "" ? undefined : value.trim();
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  return undefined;
+function asId(key: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return String(value);
+    throw refused(key, "a number that is not finite");
+  }
+  if (typeof value !== "string") throw refused(key, value === null ? "null" : `a ${kindOf(value)}`);
+  if (value.trim() === "") throw refused(key, "a blank string");
+  if (LONE_SURROGATE.test(value)) throw refused(key, "a string with a lone UTF-16 surrogate");
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) throw refused(key, "a string with a control character");
+  return value;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function kindOf(value: unknown): string {
+  return Array.isArray(value) ? "list" : typeof value;
+}
+
+function refused(key: string, what: string): InvalidInput {
+  return new InvalidInput(
+    `The partition id "${key}" is ${what}; only a non-blank string or a finite number names a partition. ` +
+      "The run's records are not written (no partition is guessed for them).",
+    { context: { key } },
+  );
 }
 
 const PART_LABELS: readonly [keyof Partition, string][] = [
@@ -77,8 +111,8 @@ function escapePart(part: string): string {
 export function partitionKey(partition: Partition = {}): string {
   const parts: string[] = [];
   for (const [field, label] of PART_LABELS) {
-    const value = partition[field];
-    if (typeof value === "string" && value.trim() !== "") parts.push(`${label}:${escapePart(value.trim())}`);
+    const value = asId(PART_KEYS[field], partition[field]);
+    if (value !== undefined) parts.push(`${label}:${escapePart(value)}`);
   }
   return parts.length === 0 ? DEFAULT_PARTITION : parts.join("/");
 }
@@ -86,7 +120,7 @@ export function partitionKey(partition: Partition = {}): string {
 function readId(...sources: (Record<string, unknown> | undefined)[]): (key: string) => string | undefined {
   return (key) => {
     for (const source of sources) {
-      const id = asId(source?.[key]);
+      const id = asId(key, source?.[key]);
       if (id !== undefined) return id;
     }
     return undefined;
@@ -98,6 +132,8 @@ function readId(...sources: (Record<string, unknown> | undefined)[]): (key: stri
  * as is; parts are turned into one with {@link partitionKey}; `undefined` falls back to the
  * ids). Without one, `tenant_id`, `user_id` and `agent_id` are read from `metadata`, then
  * from `configurable`. Nothing found gives `"default"`.
+ * @throws InvalidInput when an id key holds something that is not an id (see {@link asId}), or a
+ * resolver answers a blank string: the caller is refused, never put in `"default"`.
  */
 export function resolvePartition(
   metadata: Record<string, unknown> = {},
@@ -106,7 +142,7 @@ export function resolvePartition(
 ): string {
   if (resolver) {
     const answer = resolver({ metadata, ...(configurable ? { configurable } : {}) });
-    if (typeof answer === "string" && answer.trim() !== "") return answer.trim();
+    if (typeof answer === "string") return asId("resolver", answer) as string;
     if (answer && typeof answer === "object") return partitionKey(answer);
   }
   const read = readId(metadata, configurable);

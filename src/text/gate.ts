@@ -1,3 +1,4 @@
+import { ToolLessonsError } from "../errors.js";
 import { clip, oneLine } from "../internal.js";
 import { findAimedAtModel } from "./injection.js";
 import { createMasker, type Masker, type MaskOptions } from "./mask.js";
@@ -171,4 +172,44 @@ function describeOne(error: unknown): string {
   } catch {
     return "<unprintable error>";
   }
+}
+
+/**
+ * An error fit to hand to a user's `onError` or print: the same name and class (so `instanceof`
+ * and `name` checks still work), its message and its causes' messages replaced by one
+ * {@link redactForLog} line, its `context` kept (it never holds values), the stack keeping only
+ * its frames, and no `cause` (a store's or a model's error may quote the record it failed on).
+ * Never throws.
+ */
+export function redactError(error: unknown, values?: unknown): Error {
+  const source = error instanceof Error ? error : undefined;
+  const line = redactForLog(error, values);
+  const prefix = source ? `${source.name}: ` : "";
+  const message = prefix !== "" && line.startsWith(prefix) ? line.slice(prefix.length) : line;
+  const copy = Object.create(source ? Object.getPrototypeOf(source) : ToolLessonsError.prototype) as Error & {
+    context?: Record<string, unknown>;
+  };
+  const name = source?.name ?? "ToolLessonsError";
+  const frames = (typeof source?.stack === "string" ? source.stack : "")
+    .split("\n")
+    .filter((line) => /^\s+at /.test(line));
+  Object.defineProperties(copy, {
+    name: { value: name, writable: true, configurable: true },
+    message: { value: message, writable: true, configurable: true },
+    stack: { value: [`${name}: ${message}`, ...frames].join("\n"), writable: true, configurable: true },
+    context: { value: source instanceof ToolLessonsError ? source.context : {}, writable: true, configurable: true },
+  });
+  return copy;
+}
+
+/** A warning's context with every string in it passed through the gate as a `log` text. */
+export function redactContext(context: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (context === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (typeof value === "string") out[key] = redactForLog(value);
+    else if (Array.isArray(value)) out[key] = value.map((v) => (typeof v === "string" ? redactForLog(v) : v));
+    else out[key] = value;
+  }
+  return out;
 }

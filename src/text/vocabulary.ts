@@ -154,9 +154,35 @@ const TECHNICAL_WORDS = [
 let common: ReadonlySet<string> | undefined;
 let commonStems: ReadonlySet<string> | undefined;
 
+/**
+ * Calendar words: the word list spells them capitalized, so its proper-noun filter drops them,
+ * but a weekday or a month names no one.
+ */
+const CALENDAR_WORDS = [
+  "monday",
+  "tuesday",
+  "wednesday",
+  "thursday",
+  "friday",
+  "saturday",
+  "sunday",
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
+
 /** The shipped common-word list (see vocabulary-words.ts), built once on first use. */
 export function commonWords(): ReadonlySet<string> {
-  common ??= new Set([...VOCABULARY_WORDS.split(/\s+/).filter((w) => w !== ""), ...TECHNICAL_WORDS]);
+  common ??= new Set([...VOCABULARY_WORDS.split(/\s+/).filter((w) => w !== ""), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
   return common;
 }
 

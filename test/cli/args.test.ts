@@ -113,13 +113,25 @@ describe("tool-lessons argument errors", () => {
     expect(oneLine(run.stderr)).toMatch(/unfolded\.jsonl:2: no "fold" field/);
   });
 
-  it("an unknown setting exits 2 and names the known ones (or the near miss)", async () => {
+  it("an unknown setting exits 2 and names the near miss, or else the known ones", async () => {
     let run = await runCli("review", "--ledger", join(tmp.dir, "x.db"), "--set", "minMises=3");
     expect(run.code).toBe(2);
-    expect(oneLine(run.stderr)).toMatch(/unknown setting "minMises"; known settings: minCalls, .*minMisses/);
+    // A typo (one letter short) gets a "did you mean", as docs/cli.md promises.
+    expect(oneLine(run.stderr)).toBe(
+      'tool-lessons review: --set: unknown setting "minMises"; did you mean minMisses? See `tool-lessons review --help`.',
+    );
+    run = await runCli("review", "--ledger", join(tmp.dir, "x.db"), "--set", "frobnicate=3");
+    expect(run.code).toBe(2);
+    expect(oneLine(run.stderr)).toMatch(/unknown setting "frobnicate"; known settings: minCalls, .*minMisses/);
     run = await runCli("configure", "--ledger", join(tmp.dir, "x.db"), "min-misses=3");
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain('unknown setting "min-misses"; did you mean minMisses?');
+    // The command names itself once ("configure: configure:" before).
+    run = await runCli("configure", "--ledger", join(tmp.dir, "x.db"), "minMises=3");
+    expect(run.code).toBe(2);
+    expect(oneLine(run.stderr)).toBe(
+      'tool-lessons configure: unknown setting "minMises"; did you mean minMisses? See `tool-lessons configure --help`.',
+    );
   });
 
   it("a bad setting value exits 2 with what the schema expects", async () => {
@@ -159,6 +171,9 @@ describe("tool-lessons argument errors", () => {
     expect(oneLine(run.stderr)).toContain("--postgres must be a postgres:// or postgresql:// connection string");
 
     for (const command of [
+      "eval",
+      "lint",
+      "report",
       "simulate",
       "review",
       "apply",

@@ -15,6 +15,9 @@ describe("bin/tool-lessons.js", () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^Usage: tool-lessons <command> \[options\]/);
     for (const command of [
+      "eval",
+      "lint",
+      "report",
       "simulate",
       "review",
       "apply",

@@ -127,12 +127,14 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     const id = /revision (\S+) {2}search_flights {2}\[proposed\]/.exec(out)?.[1];
     expect(id).toBeDefined();
     expect(out).toMatch(
-      /examples added:\n {4}\+ "(any cheap plane ticket to lisbon, weather permitting|a plane ticket to oslo for friday, whatever the weather)"/,
+      /examples added:\n {4}\+ "(any cheap plane ticket to <word>, weather permitting|a plane ticket to <word> for friday, whatever the weather)"/,
     );
     expect(out).toMatch(
       /notes added:\n {4}\+ "date must look like ####-##-##; calls with ##\/##\/#### were refused \(validation\)\."/,
     );
     expect(out).toContain("evidence:       2 failed calls, 2 missed requests, 0 confused requests");
+    // A city only one request names is not an allowed word of a lesson: the gate masks it.
+    expect(out).not.toMatch(/\+ "[^"]*(lisbon|oslo)/);
     expect(out).toContain('validation x2: "date must be an ISO date" (args: date)');
     expect(out).toMatch(/routing rank of missed requests \(before -> after\):\n {4}not offered {2}-> {2}#\d/);
     expect(out).toContain("proposed by:    deterministic");

@@ -155,7 +155,7 @@ describe("tool-lessons simulate", () => {
       "--eval",
       evaluation,
       "--k",
-      "2",
+      "1",
       "--cycles",
       "2",
       "--json",

@@ -4,6 +4,8 @@ import { END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import * as FakeModels from "@langchain/core/utils/testing";
+import { InvalidInput } from "../../src/errors.js";
 import { createRouteNode, bindRoutedTools, toolsInUse } from "../../src/graph/route-node.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { ToolRouter } from "../../src/index/router.js";
@@ -136,5 +138,34 @@ describe("route node", () => {
     expect(result.messages.at(-1)?.content).toBeTruthy();
     expect(errors.map(String)).toContain("Error: store down");
     expect(model.described[0].reset_password).toBe(TOOLS[0].description);
+  });
+});
+
+describe("bindRoutedTools", () => {
+  it("refuses a model that cannot bind tools with InvalidInput naming it", () => {
+    const { FakeListChatModel } = FakeModels;
+    const model = new FakeListChatModel({ responses: ["hi"] });
+    Object.defineProperty(model, "bindTools", { value: undefined });
+    expect(() => bindRoutedTools(model, TOOLS, [])).toThrow(InvalidInput);
+    expect(() => bindRoutedTools(model, TOOLS, [])).toThrow(/cannot bind tools/);
+  });
+});
+
+describe("route node and partitions", () => {
+  it("a caller whose ids are refused gets every tool, nothing recorded, and the run goes on", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    const index = new ToolIndex({ ledger });
+    await registerTools(ledger, TOOLS);
+    const errors: unknown[] = [];
+    const node = createRouteNode({ router: new ToolRouter({ index, k: 1 }), ledger, onError: (e) => errors.push(e) });
+    const update = await node(
+      { messages: [new HumanMessage("where is my order")] },
+      { configurable: { thread_id: "t" }, metadata: { user_id: { nested: "Margaret" } } },
+    );
+    expect(update).toEqual({ routedTools: [], routedCards: [] });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(InvalidInput);
+    expect(String(errors[0])).not.toContain("Margaret");
+    expect(await ledger.listRoutes("default")).toEqual([]);
   });
 });

@@ -79,7 +79,7 @@ describe("vet: one line", () => {
     expect(reasons({ examples: [{ ...EXAMPLE, text: "kick off\r\nsubrogation" }] })).toEqual(["multi_line"]);
   });
   it("refuses more than maxLineLength characters (too_long) and keeps exactly maxLineLength", () => {
-    const at = `subrogation ${"x".repeat(208)}`;
+    const at = `subrogation ${"claim ".repeat(34)}loss`;
     expect(at).toHaveLength(220);
     expect(reasons({ examples: [{ ...EXAMPLE, text: at }] })).toEqual([]);
     expect(reasons({ examples: [{ ...EXAMPLE, text: `${at}y` }] })).toEqual(["too_long"]);
@@ -280,9 +280,12 @@ describe("vet: caps", () => {
   });
 
   it("adds at most maxNewQueries examples in one review (cap_reached)", () => {
-    const misses = new Map(Array.from({ length: 12 }, (_, i) => [`m${i}`, `recover loss number${i}`] as const));
+    const words = ["garage", "invoice", "windscreen", "storm", "theft"];
+    const misses = new Map(
+      Array.from({ length: 12 }, (_, i) => [`m${i}`, `recover loss ${words[i >> 1] ?? "other"}`] as const),
+    );
     const examples = Array.from({ length: 5 }, (_, i) => ({
-      text: `recover loss word${i}`,
+      text: `recover loss ${words[i]}`,
       cites: [`m${2 * i}`, `m${2 * i + 1}`],
     }));
     const result = only({ examples }, context({ missedRequests: misses, settings: { maxNewQueries: 4 } }));
@@ -457,6 +460,9 @@ describe("REFUSAL_REASONS", () => {
       "no_shared_word",
       "contains_value",
       "aimed_at_model",
+      "contains_private_data",
+      "no_allowed_words",
+      "too_many_unknown_words",
       "empty",
       "too_long",
       "multi_line",

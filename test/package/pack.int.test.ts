@@ -52,6 +52,7 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true });
   run("tar", ["-xzf", join(tarballs, tarball), "-C", installed, "--strip-components=1"], consumer);
 
+  mkdirSync(join(consumer, "chroma-only"));
   writeFileSync(
     join(consumer, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2),
@@ -95,6 +96,7 @@ beforeAll(() => {
 import { Ledger, LexicalEmbeddings, ToolIndex, type Settings, type ToolCard } from "tool-lessons";
 import { parseSettings, ToolCardSchema } from "tool-lessons/schema";
 import { recallAtK, simulate, type SimulationReport } from "tool-lessons/evaluate";
+import { gateText, PII_DETECTORS, type PIIDetector } from "tool-lessons/privacy";
 import { SqliteStore } from "tool-lessons/sqlite";
 import { openPostgresStore } from "tool-lessons/postgres";
 import { ChromaVectorIndex, startChromaServer } from "tool-lessons/chroma";
@@ -109,8 +111,27 @@ export const index = new ToolIndex({
 export const card = (row: unknown): ToolCard => ToolCardSchema.parse(row);
 export const recall: number = recallAtK(["a", "b"], ["b"], settings.routingK);
 export type Report = SimulationReport;
+export const detectors: PIIDetector[] = PII_DETECTORS.map((d) => d.detect);
+export const gated: string = gateText("mail me at a@b.co", { kind: "stored" }).text;
 export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
 `,
+  );
+  // tool-lessons/chroma alone, as a user of the Chroma index writes it, checked with nothing set
+  // aside: the package's declarations must not load chromadb's (which refer to a package chromadb
+  // does not install).
+  writeFileSync(
+    join(consumer, "chroma-only", "index.ts"),
+    `import { LexicalEmbeddings } from "tool-lessons";
+import { ChromaVectorIndex, startChromaServer, type ChromaClientLike } from "tool-lessons/chroma";
+
+export const index = new ChromaVectorIndex({ embeddings: new LexicalEmbeddings(), collectionName: "tools", host: "127.0.0.1", port: 8000 });
+export const client: ChromaClientLike = index.client;
+export const start = startChromaServer;
+`,
+  );
+  writeFileSync(
+    join(consumer, "chroma-only", "tsconfig.json"),
+    JSON.stringify({ extends: "../tsconfig.json", include: ["index.ts"] }, null, 2),
   );
 }, 240_000);
 
@@ -142,6 +163,19 @@ describe("the packed package in a consumer project", () => {
     // A non-zero exit without an error line would be tsc failing to run at all.
     if (result.status !== 0) expect(result.stdout).toMatch(/error TS\d+/);
     expect(specifiers).toEqual(expect.arrayContaining(["tool-lessons/schema", "tool-lessons/evaluate"]));
+  });
+
+  it("type-checks tool-lessons/chroma with skipLibCheck off and no error anywhere, chromadb's declarations included", () => {
+    const check = spawnSync(process.execPath, [tsc, "-p", join("chroma-only", "tsconfig.json"), "--listFiles"], {
+      cwd: consumer,
+      encoding: "utf8",
+      timeout: 180_000,
+    });
+    // The program never reads chromadb's declarations, and checks clean, node_modules included.
+    expect(check.stdout).toMatch(/tool-lessons\/dist\/index\/chroma\.d\.ts/);
+    expect(check.stdout).not.toMatch(/node_modules\/chromadb\//);
+    expect(`${check.stdout}${check.stderr}`.split("\n").filter((line) => /error TS\d+/.test(line))).toEqual([]);
+    expect(check.status).toBe(0);
   });
 
   it("loads every entry point in Node, each with the names its docs teach and not the internals", () => {
@@ -180,6 +214,7 @@ describe("the packed package in a consumer project", () => {
     expect(names["tool-lessons/evaluate"]).toEqual(expect.arrayContaining(["simulate", "auroc", "recallAtK"]));
     expect(names["tool-lessons/sqlite"]).toContain("SqliteStore");
     expect(names["tool-lessons/postgres"]).toContain("openPostgresStore");
+    expect(names["tool-lessons/postgres"]).toContain("PostgresLedger");
     expect(names["tool-lessons/chroma"]).toEqual(expect.arrayContaining(["ChromaVectorIndex", "startChromaServer"]));
   });
 });

@@ -12,6 +12,7 @@ import {
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { InvalidInput } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { ToolLessonsCallbackHandler, type RecordingErrorContext } from "../../src/record/handler.js";
 import { requestIdFor } from "../../src/record/request.js";
@@ -323,7 +324,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(handler.stats()).toMatchObject({ buffered: 0, written: { calls: 2, turns: 1 } });
   });
 
-  it("keeps a throwing partition resolver out of the run", async () => {
+  it("keeps a throwing partition resolver out of the run, and guesses no partition for it", async () => {
     const ledger = new Ledger(new InMemoryStore());
     const onError = vi.fn();
     const handler = new ToolLessonsCallbackHandler({
@@ -336,7 +337,27 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     await echoTool.invoke({ n: 1 }, { callbacks: [handler] });
     await handler.flush();
     expect(onError).toHaveBeenCalledWith(expect.any(Error), { stage: "event", event: "partition" });
-    expect(await ledger.listCalls("default")).toHaveLength(1);
+    expect(await ledger.listPartitions()).toEqual([]);
+    expect(handler.stats().failed).toBe(1);
+  });
+
+  it("refuses ids that are not strings or finite numbers, instead of sharing 'default' among them", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    const onError = vi.fn();
+    const handler = new ToolLessonsCallbackHandler({ ledger, onError });
+    const bad: unknown[] = [10n, { id: 1 }, ["a"], Number.NaN, true, null, "", "  ", "a\u0000b", "x\uD800"];
+    for (const user_id of bad) await echoTool.invoke({ n: 1 }, { callbacks: [handler], metadata: { user_id } });
+    await echoTool.invoke({ n: 2 }, { callbacks: [handler], metadata: { user_id: "u-7" } });
+    await echoTool.invoke({ n: 3 }, { callbacks: [handler], metadata: { user_id: " u-7" } });
+    await handler.flush();
+    expect(onError).toHaveBeenCalledTimes(bad.length);
+    for (const [error, context] of onError.mock.calls) {
+      expect(error).toBeInstanceOf(InvalidInput);
+      expect(context).toEqual({ stage: "event", event: "partition" });
+    }
+    expect(handler.stats().failed).toBe(bad.length);
+    // Two different non-blank ids never merge.
+    expect(await ledger.listPartitions()).toEqual(["u: u-7", "u:u-7"]);
   });
 
   it("records the same way through graph.stream and createReactAgent", async () => {

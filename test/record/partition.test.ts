@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { InvalidInput } from "../../src/errors.js";
 import { partitionKey, resolvePartition } from "../../src/record/partition.js";
 
 describe("partitionKey", () => {
@@ -8,7 +9,7 @@ describe("partitionKey", () => {
     expect(partitionKey({ userId: "42" })).toBe("u:42");
     expect(partitionKey({ agentId: "desk", tenantId: "acme", userId: "42" })).toBe("t:acme/u:42/a:desk");
     expect(partitionKey({ tenantId: "acme", agentId: "desk" })).toBe("t:acme/a:desk");
-    expect(partitionKey({ tenantId: "  " })).toBe("default");
+    expect(() => partitionKey({ tenantId: "  " })).toThrow(InvalidInput);
   });
 
   it("keeps parts unambiguous", () => {
@@ -24,7 +25,39 @@ describe("resolvePartition", () => {
     expect(resolvePartition({ user_id: "42" }, { user_id: "7", tenant_id: "acme" })).toBe("t:acme/u:42");
     expect(resolvePartition({}, { agent_id: "desk" })).toBe("a:desk");
     expect(resolvePartition({})).toBe("default");
-    expect(resolvePartition({ user_id: "", tenant_id: { nested: 1 } })).toBe("default");
+    expect(resolvePartition({ user_id: undefined })).toBe("default");
+  });
+
+  it("refuses what is not an id, naming the key and never the value", () => {
+    for (const value of [
+      "",
+      " ",
+      null,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      true,
+      7n,
+      { nested: 1 },
+      ["x"],
+      "a\u0007b",
+      "\uDC00",
+    ]) {
+      expect(() => resolvePartition({ user_id: value }), String(value)).toThrow(InvalidInput);
+    }
+    expect(() => resolvePartition({ tenant_id: { secret: "Margaret Whitfield" } })).toThrow(/"tenant_id" is a object/);
+    try {
+      resolvePartition({ user_id: { secret: "Margaret Whitfield" } });
+    } catch (error) {
+      expect(String(error)).not.toContain("Margaret");
+    }
+    expect(() => resolvePartition({}, undefined, () => "  ")).toThrow(InvalidInput);
+  });
+
+  it("never merges two different non-blank ids", () => {
+    const ids = ["acme", " acme", "acme ", "Acme", "ａｃｍｅ", "ac\u200bme"];
+    const keys = ids.map((tenant_id) => resolvePartition({ tenant_id }));
+    expect(new Set(keys).size).toBe(ids.length);
+    expect(resolvePartition({ user_id: 42 })).toBe(resolvePartition({ user_id: "42" }));
   });
 
   it("lets a resolver decide, falling back to the ids when it returns nothing", () => {

@@ -2,6 +2,7 @@
  * Vet: one tool's proposal through the vet, and the example call built by code and vetted the same
  * way. Pure: the value fingerprints come in with the window.
  */
+import { cardWords } from "../../ledger/cards.js";
 import type { Refusal } from "../../ledger/schema.js";
 import { containsFingerprint } from "../../text/mask.js";
 import { buildExampleCall } from "../example-call.js";
@@ -45,10 +46,12 @@ export function vetLessons(input: {
   const { window, evidence, proposal, containsValue } = input;
   const { card, detection, turnedDown } = evidence;
   const settings = window.settings;
+  const words = [...cardWords(card), ...shapeWords(detection)];
   const vetted = vetProposal(
     proposal,
     {
       tool: card.name,
+      card: words,
       registeredTools: window.cards.map((c) => c.name),
       settings,
       learned: card.learned,
@@ -64,11 +67,27 @@ export function vetLessons(input: {
   let callExample: string | null = null;
   const built = buildExampleCall(detection.successes, detection.refusedCount, settings.minFailures);
   if (built !== null && built !== card.learned.exampleCall?.text) {
-    const r = vetExampleCall(built, { containsValue, settings, turnedDown }, input.options);
+    const r = vetExampleCall(
+      built,
+      { tool: card.name, card: words, containsValue, settings, turnedDown },
+      input.options,
+    );
     if (r) refused.push(r);
     else callExample = built;
   }
   return { kept: vetted.kept, displaced: vetted.displaced, callExample, refused };
+}
+
+/**
+ * The masked shapes the tool's calls passed (`ORD-######`, `<email>`): their letter parts are
+ * format, not value (a value's own tokens are masked in a shape), so a lesson may name them
+ * ("order_id needs its ORD- prefix").
+ */
+function shapeWords(detection: Pick<ToolReviewEvidence["detection"], "successes" | "failures">): string[] {
+  const out = new Set<string>();
+  for (const call of detection.successes) for (const a of call.args) out.add(a.shape);
+  for (const group of detection.failures) for (const a of group.shapes) for (const s of a.shapes) out.add(s.shape);
+  return [...out];
 }
 
 /** True when the vet kept nothing: no revision is written. */

@@ -107,6 +107,7 @@ export function looksLikeCall(v: Record<string, unknown>): boolean {
     isOutcome(v.outcome) &&
     isOptErrorClass(v.errorClass) &&
     isOptStr(v.errorMessage) &&
+    isOptStr(v.errorAimed) &&
     isOptStr(v.requestId) &&
     isOptStr(v.threadId) &&
     (v.source === "callback" || v.source === "tool_message" || v.source === "api") &&

@@ -94,7 +94,6 @@ function looksLikeRequestRow(v: Record<string, unknown>): boolean {
     isStr(v.id) &&
     isStr(v.partition) &&
     isStr(v.requestId) &&
-    isStr(v.request) &&
     isNum(v.at) &&
     isOptStr(v.threadId)
   );
@@ -104,6 +103,7 @@ function looksLikeRequestRow(v: Record<string, unknown>): boolean {
 export function looksLikeTurn(v: Record<string, unknown>): boolean {
   return (
     looksLikeRequestRow(v) &&
+    isStr(v.request) &&
     isOptStr(v.servedBy) &&
     isEvery(v.calls, (c) => isStr(c.tool) && isOutcome(c.outcome) && isOptErrorClass(c.errorClass))
   );
@@ -113,6 +113,7 @@ export function looksLikeTurn(v: Record<string, unknown>): boolean {
 export function looksLikeRoute(v: Record<string, unknown>): boolean {
   return (
     looksLikeRequestRow(v) &&
+    isOptStr(v.request) &&
     typeof v.allSent === "boolean" &&
     Number.isInteger(v.k) &&
     isEvery(v.offered, (o) => isStr(o.tool) && Number.isInteger(o.rank) && (o.rank as number) >= 1 && isNum(o.score))
