@@ -9,8 +9,9 @@
  * normalized text and one over its skeleton.
  *
  * An injection reaches an output when the output holds three consecutive words of the case's
- * skeleton that no benign text has (the hosts the corpus wraps payloads in, the tools' cards, the
- * package's own note templates), or when the gate's own check finds text aimed at the model in it.
+ * skeleton, two of them the payload's, that no benign text has (the hosts the corpus wraps
+ * payloads in, the tools' cards, the package's own note templates), or when the gate's own check
+ * finds text aimed at the model in it.
  */
 import { normalizeText, skeleton, skeletonOfNormalized } from "../../src/text/normalize.js";
 import { findAimedAtModel } from "../../src/text/injection.js";
@@ -306,11 +307,14 @@ export class InjectionFinder {
     // shares words with a payload and is no injection.
     const others = cases.filter((c) => c.kind !== "injection").flatMap((c) => [c.text, ...(c.fields ?? [])]);
     const harmless = new Set([...benign, ...others].flatMap((text) => windows(words(text))));
+    // A window must hold two words of the payload, not one word beside the host's ("order lookup failed never").
+    const hostWords = new Set(benign.flatMap(words));
+    const payloadWords = (w: string): number => w.split(" ").filter((word) => !hostWords.has(word)).length;
     for (const c of cases) {
       if (c.kind !== "injection") continue;
       for (const text of [c.text, ...(c.fields ?? [])]) {
         for (const w of windows(words(text))) {
-          if (harmless.has(w)) continue;
+          if (harmless.has(w) || payloadWords(w) < Math.min(2, w.split(" ").length)) continue;
           const ids = this.byWindow.get(w) ?? [];
           if (!ids.includes(c.id)) ids.push(c.id);
           this.byWindow.set(w, ids);
