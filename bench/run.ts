@@ -14,9 +14,11 @@ import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
+import { benchMemory } from "./memory.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
+import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
 
 const sections: Record<string, () => Promise<string>> = {
@@ -27,6 +29,8 @@ const sections: Record<string, () => Promise<string>> = {
   simulation: benchSimulation,
   masking: benchMasking,
   lint: benchLint,
+  rules: benchRules,
+  memory: benchMemory,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -34,6 +34,8 @@ const ALLOWED_IMPORTS = {
   ledger: { folders: ["text"] },
   index: { folders: ["ledger", "text", "record"] },
   learn: { folders: ["index", "ledger", "text", "prompt", "record", "rules", "memory"] },
+  rules: { folders: ["index", "ledger", "text", "record"] },
+  memory: { folders: ["text", "ledger", "index"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

@@ -2,7 +2,7 @@
  * tool-lessons: tools that get better with use.
  *
  * The public API, as named exports only, one block per stage of the data's way through the
- * package: record → ledger → index → learn → graph. It holds what the README and docs/ teach,
+ * package: record → ledger → index → learn → rules → memory → graph. It holds what the README and docs/ teach,
  * with the types of those APIs' options and results; the helpers they are built from stay inside.
  *
  * Other entry points:
@@ -62,6 +62,7 @@ export type {
   LearnedLine,
   NewRecord,
   Offer,
+  OutputSummary,
   Refusal,
   RefusalKind,
   RefusalReason,
@@ -115,6 +116,71 @@ export type {
 } from "./learn/proposer.js";
 export type { AimedPattern, VetOptions } from "./learn/vet.js";
 export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./learn/what-if.js";
+
+// ---------------------------------------------------------------- rules (tool-scoped: captured, pinned, recalled)
+export { captureEdicts, type CaptureEdictsOptions, type EdictCandidate } from "./rules/capture.js";
+export { DEFAULT_TOOL_ALIASES, type ToolAlias } from "./rules/aliases.js";
+export {
+  isPinned,
+  type RuleScope,
+  type RuleSource,
+  type RuleView,
+  SHARED_SCOPE,
+  UNSCOPED_TOOL,
+} from "./rules/model.js";
+export { observeRepeatedFailures } from "./rules/observe.js";
+export { type RecordedEdicts, recordEdicts, type RecordEdictsOptions, recordObservations } from "./rules/store.js";
+export { LessonRetriever, type LessonRetrieverOptions } from "./rules/retriever.js";
+export { createRecallRulesTool, type RecallRulesToolOptions } from "./rules/recall-tool.js";
+export { renderRulesBlock, type RulesBlock, type RulesBlockOptions } from "./prompt/rules-block.js";
+// ---------------------------------------------------------------- memory (each call evaluated, statistics, guidelines)
+export {
+  type CallEvaluation,
+  type CallEvaluator,
+  DeterministicEvaluator,
+  type DeterministicEvaluatorOptions,
+  DeterministicSynthesizer,
+  type EvaluationInput,
+  type EvaluationOutcome,
+  type EvaluationReport,
+  type GuidelineDraft,
+  type GuidelineSynthesizer,
+  type MemoryPassOptions,
+  ModelEvaluator,
+  type ModelEvaluatorOptions,
+  ModelSynthesizer,
+  type ModelSynthesizerOptions,
+  type SummarizeOptions,
+  type SummaryReport,
+  type SummaryStatus,
+  type SynthesisInput,
+  type SynthesisOutcome,
+  type ToolEvaluationReport,
+  ToolMemory,
+  type ToolMemoryOptions,
+  type ToolMemoryView,
+  toolStats,
+  type ToolSummaryReport,
+  type UnevaluatedReason,
+} from "./memory/index.js";
+export type {
+  EvaluatedCall,
+  EvaluationScore,
+  EvaluationSignal,
+  Guideline,
+  GuidelineRefusal,
+  GuidelineRefusalReason,
+  ToolMemoryState,
+  ToolStats,
+} from "./ledger/schema.js";
+export type { SummarizeToolsOptions, ToolMemoryReport } from "./learn/manager.js";
+export {
+  MEMORY_HEADING,
+  renderGuideline,
+  renderMemoryBlock,
+  renderStatsBlock,
+  type ToolGuidelineEntry,
+} from "./prompt/memory.js";
 
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)
 export {

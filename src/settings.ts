@@ -41,6 +41,17 @@ export const SettingsSchema = z.object({
   retainTurns: z.number().int().min(1).default(20_000),
   /** Tools routing offers for a request. */
   routingK: z.number().int().min(1).default(5),
+  // Tool memory (src/memory): each call evaluated, a window per tool, guidelines.
+  /** Evaluated calls kept in a tool's memory window; beyond it the oldest go first. */
+  memoryWindow: z.number().int().min(1).default(100),
+  /** Newest evaluated calls a guideline is written from (the recent window, and "recent" in the statistics). */
+  memoryRecent: z.number().int().min(1).default(20),
+  /** Evaluated calls the recent window must hold before the tool gets a guideline. */
+  minEvaluatedCalls: z.number().int().min(1).default(10),
+  /** A call slower than this many times its tool's median latency is evaluated as slow. */
+  slowLatencyFactor: z.number().min(1).default(3),
+  /** Longest guideline, its lines together (the statistics block apart), in characters. */
+  maxGuidelineLength: z.number().int().min(100).default(1200),
 });
 
 /** Stored settings, every field present. */

@@ -43,18 +43,19 @@ export const LOCATION_OPTIONS: OptionSpec = {
   postgres: { type: "string" },
 };
 export const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
-const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
+export const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
 
 export const LEDGER_HELP = `Ledger:
   --ledger PATH           SQLite ledger file (default: TOOL_LESSONS_LEDGER, else ${DEFAULT_OPEN_LEDGER_OPTIONS.path})
   --postgres URL          Postgres ledger, postgres://... (default: TOOL_LESSONS_POSTGRES_URL)`;
 export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
-const EXIT_HELP = "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
+export const EXIT_HELP =
+  "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
 
 const PostgresUrl = z.string().regex(/^postgres(ql)?:\/\//);
 
 /** An opened ledger and the manager over it. */
-interface Session {
+export interface Session {
   ledger: Ledger;
   manager: LessonManager;
   partition: string;
@@ -121,7 +122,7 @@ export function partitionOption(values: ParsedArgs["values"]): string {
 }
 
 /** Open the ledger the options name, run `fn` with a manager over it, close it. */
-async function withLedger<T>(
+export async function withLedger<T>(
   values: ParsedArgs["values"],
   io: CliIo,
   fn: (session: Session) => Promise<T>,
@@ -156,7 +157,8 @@ async function requireKnownPartition(ledger: Ledger, partition: string): Promise
   );
 }
 
-function json(io: CliIo, value: unknown): void {
+/** Print one value as indented JSON (what `--json` prints). */
+export function json(io: CliIo, value: unknown): void {
   println(io.stdout, JSON.stringify(value, null, 2));
 }
 

@@ -11,7 +11,9 @@ import { LEDGER_COMMANDS } from "./commands.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import { evalCommand } from "./eval-command.js";
 import { lintCommand } from "./lint-command.js";
+import { MEMORY_COMMANDS } from "./memory-commands.js";
 import { reportCommand } from "./report-command.js";
+import { rulesCommand } from "./rules-command.js";
 import { simulateCommand } from "./simulate-command.js";
 
 export type { CliIo } from "./io.js";
@@ -24,6 +26,8 @@ export const COMMANDS: readonly Command[] = [
   reportCommand,
   simulateCommand,
   ...LEDGER_COMMANDS,
+  rulesCommand,
+  ...MEMORY_COMMANDS,
 ];
 
 const PROGRAM = "tool-lessons";

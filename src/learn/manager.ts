@@ -5,7 +5,21 @@ import type { ToolIndex } from "../index/tool-index.js";
 import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
-import type { Refusal, Revision } from "../ledger/schema.js";
+import type { RuleInput } from "../ledger/ledger.js";
+import { renderRulesBlock, type RulesBlock } from "../prompt/rules-block.js";
+import type { RuleScope, RuleView } from "../rules/model.js";
+import { bindingRules, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
+import type { Refusal, Revision, ToolStats } from "../ledger/schema.js";
+import {
+  type EvaluationReport,
+  type MemoryPassOptions,
+  type SummarizeOptions,
+  type SummaryReport,
+  ToolMemory,
+  type ToolMemoryOptions,
+  type ToolMemoryView,
+} from "../memory/tool-memory.js";
+import { renderGuideline, renderMemoryBlock } from "../prompt/memory.js";
 import { definedOnly } from "../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { rankByCoverage } from "./coverage.js";
@@ -54,6 +68,12 @@ export interface LessonManagerOptions {
    * @default DEFAULT_VET_OPTIONS
    */
   vet?: VetOptions;
+  /**
+   * Tool memory: who evaluates each call and who writes guidelines (e.g.
+   * `{ evaluator: new ModelEvaluator(model), synthesizer: new ModelSynthesizer(model) }`).
+   * @default {} (the deterministic evaluator and synthesizer)
+   */
+  memory?: Omit<ToolMemoryOptions, "ledger">;
 }
 
 /** The defaults of {@link LessonManagerOptions} (`ledger` and `index` are required; `model` has none). */
@@ -63,6 +83,7 @@ export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<
   proposer: new DeterministicProposer({ rankExamples: rankByCoverage }),
   exampleObjective: DEFAULT_EXAMPLE_OBJECTIVE,
   vet: DEFAULT_VET_OPTIONS,
+  memory: Object.freeze({}),
 });
 
 /** Options of {@link LessonManager.review}. */
@@ -105,10 +126,34 @@ interface PartitionOption {
   partition?: string;
 }
 
+/** Which rules a rule method acts on: a partition's own, or the shared scope's. */
+export interface RuleScopeOption extends PartitionOption {
+  /**
+   * `"shared"` for the shared scope (the rules every partition's prompt carries).
+   * @default "partition"
+   */
+  scope?: RuleScope;
+}
+
+/** Options of {@link LessonManager.summarize}. */
+export interface SummarizeToolsOptions extends PartitionOption, Omit<SummarizeOptions, "tools"> {
+  /**
+   * Evaluate the calls no pass has settled yet first, so the guidelines read them.
+   * @default true
+   */
+  evaluate?: boolean;
+}
+
+/** What {@link LessonManager.memoryFor} returns: a tool's memory, and its guideline as the model is shown it. */
+export interface ToolMemoryReport extends ToolMemoryView {
+  /** The guideline and its statistics block as rendered for a prompt; "" without a guideline. */
+  text: string;
+}
+
 /**
  * The operator's API: review the ledger for lessons, apply (with who approved), dismiss, undo,
- * history, settings and usage flags. Every change is a revision in the ledger; the index is kept
- * in step on apply and undo.
+ * history, settings, usage flags and tool-scoped rules (the rule methods delegate to `src/rules`).
+ * Every change to a card is a revision in the ledger; the index is kept in step on apply and undo.
  *
  * A review is the stages of `learn/review/` in a row (gather → detect → select → evidence →
  * propose → vet → revision → store/apply); a graph node can run the same stages on one thread's
@@ -118,6 +163,8 @@ export class LessonManager {
   readonly ledger: Ledger;
   readonly index: ToolIndex;
   readonly proposer: Proposer;
+  /** Tool memory over the same ledger: evaluation passes, statistics and guidelines. */
+  readonly memory: ToolMemory;
   private readonly objective: ExampleObjective;
   private readonly vetOptions: VetOptions;
 
@@ -128,6 +175,7 @@ export class LessonManager {
     this.objective = { ...DEFAULT_EXAMPLE_OBJECTIVE, ...definedOnly(o.exampleObjective) };
     this.vetOptions = { ...DEFAULT_VET_OPTIONS, ...definedOnly(o.vet) };
     this.proposer = o.model ? new ModelProposer(o.model) : o.proposer;
+    this.memory = new ToolMemory({ ...o.memory, ledger: options.ledger });
   }
 
   /** Store settings for a partition (validated; unknown keys refused). */
@@ -290,6 +338,122 @@ export class LessonManager {
     });
     await this.index.upsertCards(partition, [saved]);
     return undone;
+  }
+
+  // ---------------------------------------------------------------- rules
+
+  /**
+   * Store a tool-scoped rule (critical, high or normal). Its text is vetted (normalized, one
+   * line, at most 240 characters, nothing aimed at the model); without an `id`, the same tool and
+   * text upsert one row, keeping `createdAt`. Use `tool: "*"` for a rule of no tool.
+   * @throws InvalidInput for a blank tool or text the vet refuses.
+   */
+  async putRule(input: RuleInput, options: RuleScopeOption = {}): Promise<RuleView> {
+    return putRule(this.ledger, input, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /** A rule by id; `null` when there is none. */
+  async getRule(id: string, options: RuleScopeOption = {}): Promise<RuleView | null> {
+    return getRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /**
+   * Rules by priority, then the most recently updated first: by default the partition's own and
+   * the shared ones (what binds its callers), each with its scope.
+   */
+  async listRules(options: PartitionOption & { tool?: string; scope?: RuleScope | "all" } = {}): Promise<RuleView[]> {
+    return listRules(this.ledger, { ...options, partition: options.partition ?? DEFAULT_PARTITION });
+  }
+
+  /** Delete a rule; whether there was one. */
+  async deleteRule(id: string, options: RuleScopeOption = {}): Promise<boolean> {
+    return deleteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
+  }
+
+  /**
+   * The pinned `## Tool-scoped rules` block for these tools (the partition's and the shared
+   * critical and high rules; critical never dropped), with the structured snapshot of what it
+   * lists and what the cap left out. Byte-stable for the same rules.
+   */
+  async rulesForPrompt(
+    tools: readonly string[],
+    options: PartitionOption & { maxRules?: number } = {},
+  ): Promise<RulesBlock> {
+    const rules = await bindingRules(this.ledger, options.partition ?? DEFAULT_PARTITION, tools);
+    return renderRulesBlock(rules, {
+      tools,
+      ...(options.maxRules !== undefined ? { maxRules: options.maxRules } : {}),
+    });
+  }
+
+  /** Every rule that binds the partition's callers (its own and the shared ones), as plain JSON-ready objects. */
+  async rulesJson(options: PartitionOption = {}): Promise<RuleView[]> {
+    return listRules(this.ledger, { partition: options.partition ?? DEFAULT_PARTITION });
+  }
+
+  /**
+   * Move a rule of the partition into the shared scope, so every partition's prompt carries it:
+   * the one way a shared rule is made from a caller's, an operator's explicit call.
+   * @throws NotFound (no such rule), InvalidInput (blank `by`, or already shared)
+   */
+  async promoteRule(id: string, options: PartitionOption & { by: string }): Promise<RuleView> {
+    return promoteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, by: options.by });
+  }
+
+  // ---------------------------------------------------------------- tool memory (src/memory)
+
+  /**
+   * Evaluate every call of the partition that no pass has settled yet (the newest `memoryWindow`
+   * per tool) into its tool's memory window, dropping duplicates; a call whose evaluation failed is
+   * tried again next time.
+   */
+  async evaluateCalls(
+    options: PartitionOption & MemoryPassOptions = {},
+    config?: RunnableConfig,
+  ): Promise<EvaluationReport> {
+    const { partition, ...pass } = options;
+    return this.memory.evaluate(partition ?? DEFAULT_PARTITION, pass, config);
+  }
+
+  /**
+   * Evaluate new calls, then write the guideline of each tool (of `tools`, or every tool with a
+   * memory window) whose window has calls its guideline was not written from, once the recent
+   * window holds `minEvaluatedCalls`. A tool with nothing new costs no model call.
+   */
+  async summarize(
+    tools?: readonly string[],
+    options: SummarizeToolsOptions = {},
+    config?: RunnableConfig,
+  ): Promise<SummaryReport> {
+    const { partition: p, evaluate, ...rest } = options;
+    const partition = p ?? DEFAULT_PARTITION;
+    const pass = { ...rest, ...(tools !== undefined ? { tools } : {}) };
+    if (evaluate ?? true) await this.memory.evaluate(partition, pass, config);
+    return this.memory.summarize(partition, pass, config);
+  }
+
+  /** Statistics of a tool's memory window now. */
+  async stats(tool: string, options: PartitionOption & Pick<MemoryPassOptions, "config"> = {}): Promise<ToolStats> {
+    return this.memory.stats(options.partition ?? DEFAULT_PARTITION, tool, options);
+  }
+
+  /** A tool's memory: its statistics now, its guideline, and the guideline as the model is shown it. */
+  async memoryFor(
+    tool: string,
+    options: PartitionOption & Pick<MemoryPassOptions, "config"> = {},
+  ): Promise<ToolMemoryReport> {
+    const view = await this.memory.memoryFor(options.partition ?? DEFAULT_PARTITION, tool, options);
+    return { ...view, text: view.guideline ? renderGuideline(tool, view.guideline) : "" };
+  }
+
+  /**
+   * The memory block of a prompt for the tools routed this turn: their guidelines with statistics,
+   * in the order given ("" when none has one). Byte-stable for the same stored guidelines.
+   */
+  async memoryBlock(tools: readonly string[], options: PartitionOption = {}): Promise<string> {
+    const partition = options.partition ?? DEFAULT_PARTITION;
+    const states = await Promise.all(tools.map((tool) => this.ledger.getToolMemory(partition, tool)));
+    return renderMemoryBlock(tools.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })));
   }
 
   // ---------------------------------------------------------------- internals

@@ -14,6 +14,8 @@ import { InvalidInput } from "../errors.js";
  * [root, partition, "rules"]         rule id         → Rule
  * [root, partition, "settings"]      "current"       → Settings
  * [root, partition, "reviews"]       tool name       → { through }   (review watermark)
+ * [root, partition, "memory", tool]  call record id  → EvaluatedCall (the tool's memory window)
+ * [root, partition, "guidelines"]    tool name       → ToolMemoryState (evaluation watermark, guideline)
  * [root, "~meta"]                    "fingerprint-key" → { key }     (ledger-wide)
  * [root, "~meta", "fingerprint-key-candidates"]  time-ordered id → { key }
  * ```
@@ -28,7 +30,18 @@ export const DEFAULT_PARTITION = "default";
 export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
 
 /** The collections of a partition: the third label of every partition's namespace. */
-export const COLLECTIONS = ["calls", "turns", "routes", "cards", "revisions", "rules", "settings", "reviews"] as const;
+export const COLLECTIONS = [
+  "calls",
+  "turns",
+  "routes",
+  "cards",
+  "revisions",
+  "rules",
+  "settings",
+  "reviews",
+  "memory",
+  "guidelines",
+] as const;
 
 export type Collection = (typeof COLLECTIONS)[number];
 

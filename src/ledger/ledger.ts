@@ -9,23 +9,26 @@ import { listPartitions } from "./collections/partitions.js";
 import { RequestRows } from "./collections/requests.js";
 import { ReviewMarkRows } from "./collections/review-marks.js";
 import { RevisionRows } from "./collections/revisions.js";
-import { type RuleInput, RuleRows } from "./collections/rules.js";
+import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
 import { SettingsRow } from "./collections/settings.js";
+import { ToolMemoryRows } from "./collections/tool-memory.js";
 import type { LedgerContext, ListOptions, WarningSink } from "./collections/store-io.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
 import type {
   CallRecord,
+  EvaluatedCall,
   NewRecord,
   Revision,
   RevisionStatus,
   RouteRecord,
   Rule,
   ToolCard,
+  ToolMemoryState,
   TurnRecord,
 } from "./schema.js";
 
 export type { LedgerChange } from "./collections/commit.js";
-export type { RuleInput } from "./collections/rules.js";
+export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
 export type { ListOptions, WarningSink } from "./collections/store-io.js";
 
 /** Options of {@link Ledger}. */
@@ -71,7 +74,7 @@ export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.
  * graph already has (`InMemoryStore`, our `SqliteStore`, `PostgresStore`).
  *
  * A thin facade: each collection (calls, turns and routes, cards, revisions, rules, settings,
- * review marks, the fingerprint key) is a module under `collections/` that documents its key
+ * review marks, tool memory, the fingerprint key) is a module under `collections/` that documents its key
  * layout and invariants; they share one context (store, namespace root, warning sink, page size,
  * counters). Call, turn and route records are append-only with time-ordered keys: no
  * read-modify-write, so concurrent writers in many processes never lose a record. Every method
@@ -91,6 +94,7 @@ export class Ledger {
   private readonly revisions: RevisionRows;
   private readonly rules: RuleRows;
   private readonly reviews: ReviewMarkRows;
+  private readonly memory: ToolMemoryRows;
   private readonly key: FingerprintKey;
 
   constructor(store: BaseStore, options: LedgerOptions = {}) {
@@ -113,6 +117,7 @@ export class Ledger {
     this.revisions = new RevisionRows(this.ctx);
     this.rules = new RuleRows(this.ctx);
     this.reviews = new ReviewMarkRows(this.ctx);
+    this.memory = new ToolMemoryRows(this.ctx);
     this.key = new FingerprintKey(this.ctx);
   }
 
@@ -238,7 +243,10 @@ export class Ledger {
   // ---------------------------------------------------------------- rules
 
   /**
-   * Insert or update a tool-scoped rule. An update keeps `createdAt`.
+   * Insert or update a tool-scoped rule and return it as stored. Without an `id`, the id is
+   * derived from the tool and the text (`ruleId`), so the same rule upserts one row. An update
+   * keeps `createdAt`, also when two processes upsert the same rule at once: the times are the
+   * store's own row times (see `collections/rules.ts`).
    * @throws InvalidInput for a blank tool or blank text, or a field that does not match the schema.
    */
   async putRule(partition: string, input: RuleInput): Promise<Rule> {
@@ -249,13 +257,26 @@ export class Ledger {
     return this.rules.get(partition, id);
   }
 
-  /** Rules of a partition (optionally one tool); corrupt rows are skipped, never thrown. */
+  /**
+   * Rules of a partition (optionally one tool), by priority (critical, high, normal), then the
+   * most recently updated first; corrupt rows are skipped, never thrown.
+   */
   async listRules(partition: string, options: { tool?: string } = {}): Promise<Rule[]> {
     return this.rules.list(partition, options);
   }
 
   async deleteRule(partition: string, id: string): Promise<boolean> {
     return this.rules.delete(partition, id);
+  }
+
+  /**
+   * Move a rule to another partition under the same id (written there and deleted here in one
+   * store batch), with `changes` applied. Operator scope: used to promote a rule to a shared
+   * scope. Returns the rule as stored there, or `null` when there is none to move.
+   * @throws InvalidInput when both partitions are the same.
+   */
+  async moveRule(from: string, id: string, to: string, changes: RuleMoveChanges = {}): Promise<Rule | null> {
+    return this.rules.move(from, id, to, changes);
   }
 
   // ---------------------------------------------------------------- settings
@@ -286,6 +307,50 @@ export class Ledger {
   /** Record that a tool's review read everything up to `through`. */
   async markReviewed(partition: string, marks: ReadonlyMap<string, string>): Promise<void> {
     return this.reviews.mark(partition, marks);
+  }
+
+  // ---------------------------------------------------------------- tool memory
+
+  /**
+   * Write evaluated calls into their tools' memory windows (one store batch); a call evaluated
+   * again replaces its row. Slide the window afterwards ({@link Ledger.slideMemoryWindow}).
+   * @throws InvalidInput when a row does not match its schema (nothing is written).
+   */
+  async putEvaluatedCalls(rows: readonly EvaluatedCall[]): Promise<EvaluatedCall[]> {
+    return this.memory.putCalls(rows);
+  }
+
+  /** A tool's memory window: its evaluated calls, oldest first. */
+  async listEvaluatedCalls(partition: string, tool: string, options: ListOptions = {}): Promise<EvaluatedCall[]> {
+    return this.memory.listCalls(partition, tool, options);
+  }
+
+  /** Keep the newest `keep` evaluated calls of a tool, the oldest out first; how many went. */
+  async slideMemoryWindow(partition: string, tool: string, keep: number): Promise<number> {
+    return this.memory.slide(partition, tool, keep);
+  }
+
+  /** Tools with a memory window in a partition. */
+  async listMemoryTools(partition: string): Promise<string[]> {
+    return this.memory.tools(partition);
+  }
+
+  /** A tool's memory state (evaluation watermark, guideline), or `null`. */
+  async getToolMemory(partition: string, tool: string): Promise<ToolMemoryState | null> {
+    return this.memory.getState(partition, tool);
+  }
+
+  /** Every tool's memory state in a partition, by tool name. */
+  async listToolMemories(partition: string): Promise<ToolMemoryState[]> {
+    return this.memory.listStates(partition);
+  }
+
+  /**
+   * Write a tool's memory state whole (last write wins).
+   * @throws InvalidInput when it does not match its schema (nothing is written).
+   */
+  async putToolMemory(state: Omit<ToolMemoryState, "v" | "updatedAt">): Promise<ToolMemoryState> {
+    return this.memory.putState(state);
   }
 
   // ---------------------------------------------------------------- secrets

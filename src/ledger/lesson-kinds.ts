@@ -66,8 +66,9 @@ export interface LessonKind {
 
 /**
  * Every kind of lesson, in the order they are shown to the model and vetted: usage notes,
- * "Not for" lines, the example call, example requests; then rules and guidelines, whose rows are
- * reserved for their own stages (they are not learned by review and live in rows of their own).
+ * "Not for" lines, the example call, example requests; then rules and guidelines, which are not
+ * learned by review and live in rows of their own: rules by their own stage, guidelines by tool
+ * memory (`src/memory`, shown through `src/prompt/memory.ts` for the tools routed this turn).
  */
 export const LESSON_KINDS = Object.freeze([
   {
@@ -153,7 +154,12 @@ export const LESSON_KINDS = Object.freeze([
     added: null,
     writtenBy: "memory",
     evidence: "evaluated_call",
+    // Its minimum is not a proposer's evidence limit: src/memory writes a guideline once the recent
+    // window (`memoryRecent`) holds `minEvaluatedCalls` evaluated calls, and again only when the
+    // window has calls the guideline was not written from.
     threshold: null,
+    // One per tool (the tool's memory state row), replaced by each new summary; its length is
+    // held to `maxLineLength` per line and `maxGuidelineLength` in all by memory/vet-guideline.ts.
     cap: 1,
     reviewCap: null,
     atCap: "replace",

@@ -31,6 +31,31 @@ export const ArgShapeSchema = z.object({
 });
 export type ArgShape = z.infer<typeof ArgShapeSchema>;
 
+/**
+ * What is kept of a successful call's output: enough for its evaluation, never the output itself.
+ * The text is masked like an error message (every argument value of the run, emails, URLs,
+ * digits) and clipped; the flags are read from the whole output before masking, because masking
+ * hides them (`"0 results"` becomes `"# results"`).
+ */
+export const OutputSummarySchema = z.object({
+  /** The output's start (and its end, when long), masked; at most 400 characters. */
+  text: z.string(),
+  /** Length of the whole output as text, in characters. */
+  chars: z.number().int().min(0),
+  /** No content: blank, `null`, `[]`, `{}`, or an object whose lists are all empty. */
+  empty: z.boolean(),
+  /** The output says it was cut off: it ends in an ellipsis, or says "truncated" or "N more". */
+  truncated: z.boolean(),
+  /** The output states a count of zero ("0 results", "found 0", "total: 0"). */
+  zeroCount: z.boolean(),
+  /**
+   * The label of text aimed at the model found in the output (`override_instructions` ...): kept
+   * as data, and withheld from a model evaluator's prompt.
+   */
+  aimed: z.string().optional(),
+});
+export type OutputSummary = z.infer<typeof OutputSummarySchema>;
+
 /** One tool call, appended once, never updated. */
 export const CallRecordSchema = z.object({
   v: z.literal(SCHEMA_VERSION),
@@ -57,6 +82,8 @@ export const CallRecordSchema = z.object({
   errorAimed: z.string().optional(),
   latencyMs: z.number().optional(),
   tokens: z.number().optional(),
+  /** A successful call's output, masked and clipped (absent on rows written before it was kept). */
+  output: OutputSummarySchema.optional(),
   /** `callback`: seen by the handler; `tool_message`: a refusal that never reached callbacks. */
   source: z.enum(["callback", "tool_message", "api"]).default("callback"),
   at: z.number(),
@@ -358,7 +385,15 @@ export type Revision = z.infer<typeof RevisionSchema>;
 export const RulePrioritySchema = z.enum(["critical", "high", "normal"]);
 export type RulePriority = z.infer<typeof RulePrioritySchema>;
 
-/** A tool-scoped rule. `tool` is "" for an unscoped rule (kept out of the prompt). */
+/** Where a rule came from: a user's edict, an observation after a turn, or code / an operator. */
+export const RuleSourceSchema = z.enum(["user_explicit", "post_turn", "programmatic"]);
+export type RuleSource = z.infer<typeof RuleSourceSchema>;
+
+/**
+ * A tool-scoped rule. `tool` is `"*"` for an unscoped rule (a user's edict that named no tool in a
+ * turn that ran none): kept, listed, and kept out of the prompt. `"*"` is never a tool's name
+ * (chat model APIs allow letters, digits, `_` and `-`).
+ */
 export const RuleSchema = z.object({
   v: z.literal(SCHEMA_VERSION),
   id: z.string(),
@@ -366,8 +401,10 @@ export const RuleSchema = z.object({
   tool: z.string(),
   rule: z.string().min(1),
   priority: RulePrioritySchema,
-  source: z.enum(["user_explicit", "post_turn", "programmatic"]),
+  source: RuleSourceSchema,
   tags: z.array(z.string()).default([]),
+  /** Who moved it into the shared scope (`promoteRule`), for a promoted rule. */
+  promotedBy: z.string().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
@@ -376,6 +413,157 @@ export type Rule = z.infer<typeof RuleSchema>;
 /** A tool's review watermark: the newest call record id its last review read. */
 export const ReviewMarkSchema = z.object({ through: z.string() });
 export type ReviewMark = z.infer<typeof ReviewMarkSchema>;
+
+// ---------------------------------------------------------------- tool memory
+
+/** A call's evaluation score: 1 good, 0.5 executed but poor, 0 failed or badly misused. */
+export const EvaluationScoreSchema = z.union([z.literal(0), z.literal(0.5), z.literal(1)]);
+export type EvaluationScore = z.infer<typeof EvaluationScoreSchema>;
+
+/** What an evaluation found wrong with a call, as stable labels (the grouping of failures). */
+export const EvaluationSignalSchema = z.enum([
+  /** The call failed (its error class is kept beside). */
+  "error",
+  /** It executed but found nothing for the request. */
+  "no_results",
+  /** The output warns (an unsupported value, a fallback, a deprecation). */
+  "warning",
+  /** The output is empty. */
+  "empty",
+  /** The output was cut off. */
+  "truncated",
+  /** Far slower than the tool's usual time. */
+  "slow",
+  /** Another tool fits the request better. */
+  "wrong_tool",
+  /** A required argument is missing. */
+  "missing_argument",
+  /** An argument is invalid or badly formatted. */
+  "invalid_argument",
+  /** The output does not answer the request. */
+  "inconsistent_output",
+]);
+export type EvaluationSignal = z.infer<typeof EvaluationSignalSchema>;
+
+/**
+ * One evaluated call in a tool's memory window: the evaluation (summary, evaluation, score) kept
+ * apart from the execution's own success flag, and what the statistics need. No text of the call
+ * itself: argument shapes, never values; the summary and evaluation are written from masked data.
+ */
+export const EvaluatedCallSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  /** The call record's id (time-ordered: the window's order). */
+  id: z.string(),
+  partition: z.string(),
+  tool: z.string(),
+  /** When the call was made. */
+  at: z.number(),
+  /** The execution's own flag: the call returned without error. */
+  success: z.boolean(),
+  errorClass: ErrorClassSchema.optional(),
+  latencyMs: z.number().optional(),
+  tokens: z.number().optional(),
+  /** The arguments' names and masked shapes. */
+  args: z.array(ArgShapeSchema),
+  /** Keyed hashes of the call's argument values (the guideline vet's no-value check). */
+  fingerprints: z.array(z.string()).default([]),
+  /** One sentence on what happened. */
+  summary: z.string(),
+  /** Why it scored what it did. */
+  evaluation: z.string(),
+  score: EvaluationScoreSchema,
+  signals: z.array(EvaluationSignalSchema).default([]),
+  /** Who evaluated it: `deterministic` or `model:<name>`. */
+  evaluator: z.string(),
+  /** Hash of the masked input and output: two calls with one key are duplicates. */
+  key: z.string(),
+  evaluatedAt: z.number(),
+});
+export type EvaluatedCall = z.infer<typeof EvaluatedCallSchema>;
+
+/** Statistics of a tool's memory window, computed by code. Rates and averages are `null` with nothing to average. */
+export const ToolStatsSchema = z.object({
+  /** Evaluated calls in the window. */
+  totalCalls: z.number().int().min(0),
+  /** Of those, the recent ones (the newest `memoryRecent`). */
+  recentCalls: z.number().int().min(0),
+  /** Share of the window's calls that executed without error. */
+  successRate: z.number().nullable(),
+  recentSuccessRate: z.number().nullable(),
+  /** Average evaluation score (0 to 1). */
+  avgScore: z.number().nullable(),
+  recentAvgScore: z.number().nullable(),
+  /** Average latency of the calls that have one, in milliseconds. */
+  avgLatencyMs: z.number().nullable(),
+  /** Average tokens of the calls that have a count. */
+  avgTokens: z.number().nullable(),
+});
+export type ToolStats = z.infer<typeof ToolStatsSchema>;
+
+/**
+ * Why the vet refused a line of a guideline (`memory/vet-guideline.ts`): the shared refusal codes
+ * that apply to a line, meaning what they mean for any lesson, and two of its own.
+ */
+export const GuidelineRefusalReasonSchema = z.enum([
+  "empty",
+  "multi_line",
+  "too_long",
+  "contains_value",
+  "contains_private_data",
+  "aimed_at_model",
+  "already_kept",
+  "cap_reached",
+  /** Refers to an individual call (its id, "call #3", "the last call") instead of a pattern. */
+  "refers_to_call",
+  /** States something as always (or never) true that not every recent call supports. */
+  "overstated",
+]);
+export type GuidelineRefusalReason = z.infer<typeof GuidelineRefusalReasonSchema>;
+
+/** A refused line of a guideline: its text (withheld when it held an argument value) and why. */
+export const GuidelineRefusalSchema = z.object({
+  text: z.string(),
+  reason: GuidelineRefusalReasonSchema,
+  detail: z.string().optional(),
+});
+export type GuidelineRefusal = z.infer<typeof GuidelineRefusalSchema>;
+
+/**
+ * A tool's guideline, synthesized from its recent evaluated calls and vetted: what the tool is
+ * for, what works, common issues and why, best practices; then the statistics it was written from.
+ */
+export const GuidelineSchema = z.object({
+  /** What the tool is for and when to use it. */
+  coreFunction: z.string(),
+  whatWorks: z.array(z.string()),
+  commonIssues: z.array(z.string()),
+  /** Two or three. */
+  bestPractices: z.array(z.string()),
+  /** The window's statistics when it was written (the block shown after it). */
+  stats: ToolStatsSchema,
+  /** Newest evaluated call the synthesis read: it is re-run only when the window has a newer one. */
+  through: z.string(),
+  /** Recent calls it was written from. */
+  calls: z.number().int().min(0),
+  /** Who wrote it: `deterministic` or `model:<name>`. */
+  synthesizer: z.string(),
+  /** What the vet refused of the draft. */
+  refused: z.array(GuidelineRefusalSchema).default([]),
+  at: z.number(),
+});
+export type Guideline = z.infer<typeof GuidelineSchema>;
+
+/** A tool's memory state: how far its calls were evaluated, and its guideline. */
+export const ToolMemoryStateSchema = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  partition: z.string(),
+  tool: z.string(),
+  /** Every call record of the tool up to this id is settled: evaluated, or dropped as a duplicate. */
+  evaluatedThrough: z.string().optional(),
+  guideline: GuidelineSchema.nullable().default(null),
+  updatedAt: z.number(),
+});
+export type ToolMemoryState = z.infer<typeof ToolMemoryStateSchema>;
 
 /** A record as handed to the ledger: it assigns `v`, `id` and `at` when they are absent. */
 export type NewRecord<T extends { v: number; id: string; at: number }> = Omit<T, "v" | "id" | "at"> &

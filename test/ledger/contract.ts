@@ -5,6 +5,8 @@ import { type Collection, DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } f
 import { Ledger, type LedgerOptions } from "../../src/ledger/ledger.js";
 import type {
   CallRecord,
+  EvaluatedCall,
+  Guideline,
   NewRecord,
   Revision,
   RevisionStatus,
@@ -102,6 +104,60 @@ export function revision(
     cardVersionBefore: 1,
     createdAt: 1,
     updatedAt: 1,
+    ...overrides,
+  };
+}
+
+/** An evaluated call of a tool's memory window. */
+export function evaluated(
+  partition: string,
+  tool: string,
+  id = timeOrderedId(),
+  overrides: Partial<EvaluatedCall> = {},
+): EvaluatedCall {
+  return {
+    v: 1,
+    id,
+    partition,
+    tool,
+    at: 1,
+    success: true,
+    latencyMs: 12,
+    args: [{ name: "query", kind: "string", shape: "<text>" }],
+    fingerprints: ["f1"],
+    summary: "Succeeded in 12 ms but returned no results.",
+    evaluation: "Executed without error, but found nothing for the request.",
+    score: 0.5,
+    signals: ["no_results"],
+    evaluator: "deterministic",
+    key: `key-${id}`,
+    evaluatedAt: 2,
+    ...overrides,
+  };
+}
+
+/** A guideline as a summary stores it. */
+export function guideline(through: string, overrides: Partial<Guideline> = {}): Guideline {
+  return {
+    coreFunction: "Searches the documentation.",
+    whatWorks: ["Specific requests found results in 3 of 4 recent calls."],
+    commonIssues: ["Vague requests returned no results."],
+    bestPractices: ["Name what to look for.", "Add the product name."],
+    stats: {
+      totalCalls: 4,
+      recentCalls: 4,
+      successRate: 1,
+      recentSuccessRate: 1,
+      avgScore: 0.875,
+      recentAvgScore: 0.875,
+      avgLatencyMs: 12,
+      avgTokens: null,
+    },
+    through,
+    calls: 4,
+    synthesizer: "deterministic",
+    refused: [],
+    at: 3,
     ...overrides,
   };
 }
@@ -632,6 +688,73 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       });
     });
 
+    describe("tool memory", () => {
+      it("keeps a window of evaluated calls per tool and partition, oldest first, a call once", async () => {
+        const ledger = open();
+        const rows = TRICKY_TOOLS.map((tool) => evaluated("p", tool));
+        await ledger.putEvaluatedCalls(rows);
+        const [a1, a2] = [evaluated("p", "a"), evaluated("p", "a")];
+        await ledger.putEvaluatedCalls([a2, a1]);
+        await ledger.putEvaluatedCalls([{ ...a1, score: 1, signals: [] }]);
+        await ledger.putEvaluatedCalls([evaluated("q", "a")]);
+
+        const fresh = open();
+        expect(await fresh.listEvaluatedCalls("p", "a")).toEqual([rows[0], { ...a1, score: 1, signals: [] }, a2]);
+        for (const [i, tool] of TRICKY_TOOLS.entries()) {
+          if (tool !== "a") expect(await fresh.listEvaluatedCalls("p", tool), tool).toEqual([rows[i]]);
+        }
+        expect(await fresh.listMemoryTools("p")).toEqual([...TRICKY_TOOLS].sort());
+        expect(await fresh.listMemoryTools("q")).toEqual(["a"]);
+        expect(ids(await fresh.listEvaluatedCalls("p", "a", { limit: 2 }))).toEqual([a1.id, a2.id]);
+        expect(ids(await fresh.listEvaluatedCalls("p", "a", { after: a1.id }))).toEqual([a2.id]);
+      });
+
+      it("slides a window to its newest `keep` rows, the oldest out first", async () => {
+        const ledger = open();
+        const rows = Array.from({ length: 7 }, () => evaluated("p", "search"));
+        await ledger.putEvaluatedCalls(rows);
+        expect(await ledger.slideMemoryWindow("p", "search", 3)).toBe(4);
+        expect(await ledger.slideMemoryWindow("p", "search", 3)).toBe(0);
+        expect(ids(await ledger.listEvaluatedCalls("p", "search"))).toEqual(ids(rows.slice(4)));
+      });
+
+      it("keeps one memory state per tool: evaluation watermark and guideline, written whole", async () => {
+        const ledger = open();
+        expect(await ledger.getToolMemory("p", "search")).toBeNull();
+        const first = await ledger.putToolMemory({
+          partition: "p",
+          tool: "search",
+          evaluatedThrough: "id-1",
+          guideline: null,
+        });
+        expect(first).toMatchObject({ v: 1, evaluatedThrough: "id-1", guideline: null });
+        const g = guideline("id-2");
+        await ledger.putToolMemory({ partition: "p", tool: "search", evaluatedThrough: "id-2", guideline: g });
+        for (const tool of TRICKY_TOOLS) await ledger.putToolMemory({ partition: "p", tool, guideline: null });
+        await ledger.putToolMemory({ partition: "q", tool: "search", guideline: null });
+
+        const fresh = open();
+        expect(await fresh.getToolMemory("p", "search")).toMatchObject({ evaluatedThrough: "id-2", guideline: g });
+        expect((await fresh.listToolMemories("p")).map((s) => s.tool)).toEqual([...TRICKY_TOOLS, "search"].sort());
+        expect((await fresh.listToolMemories("q")).map((s) => s.tool)).toEqual(["search"]);
+      });
+
+      it("refuses an evaluated call or a state that does not match its schema, writing nothing", async () => {
+        const ledger = open();
+        const bad = { ...evaluated("p", "search"), score: 0.7 } as unknown as EvaluatedCall;
+        await expect(ledger.putEvaluatedCalls([evaluated("p", "search"), bad])).rejects.toBeInstanceOf(InvalidInput);
+        expect(await ledger.listEvaluatedCalls("p", "search")).toEqual([]);
+        await expect(
+          ledger.putToolMemory({
+            partition: "p",
+            tool: "search",
+            guideline: { ...guideline("x"), through: 3 } as never,
+          }),
+        ).rejects.toBeInstanceOf(InvalidInput);
+        expect(await ledger.getToolMemory("p", "search")).toBeNull();
+      });
+    });
+
     it("get… returns null for a corrupt row and counts it", async () => {
       const ledger = open();
       const goodCard = await ledger.putCard(card("p", "search"));
@@ -696,6 +819,13 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       });
       await seed.configure("p", { minCalls: 5 });
       await seed.markReviewed("p", new Map([["search", goodCall.id]]));
+      const [goodEvaluated] = await seed.putEvaluatedCalls([evaluated("p", "search", goodCall.id)]);
+      const goodState = await seed.putToolMemory({
+        partition: "p",
+        tool: "search",
+        evaluatedThrough: goodCall.id,
+        guideline: guideline(goodCall.id),
+      });
 
       // Typed by collection: a new collection does not compile until it has its row here.
       const cases: Record<
@@ -741,6 +871,16 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
           row: [[ROOT, p, "reviews"], "zzz", { through: null }],
           read: (l) => l.reviewMarks("p"),
           expected: new Map([["search", goodCall.id]]),
+        },
+        memory: {
+          row: [[ROOT, p, "memory", encodeLabel("search")], "zzz", { ...goodEvaluated, id: "zzz", score: "high" }],
+          read: (l) => l.listEvaluatedCalls("p", "search"),
+          expected: [goodEvaluated],
+        },
+        guidelines: {
+          row: [[ROOT, p, "guidelines"], "zzz", { ...goodState, tool: "zzz", guideline: { coreFunction: 1 } }],
+          read: (l) => l.listToolMemories("p"),
+          expected: [goodState],
         },
       };
       for (const { row } of Object.values(cases)) await store.put(...row);

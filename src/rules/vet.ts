@@ -1,0 +1,57 @@
+/**
+ * The one check every rule's text passes before it is stored: an edict keeps the user's wording
+ * (it is theirs, and binds only their partition), but it reaches a system prompt, so it is
+ * normalized, refused when it carries text aimed at the model, and capped in length.
+ *
+ * It uses the gate's own stages (`src/text/`): its normalization, and its check for text aimed at
+ * the model with the imperative tier skipped, since a rule is an instruction by design ("never
+ * call wire_money"); markup, role markers, chat-template tokens and tool-call syntax are refused
+ * all the same. Nothing is masked: the edict is the user's own, in the user's own partition.
+ */
+import { oneLine } from "../internal.js";
+import { AIMED_AT_MODEL_PATTERNS, type AimedPattern, findAimedAtModel } from "../text/injection.js";
+import { normalizeText } from "../text/normalize.js";
+import type { RefusalReason } from "../ledger/schema.js";
+
+/** Longest rule text, in characters, after normalizing. */
+export const MAX_RULE_LENGTH = 240;
+
+/** Why a rule's text was refused: blank, longer than {@link MAX_RULE_LENGTH}, or aimed at the model. */
+export type RuleTextRefusal = Extract<RefusalReason, "empty" | "too_long" | "aimed_at_model">;
+
+/** The outcome of {@link vetEdictText}. */
+export type VettedRuleText = { ok: true; text: string } | { ok: false; reason: RuleTextRefusal; detail: string };
+
+/**
+ * Instructions to a model that no rule about a tool ever is: a user's edict may say "from now
+ * on", "never call" or "you must" (it is an instruction by design), never "ignore previous
+ * instructions", a new persona, or a request for the system prompt.
+ */
+const NEVER_A_RULE: readonly AimedPattern[] = AIMED_AT_MODEL_PATTERNS.filter((p) =>
+  ["override_instructions", "new_instructions", "persona_switch", "prompt_probe"].includes(p.label),
+).map((p) => ({ ...p, tier: "structural" as const }));
+
+/**
+ * A rule's text as stored, or why it is refused: normalized as the gate normalizes (NFKC,
+ * invisible, bidi and tag characters removed, controls replaced), whitespace collapsed to one
+ * line; refused when blank, longer than {@link MAX_RULE_LENGTH} characters, or when it carries
+ * structural text aimed at the model (role markers, chat-template tokens, tool-call syntax,
+ * markup, links, hidden text). The user's words are kept.
+ *
+ * @example vetEdictText("Never  email\u200b Sarah.") // { ok: true, text: "Never email Sarah." }
+ */
+export function vetEdictText(text: string): VettedRuleText {
+  const normalized = oneLine(normalizeText(text));
+  if (normalized === "") return { ok: false, reason: "empty", detail: "the text is blank" };
+  if (normalized.length > MAX_RULE_LENGTH) {
+    return {
+      ok: false,
+      reason: "too_long",
+      detail: `${normalized.length} characters, over the ${MAX_RULE_LENGTH} a rule may have`,
+    };
+  }
+  // On the text as given: hidden (tag) text and bidi controls are findings before normalizing removes them.
+  const aimed = findAimedAtModel(text, { skipImperatives: true, extra: NEVER_A_RULE });
+  if (aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: `it reads as ${aimed}` };
+  return { ok: true, text: normalized };
+}
