@@ -9,21 +9,27 @@
  *   does because of what the request showed it;
  * - augmentation: a description and six example requests in plain words, from the tool's name;
  * - the proposer: reads the evidence JSON and proposes a usage note per repeated error, built from
- *   the masked shapes it was shown (a model can only repeat what it is sent).
+ *   the masked shapes it was shown (a model can only repeat what it is sent);
+ * - the evaluator of tool memory: scores the call record it is sent from its outcome and output;
+ * - the guideline synthesizer: four parts from the evaluations it is sent;
+ * - edict confirmation: a verdict per candidate (an edict unless it is said about someone else).
  */
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { ScriptedSupportModel } from "../../examples/support-desk.js";
 import { type ChatReply, type ChatScript, type ChatTurn, messageText, type OpenAIMessage } from "./openai-server.js";
 
 /** Where a chat request comes from. */
-export type ModelRole = "agent" | "augment" | "proposer";
+export type ModelRole = "agent" | "augment" | "proposer" | "evaluator" | "synthesizer" | "edicts";
 
-/** The package's augmentation and proposer prompts open with these words. */
+/** The package's own prompts (augmentation, proposer, evaluator, synthesizer, edict check) open with these words. */
 export function roleOf(turn: ChatTurn): ModelRole {
   const system = turn.body.messages.find((m) => m.role === "system" || m.role === "developer");
   const text = system ? messageText(system) : "";
   if (text.startsWith("You write search text for a software tool")) return "augment";
   if (text.startsWith("You review one tool of an AI agent")) return "proposer";
+  if (text.startsWith("You evaluate one call an AI agent made to a tool")) return "evaluator";
+  if (text.startsWith("You write usage guidelines for one tool of an AI agent")) return "synthesizer";
+  if (text.startsWith("You check rules that code captured")) return "edicts";
   return "agent";
 }
 
@@ -145,5 +151,79 @@ export function proposerScript(
       );
     const reply: ChatReply = { json: { notes: [...notes, ...extra(evidence)], examples: [], notFor: [] } };
     return reply;
+  };
+}
+
+/** The call record an evaluator prompt carries (the fields the script reads). */
+export interface EvaluatedRecordSeen {
+  tool: string;
+  outcome: string;
+  arguments: { name: string; kind: string; shape: string }[];
+  output: { text: string; empty: boolean; statesZeroCount: boolean } | null;
+}
+
+/** The call record JSON of an evaluator prompt. */
+export function evaluatedRecordOf(turn: ChatTurn): EvaluatedRecordSeen {
+  return JSON.parse(turn.lastUser.slice(turn.lastUser.indexOf("{"))) as EvaluatedRecordSeen;
+}
+
+/** An evaluator that scores 0 for an error, 0.5 for empty or zero output, else 1, in general words. */
+export function evaluatorScript(): ChatScript {
+  return (turn) => {
+    const record = evaluatedRecordOf(turn);
+    const failed = record.outcome !== "success";
+    const poor = !failed && (record.output === null || record.output.empty || record.output.statesZeroCount);
+    return {
+      json: {
+        summary: failed ? "The call was refused by the tool." : "The call ran and returned output.",
+        evaluation: failed
+          ? "An argument did not have the format the tool expects."
+          : poor
+            ? "It ran but found nothing."
+            : "It served the request.",
+        score: failed ? 0 : poor ? 0.5 : 1,
+        issues: failed ? ["error", "invalid_argument"] : poor ? ["no_results"] : [],
+      },
+    };
+  };
+}
+
+/** A synthesizer writing four general lines (no value: it copies nothing it was sent). */
+export function synthesizerScript(): ChatScript {
+  return () => ({
+    json: {
+      coreFunction: "Looks up one order by its id.",
+      whatWorks: ["Calls with a prefixed order id succeeded."],
+      commonIssues: ["Calls with a bare number as the order id were refused."],
+      bestPractices: ["Give the order id with its prefix."],
+    },
+  });
+}
+
+/** The payload of an edict check prompt. */
+export interface EdictCheckSeen {
+  message: string;
+  registeredTools: string[];
+  candidates: { index: number; rule: string; tool: string | null }[];
+}
+
+/** The payload JSON of an edict check prompt. */
+export function edictCheckOf(turn: ChatTurn): EdictCheckSeen {
+  return JSON.parse(turn.lastUser.slice(turn.lastUser.indexOf("{"))) as EdictCheckSeen;
+}
+
+/**
+ * Edict confirmation: a verdict per candidate, from `decide` (by default every candidate is an
+ * edict on the tool it was given).
+ */
+export function edictScript(
+  decide: (
+    candidate: EdictCheckSeen["candidates"][number],
+    seen: EdictCheckSeen,
+  ) => { edict: boolean; tool?: string | null } = () => ({ edict: true }),
+): ChatScript {
+  return (turn) => {
+    const seen = edictCheckOf(turn);
+    return { json: { verdicts: seen.candidates.map((c) => ({ index: c.index, ...decide(c, seen) })) } };
   };
 }
