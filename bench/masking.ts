@@ -13,6 +13,11 @@ import { findPrivateData } from "../src/text/detectors.js";
 import { gateText } from "../src/text/gate.js";
 import { findAimedAtModel } from "../src/text/injection.js";
 import { createMasker } from "../src/text/mask.js";
+import { tool } from "@langchain/core/tools";
+import { InMemoryStore } from "@langchain/langgraph";
+import { z } from "zod";
+import { Ledger } from "../src/ledger/ledger.js";
+import { ToolLessonsCallbackHandler } from "../src/record/handler.js";
 
 const SIZES = [10_000, 100_000, 1_000_000];
 const RUNS = 5;
@@ -91,6 +96,36 @@ function microsPer(fn: () => void, n: number): number {
   return batches[2];
 }
 
+/**
+ * The longest event-loop stall while the recorder flushes one record holding `text` (as an
+ * argument and in the tool's error): a 1 ms interval timer's largest lateness, from the flush's
+ * start to its end. Recording never blocks in the callbacks; the masking runs at the flush.
+ */
+async function flushStallMs(text: string): Promise<{ stall: number; flush: number }> {
+  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+  const failing = tool(
+    async () => {
+      throw new Error(`lookup failed for ${text.slice(0, 2000)}`);
+    },
+    { name: "lookup", description: "Look something up.", schema: z.object({ q: z.string() }) },
+  );
+  await failing.invoke({ q: text }, { callbacks: [handler] }).catch(() => undefined);
+  let stall = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last - 1);
+    last = now;
+  }, 1);
+  const t0 = performance.now();
+  await handler.flush();
+  const flush = performance.now() - t0;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  clearInterval(timer);
+  return { stall: Math.max(0, stall), flush };
+}
+
 export async function benchMasking(): Promise<string> {
   const mask = createMasker(VALUES);
   const stages: readonly { name: string; run: (text: string) => void }[] = [
@@ -110,6 +145,16 @@ export async function benchMasking(): Promise<string> {
       );
     }
   }
+  const stallRows: string[] = [];
+  for (const input of [INPUTS[0], INPUTS[3]]) {
+    const cells: string[] = [];
+    for (const size of SIZES) {
+      await flushStallMs(input.make(10_000));
+      const { stall, flush } = await flushStallMs(input.make(size));
+      cells.push(`${fmt(stall)} / ${fmt(flush)}`);
+    }
+    stallRows.push(`| ${input.name} | ${cells.join(" | ")} |`);
+  }
   const error = "Refund of 4821.77 for ORD-918273 to margaret.whitfield@example.com is not allowed: permission denied";
   const perText = microsPer(() => mask(error), 2000);
   const perRun = microsPer(() => createMasker(VALUES), 500);
@@ -121,6 +166,12 @@ export async function benchMasking(): Promise<string> {
     "| input | stage | 10 KB | 100 KB | 1 MB | 100 KB / 10 KB | 1 MB / 100 KB |",
     "|---|---|---:|---:|---:|---:|---:|",
     ...rows,
+    "",
+    "Longest event-loop stall while the recorder flushes one call whose argument is such an input (its error repeats the first 2,000 characters), ms (stall / whole flush), after one warm-up flush; a 1 ms timer measures the stall:",
+    "",
+    "| argument | 10 KB | 100 KB | 1 MB |",
+    "|---|---:|---:|---:|",
+    ...stallRows,
     "",
     `A typical error message (${error.length} characters) through the prepared masker: **${perText.toFixed(1)} µs**; preparing the masker for those two calls' arguments: **${perRun.toFixed(1)} µs** (median of 5 batches).`,
   ].join("\n");

@@ -198,19 +198,30 @@ export function detect(input: DetectInput): Detection {
   }
   const ordered = [...turnByRequest.values()];
   sortById(ordered);
+  // A request that speaks to the model is data, never evidence for a lesson (checked once each).
+  const speaking = new Map<string, boolean>();
+  const speaks = (requestId: string): boolean => {
+    let known = speaking.get(requestId);
+    if (known === undefined) {
+      const turn = turnByRequest.get(requestId);
+      known = turn !== undefined && speaksToModel(turn);
+      speaking.set(requestId, known);
+    }
+    return known;
+  };
 
   // Each (tool, request) pair can arise from one rule only (the rules' conditions on who served
   // the request exclude each other, and each request has one turn and one next turn), so no
   // de-duplication is needed.
   const addMiss = (miss: MissedRequest, at: number): void => {
     const st = state.get(miss.tool);
-    if (!st) return;
+    if (!st || speaks(miss.requestId)) return;
     st.td.misses.push(miss);
     st.missAt.push(at);
   };
   const addConfusion = (confusion: ConfusedRequest, at: number): void => {
     const st = state.get(confusion.tool);
-    if (!st) return;
+    if (!st || speaks(confusion.requestId)) return;
     st.td.confusions.push(confusion);
     st.confusionAt.push(at);
   };
@@ -346,6 +357,16 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
     // Largest group first; stable for equal sizes (first failure first).
     td.failures.sort((a, b) => b.callIds.length - a.callIds.length);
   }
+}
+
+/**
+ * Whether a request speaks to the model: flagged by the recorder on the text as the user wrote
+ * it (`requestAimed`, before masking could hide an escaped payload), or found now in its stored
+ * text (older rows). Such a request is never a missed or confused request, so no example, "Not
+ * for" line or phrase is made of its words.
+ */
+export function speaksToModel(turn: Pick<TurnRecord, "request" | "requestAimed">): boolean {
+  return turn.requestAimed !== undefined || findAimedAtModel(turn.request) !== undefined;
 }
 
 /**

@@ -105,6 +105,11 @@ const requestRowFields = {
 /** What a run did for one request: written when the run ends (or reported by the application). */
 export const TurnRecordSchema = z.object({
   ...requestRowFields,
+  /**
+   * The label of text aimed at the model found in the request as the user wrote it (before
+   * masking): the request is kept as data and is never evidence for a lesson.
+   */
+  requestAimed: z.string().optional(),
   /** Tools the run called, in order, with their outcome. */
   calls: z.array(
     z.object({

@@ -18,6 +18,7 @@ import {
 } from "../ledger/schema.js";
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
 import { gateText, redactError } from "../text/gate.js";
+import { findAimedAtModel } from "../text/injection.js";
 import {
   createMasker,
   type FingerprintMemo,
@@ -914,6 +915,8 @@ function buildRecords(
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
   const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
+  // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
+  const requestAimed = root.turn ? findAimedAtModel(root.turn.text) : undefined;
   const common = {
     partition,
     runId: root.id,
@@ -959,6 +962,7 @@ function buildRecords(
     ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
     requestId,
     request,
+    ...(requestAimed !== undefined ? { requestAimed } : {}),
     calls: turnCalls,
     ...(servedBy !== undefined ? { servedBy } : {}),
     id: timeOrderedId(),

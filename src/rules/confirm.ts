@@ -8,6 +8,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
 import { clip, errorMessage } from "../internal.js";
 import type { EdictCandidate } from "./capture.js";
@@ -21,13 +22,25 @@ export const EdictVerdictsSchema = z.object({
       edict: z.boolean().describe("True when the user tells the agent, lastingly, never to do this."),
       tool: z
         .string()
+        // Nullable, not optional: a strict structured-output schema must list every property as required.
         .nullable()
-        .optional()
         .describe("The registered tool the rule is about, when it is not the one given; null for none."),
     }),
   ),
 });
 export type EdictVerdicts = z.infer<typeof EdictVerdictsSchema>;
+
+/**
+ * How a reply is read: as {@link EdictVerdictsSchema}, a missing `tool` read as none. The model
+ * is sent the strict schema (every property required, as strict structured output demands) and
+ * the reply is checked here, so a reply of the wrong shape is told apart from a failed call.
+ */
+const EdictVerdictsReplySchema = z.object({
+  verdicts: z.array(EdictVerdictsSchema.shape.verdicts.element.extend({ tool: z.string().nullable().optional() })),
+});
+
+/** The schema the model is sent, as JSON schema: the model's client validates nothing itself. */
+const EDICT_VERDICTS_JSON_SCHEMA = toJsonSchema(EdictVerdictsSchema);
 
 /** Options of {@link confirmEdicts}. */
 export interface ConfirmEdictsOptions {
@@ -87,7 +100,10 @@ export async function confirmEdicts(
   };
   let reply: unknown;
   try {
-    const structured = model.withStructuredOutput(EdictVerdictsSchema, { name: "edict_verdicts" });
+    const structured = model.withStructuredOutput(EDICT_VERDICTS_JSON_SCHEMA, {
+      name: "edict_verdicts",
+      strict: true,
+    });
     reply = await structured.invoke(
       [new SystemMessage(INSTRUCTIONS), new HumanMessage(JSON.stringify(payload, null, 2))],
       config,
@@ -100,7 +116,7 @@ export async function confirmEdicts(
       rejected: { reason: "model_error", detail: clip(errorMessage(error), 200) },
     };
   }
-  const parsed = EdictVerdictsSchema.safeParse(reply);
+  const parsed = EdictVerdictsReplySchema.safeParse(reply);
   if (!parsed.success) {
     const detail = parsed.error.issues
       .slice(0, 3)

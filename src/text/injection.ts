@@ -183,8 +183,18 @@ export function aimedViews(text: string): { views: string[]; hidden: string; bid
   const decoded = decodeEscapes(inspected.text);
   if (decoded !== inspected.text) views.push(skeletonOfNormalized(inspectText(decoded).text));
   if (inspected.hidden !== "") views.push(inspected.hidden);
+  // Words split over lines or list marks (a validator's issues joined by "✖", one field per
+  // line) read as one phrase to a model: check them joined too.
+  const joined = views[1].replace(PATH_NOTES, " ").replace(SPLITTERS, " ").replace(/\s+/g, " ");
+  if (joined !== views[1]) views.push(joined);
   return { views: [...new Set(views)], hidden: inspected.hidden, bidiControls: inspected.bidiControls };
 }
+
+/** A validator's note of where an issue is (zod: `→ at order.items[0]`), between the parts of a message. */
+const PATH_NOTES = /^[ \t]*(?:\u2192|->)[ \t]*at\b[^\n]*$/gm;
+
+/** Line breaks and the marks that set a text's parts apart without ending a sentence. */
+const SPLITTERS = /[\n\r\t\u2716\u2715\u2717\u2718\u2192\u2022\u00b7\u25cf\u25aa|>]+/g;
 
 /** Subdivision flags (🏴 + `gbeng` in tag characters) are the one common, harmless use of tags. */
 const FLAG_TAGS = /^[a-z]{2}[a-z0-9]{1,4}$/;

@@ -224,6 +224,7 @@ export function edictScript(
 ): ChatScript {
   return (turn) => {
     const seen = edictCheckOf(turn);
-    return { json: { verdicts: seen.candidates.map((c) => ({ index: c.index, ...decide(c, seen) })) } };
+    // A strict structured-output reply holds every property: `tool` is null when not corrected.
+    return { json: { verdicts: seen.candidates.map((c) => ({ index: c.index, tool: null, ...decide(c, seen) })) } };
   };
 }

@@ -415,11 +415,9 @@ describe("edict confirmation through ChatOpenAI", () => {
     }
   });
 
-  // Fails today: src/rules/confirm.ts declares `tool` as `.nullable().optional()`, so the schema
-  // ChatOpenAI sends with `strict: true` leaves `tool` out of `required`, which a hosted OpenAI
-  // refuses with a 400 (every edict check then ends as model_error and the code decides alone).
-  // `.nullable()` alone fixes it; then drop `.fails`.
-  it.fails("sends a schema a hosted OpenAI accepts in strict mode (every property required)", async () => {
+  // A strict schema must list every property as required, or a hosted OpenAI refuses it with a
+  // 400 and every edict check ends as model_error (it once declared `tool` optional).
+  it("sends a schema a hosted OpenAI accepts in strict mode (every property required)", async () => {
     server.clearRequests();
     await recordEdicts(ledger, { partition: "u:gina", text: TEXT, tools: TOOLS, model: chat() });
     const format = chatBody(server.requestsTo("chat")[0]).response_format!;

@@ -1,3 +1,4 @@
+import { speaksToModel } from "../detect.js";
 /**
  * Evidence: what one tool's review rests on, with routing asked "what if" against the index as
  * it is now. Of the tool's missed requests, only those routing still misses count, each marked
@@ -137,7 +138,7 @@ async function coverMisses(
   const known = new Set(td.misses.map((m) => m.requestId));
   const moved: MissedRequest[] = servedOwn
     .slice(-MAX_OWN_REQUESTS)
-    .filter((t) => routing.routedBefore.has(t.requestId) && !known.has(t.requestId))
+    .filter((t) => routing.routedBefore.has(t.requestId) && !known.has(t.requestId) && !speaksToModel(t))
     .map((t) => ({
       tool: card.name,
       requestId: t.requestId,

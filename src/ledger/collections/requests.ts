@@ -104,6 +104,7 @@ export function looksLikeTurn(v: Record<string, unknown>): boolean {
   return (
     looksLikeRequestRow(v) &&
     isStr(v.request) &&
+    isOptStr(v.requestAimed) &&
     isOptStr(v.servedBy) &&
     isEvery(v.calls, (c) => isStr(c.tool) && isOutcome(c.outcome) && isOptErrorClass(c.errorClass))
   );
