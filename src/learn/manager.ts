@@ -6,8 +6,9 @@ import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { RuleInput } from "../ledger/ledger.js";
-import { renderRulesBlock, type RulesBlock } from "../prompt/rules-block.js";
-import type { RuleScope, RuleView } from "../rules/model.js";
+import { rulesWriteVersion } from "../ledger/collections/rules.js";
+import { DEFAULT_RULES_BLOCK, renderRulesBlock, type RulesBlock, RulesBlockCache } from "../prompt/rules-block.js";
+import { type RuleScope, type RuleView, SHARED_SCOPE } from "../rules/model.js";
 import { bindingRules, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
 import type { Refusal, Revision, ToolStats } from "../ledger/schema.js";
 import {
@@ -135,6 +136,25 @@ export interface RuleScopeOption extends PartitionOption {
   scope?: RuleScope;
 }
 
+/** Options of {@link LessonManager.rulesForPrompt}. */
+export interface RulesForPromptOptions extends PartitionOption {
+  /**
+   * The conversation thread (e.g. LangGraph's `thread_id`): the block is then rendered once for
+   * it and served again until a rule that binds it changes.
+   * @default none: rendered on every call
+   */
+  threadId?: string;
+  /**
+   * Most rules the block lists (critical ones are listed even past it).
+   * @default 30 (DEFAULT_RULES_BLOCK.maxRules)
+   */
+  maxRules?: number;
+}
+
+/** The defaults of {@link RulesForPromptOptions} (`threadId` has none: rendered on every call). */
+export const DEFAULT_RULES_FOR_PROMPT_OPTIONS: Readonly<Required<Omit<RulesForPromptOptions, "threadId">>> =
+  Object.freeze({ partition: DEFAULT_PARTITION, maxRules: DEFAULT_RULES_BLOCK.maxRules });
+
 /** Options of {@link LessonManager.summarize}. */
 export interface SummarizeToolsOptions extends PartitionOption, Omit<SummarizeOptions, "tools"> {
   /**
@@ -167,6 +187,8 @@ export class LessonManager {
   readonly memory: ToolMemory;
   private readonly objective: ExampleObjective;
   private readonly vetOptions: VetOptions;
+  /** The pinned rules block, once per thread (`rulesForPrompt` with a `threadId`). */
+  private readonly rulesBlocks = new RulesBlockCache({ render: (rules, o) => renderRulesBlock(rules, o) });
 
   constructor(options: LessonManagerOptions) {
     const o = { ...DEFAULT_LESSON_MANAGER_OPTIONS, ...definedOnly(options) };
@@ -374,16 +396,21 @@ export class LessonManager {
    * The pinned `## Tool-scoped rules` block for these tools (the partition's and the shared
    * critical and high rules; critical never dropped), with the structured snapshot of what it
    * lists and what the cap left out. Byte-stable for the same rules.
+   *
+   * With a `threadId`, rendered once per thread: later turns of the thread get the same (frozen)
+   * block until a rule that binds it is written (put, delete, promote, an edict or observation
+   * recorded, here or by another process); the rules are still read each time to tell. Without
+   * one, rendered on every call.
    */
-  async rulesForPrompt(
-    tools: readonly string[],
-    options: PartitionOption & { maxRules?: number } = {},
-  ): Promise<RulesBlock> {
-    const rules = await bindingRules(this.ledger, options.partition ?? DEFAULT_PARTITION, tools);
-    return renderRulesBlock(rules, {
-      tools,
-      ...(options.maxRules !== undefined ? { maxRules: options.maxRules } : {}),
-    });
+  async rulesForPrompt(tools: readonly string[], options: RulesForPromptOptions = {}): Promise<RulesBlock> {
+    const partition = options.partition ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.partition;
+    const maxRules = options.maxRules ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.maxRules;
+    // Read before the rules: a write that lands during the read then shows on the next call.
+    const writeVersions = [partition, SHARED_SCOPE].map((p) => rulesWriteVersion(this.ledger.store, p));
+    const rules = await bindingRules(this.ledger, partition, tools);
+    const blockOptions = { tools, maxRules };
+    if (options.threadId === undefined) return renderRulesBlock(rules, blockOptions);
+    return this.rulesBlocks.serve({ partition, threadId: options.threadId, writeVersions }, rules, blockOptions);
   }
 
   /** Every rule that binds the partition's callers (its own and the shared ones), as plain JSON-ready objects. */

@@ -162,3 +162,132 @@ function unique(rules: readonly Rule[]): Rule[] {
   }
   return out;
 }
+
+// ---------------------------------------------------------------- once per thread
+
+/** Options of {@link RulesBlockCache}. */
+export interface RulesBlockCacheOptions {
+  /**
+   * Most threads whose block is kept; past it, the least recently served thread's is dropped
+   * (rendered again if that thread comes back).
+   * @default 1000
+   */
+  maxThreads?: number;
+  /**
+   * What renders a block (a seam for tests and wrappers).
+   * @default renderRulesBlock
+   */
+  render?: (rules: readonly Rule[], options: RulesBlockOptions) => RulesBlock;
+}
+
+/** The defaults of {@link RulesBlockCacheOptions}. */
+export const DEFAULT_RULES_BLOCK_CACHE: Readonly<Required<RulesBlockCacheOptions>> = Object.freeze({
+  maxThreads: 1000,
+  render: renderRulesBlock,
+});
+
+/** Whose block {@link RulesBlockCache.serve} serves, and the write counts read before the rules were. */
+export interface RulesBlockRequest {
+  /** The caller's partition. */
+  partition: string;
+  /** The conversation thread (e.g. LangGraph's `thread_id`). */
+  threadId: string;
+  /**
+   * This process's rule-write counts of the partitions the rules were read from (the caller's
+   * and the shared scope), read before the rules: any change re-renders.
+   */
+  writeVersions: readonly number[];
+}
+
+interface CachedBlock {
+  stamp: string;
+  block: RulesBlock;
+}
+
+/**
+ * What decides whether a cached block still holds: the block options (tools as a set, cap,
+ * recall tool), this process's write counts, and, of the rules that can reach the block (pinned,
+ * scoped, of the tools), how many there are and the newest `updatedAt` (how another process's
+ * write shows: a put or a move stamps the row with a newer time, a delete lowers the count). Pure.
+ */
+export function rulesBlockStamp(
+  rules: readonly Rule[],
+  options: RulesBlockOptions,
+  writeVersions: readonly number[],
+): string {
+  const tools = options.tools === undefined ? null : [...new Set(options.tools)].sort(byName);
+  const wanted = tools === null ? undefined : new Set(tools);
+  let count = 0;
+  let newest = 0;
+  for (const r of rules) {
+    if (!isPinned(r) || isUnscoped(r) || (wanted !== undefined && !wanted.has(r.tool))) continue;
+    count += 1;
+    if (r.updatedAt > newest) newest = r.updatedAt;
+  }
+  return JSON.stringify([
+    tools,
+    options.maxRules ?? DEFAULT_RULES_BLOCK.maxRules,
+    options.recallTool ?? DEFAULT_RULES_BLOCK.recallTool,
+    writeVersions,
+    count,
+    newest,
+  ]);
+}
+
+/**
+ * The pinned block rendered once per thread: a thread's later turns get the very same block
+ * (same object, same bytes, so a provider's prompt cache keeps the prefix) until a rule that
+ * could change it is written (see {@link rulesBlockStamp}); then it is rendered anew. One entry
+ * per partition and thread, least recently served dropped past `maxThreads`. A thread of one
+ * partition never gets another partition's block: the partition is part of the key. The blocks
+ * it serves are frozen, as they are shared by every later turn of the thread.
+ */
+export class RulesBlockCache {
+  private readonly maxThreads: number;
+  private readonly render: (rules: readonly Rule[], options: RulesBlockOptions) => RulesBlock;
+  /** Insertion order is recency: a served entry is moved to the end. */
+  private readonly entries = new Map<string, CachedBlock>();
+
+  constructor(options: RulesBlockCacheOptions = {}) {
+    this.maxThreads = Math.max(1, options.maxThreads ?? DEFAULT_RULES_BLOCK_CACHE.maxThreads);
+    this.render = options.render ?? DEFAULT_RULES_BLOCK_CACHE.render;
+  }
+
+  /** How many threads have a block kept. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The thread's block for these rules: the kept one when its stamp still holds, else rendered
+   * (and kept in its place).
+   */
+  serve(request: RulesBlockRequest, rules: readonly Rule[], options: RulesBlockOptions = {}): RulesBlock {
+    const key = JSON.stringify([request.partition, request.threadId]);
+    const stamp = rulesBlockStamp(rules, options, request.writeVersions);
+    const kept = this.entries.get(key);
+    this.entries.delete(key);
+    const entry =
+      kept !== undefined && kept.stamp === stamp ? kept : { stamp, block: frozen(this.render(rules, options)) };
+    this.entries.set(key, entry);
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxThreads) break;
+      this.entries.delete(oldest);
+    }
+    return entry.block;
+  }
+
+  /** Forget every kept block. */
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** A block frozen through its arrays and their items: a served block is shared by a thread's turns. */
+function frozen(block: RulesBlock): RulesBlock {
+  for (const r of block.shown) Object.freeze(r);
+  for (const o of block.omitted) Object.freeze(o);
+  Object.freeze(block.shown);
+  Object.freeze(block.omitted);
+  return Object.freeze(block);
+}

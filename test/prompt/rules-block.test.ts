@@ -1,6 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Rule } from "../../src/ledger/schema.js";
-import { renderRulesBlock, RULES_BLOCK_HEADING, RULES_BLOCK_PREAMBLE } from "../../src/prompt/rules-block.js";
+import {
+  RulesBlockCache,
+  rulesBlockStamp,
+  renderRulesBlock,
+  RULES_BLOCK_HEADING,
+  RULES_BLOCK_PREAMBLE,
+} from "../../src/prompt/rules-block.js";
 import { SHARED_SCOPE, UNSCOPED_TOOL } from "../../src/rules/model.js";
 
 let clock = 1_000;
@@ -140,5 +146,90 @@ describe("renderRulesBlock", () => {
     expect(renderRulesBlock(rules, { maxRules: 1, recallTool: "rules_for" }).text).toContain(
       '- 1 more; recall them with rules_for({"tool":"a"}).',
     );
+  });
+});
+
+describe("RulesBlockCache", () => {
+  const rules = [rule("send_email", "Never email Sarah.", "critical"), rule("exec", "Ask before sudo.", "high")];
+  const thread = (threadId: string, partition = "u:alice") => ({ partition, threadId, writeVersions: [0, 0] });
+
+  it("renders a thread's block once and serves the same object until the stamp moves", () => {
+    const render = vi.fn(renderRulesBlock);
+    const cache = new RulesBlockCache({ render });
+    const first = cache.serve(thread("t"), rules, { tools: ["send_email", "exec"] });
+    expect(cache.serve(thread("t"), [...rules].reverse(), { tools: ["exec", "send_email", "exec"] })).toBe(first);
+    expect(render).toHaveBeenCalledTimes(1);
+    expect(first).toEqual(renderRulesBlock(rules, { tools: ["send_email", "exec"] }));
+
+    const bumped = cache.serve({ ...thread("t"), writeVersions: [1, 0] }, rules, { tools: ["send_email", "exec"] });
+    expect(bumped).not.toBe(first);
+    expect(bumped.text).toBe(first.text);
+    expect(render).toHaveBeenCalledTimes(2);
+    expect(cache.size).toBe(1);
+  });
+
+  it("keys by partition and thread: one never gets another's block", () => {
+    const cache = new RulesBlockCache();
+    const alice = cache.serve(thread("t"), rules);
+    const bob = cache.serve(thread("t", "u:bob"), []);
+    expect(bob.text).toBe("");
+    expect(cache.serve(thread("t"), rules)).toBe(alice);
+    expect(cache.serve(thread("t2"), rules)).not.toBe(alice);
+    expect(cache.size).toBe(3);
+  });
+
+  it("is bounded: past maxThreads the least recently served thread is dropped", () => {
+    const render = vi.fn(renderRulesBlock);
+    const cache = new RulesBlockCache({ maxThreads: 2, render });
+    const a = cache.serve(thread("a"), rules);
+    cache.serve(thread("b"), rules);
+    expect(cache.serve(thread("a"), rules)).toBe(a); // a is now the most recent
+    cache.serve(thread("c"), rules); // drops b
+    expect(cache.size).toBe(2);
+    expect(render).toHaveBeenCalledTimes(3);
+    expect(cache.serve(thread("a"), rules)).toBe(a);
+    cache.serve(thread("b"), rules);
+    expect(render).toHaveBeenCalledTimes(4);
+    for (let i = 0; i < 100; i++) cache.serve(thread(`t${i}`), rules);
+    expect(cache.size).toBe(2);
+    cache.clear();
+    expect(cache.size).toBe(0);
+  });
+
+  it("serves frozen blocks: a turn cannot change what later turns are given", () => {
+    const block = new RulesBlockCache().serve(thread("t"), rules);
+    expect(Object.isFrozen(block) && Object.isFrozen(block.shown) && Object.isFrozen(block.shown[0])).toBe(true);
+  });
+});
+
+describe("rulesBlockStamp", () => {
+  const base = [rule("send_email", "Never email Sarah.", "critical")];
+  const stamp = (rules: Rule[], tools?: string[], versions = [0, 0]) =>
+    rulesBlockStamp(rules, tools === undefined ? {} : { tools }, versions);
+
+  it("moves with what can change the block: a pinned rule added, updated, deleted, a write here, the options", () => {
+    const s = stamp(base, ["send_email"]);
+    expect(stamp([...base], ["send_email"])).toBe(s);
+    expect(stamp([...base, rule("send_email", "Keep it short.", "high")], ["send_email"])).not.toBe(s);
+    expect(stamp([{ ...base[0], updatedAt: base[0].updatedAt + 1 }], ["send_email"])).not.toBe(s);
+    expect(stamp([], ["send_email"])).not.toBe(s);
+    expect(stamp(base, ["send_email"], [0, 1])).not.toBe(s);
+    expect(stamp(base, ["send_email", "exec"])).not.toBe(s);
+    expect(rulesBlockStamp(base, { tools: ["send_email"], maxRules: 3 }, [0, 0])).not.toBe(s);
+  });
+
+  it("does not move for rules that cannot reach the block (normal, unscoped, other tools)", () => {
+    const s = stamp(base, ["send_email"]);
+    expect(
+      stamp(
+        [
+          ...base,
+          rule("send_email", "Sign off as Alice.", "normal"),
+          rule(UNSCOPED_TOOL, "Never share my phone number.", "critical"),
+          rule("exec", "Never run rm -rf.", "critical"),
+        ],
+        ["send_email"],
+      ),
+    ).toBe(s);
   });
 });

@@ -84,10 +84,12 @@ const model = new ScriptedChatModel((messages: BaseMessage[]) => {
 function buildGraph(manager: LessonManager) {
   return (
     new StateGraph(State)
-      // Before the agent: the pinned rules of this caller, as this turn's system prompt.
-      .addNode("rules", async (_state, config) => ({
-        system: (await manager.rulesForPrompt(NAMES, { partition: partitionOf(config) })).text,
-      }))
+      // Before the agent: the pinned rules of this caller, as this turn's system prompt (rendered
+      // once per thread; the edict captured after turn 1 makes turn 2 render it anew).
+      .addNode("rules", async (_state, config) => {
+        const threadId = String(config.configurable?.thread_id);
+        return { system: (await manager.rulesForPrompt(NAMES, { partition: partitionOf(config), threadId })).text };
+      })
       .addNode("agent", async (state, config) => ({
         messages: [await model.invoke([new SystemMessage(state.system), ...state.messages], config)],
       }))
