@@ -48,7 +48,8 @@ const PLACEHOLDER_BY_KIND: Record<ArgShape["kind"], string> = {
   boolean: "<boolean>",
   null: "<null>",
   array: "<list>",
-  object: "<object>",
+  // Not "<object>": that is an HTML tag, and a lesson must never read as markup to a model.
+  object: "<record>",
 };
 
 /**
@@ -62,7 +63,7 @@ const PLACEHOLDER_BY_KIND: Record<ArgShape["kind"], string> = {
  *   masked form, it masks something, and little of it is fixed: at most a short letter prefix
  *   and separators (see {@link isSharedFormat}). A placeholder shape the masker wrote
  *   (`<email>`) is shown as is when all calls share it. Anything else is `<text>`.
- * - Other kinds are placeholders: `<number>`, `<boolean>`, `<list>`, `<object>`, `<null>`
+ * - Other kinds are placeholders: `<number>`, `<boolean>`, `<list>`, `<record>`, `<null>`
  *   (`<value>` when the calls disagree on the kind).
  */
 export function buildExampleCall(

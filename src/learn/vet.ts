@@ -542,9 +542,6 @@ export function vetNotFor(item: ProposedNotFor, ctx: VetContext, options: VetOpt
   return vetLine("not_for", item, ctx, options);
 }
 
-/** A placeholder of a masked shape (`<object>`, `<text>`, `<email>` …). */
-const SHAPE_PLACEHOLDER = /<[a-z_]{1,20}>/g;
-
 /** The rules of the example call built by code: no value, one line, nothing aimed at the model. */
 export function vetExampleCall(
   text: string,
@@ -554,20 +551,17 @@ export function vetExampleCall(
 ): Refusal | null {
   const maxLineLength = evidenceLimits(ctx.settings).maxLineLength;
   const args = text.startsWith(EXAMPLE_CALL_PREFIX) ? text.slice(EXAMPLE_CALL_PREFIX.length) : text;
-  // Its `<object>`, `<text>` … are the shapes' own placeholders (code writes them; a value never
-  // shows as one), not markup: the checks for text aimed at the model read them as a plain word.
-  const checked = args.replace(SHAPE_PLACEHOLDER, "value");
   return (
     // The fixed "Example call:" prefix is ours, not the user's: only the arguments can hold a value.
     checkNoValue("example_call", args, ctx.containsValue) ??
     checkLine("example_call", text, maxLineLength) ??
-    gateLesson("example_call", checked, {
+    gateLesson("example_call", args, {
       tool: ctx.tool ?? "",
       card: ctx.card ?? [],
       registeredTools: ctx.registeredTools ?? [],
       containsValue: ctx.containsValue,
     }).refusal ??
-    checkNotAimedAtModel("example_call", checked, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns) ??
+    checkNotAimedAtModel("example_call", text, options.aimedPatterns ?? DEFAULT_VET_OPTIONS.aimedPatterns) ??
     checkNotSaid("example_call", text, ctx.turnedDown?.exampleCalls ?? [], 1, "turned_down")
   );
 }

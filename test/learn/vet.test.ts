@@ -545,9 +545,9 @@ describe("checkApplicable: the settings-dependent rules, again on apply", () => 
 });
 
 describe("example call placeholders", () => {
-  it("reads the shapes' own placeholders as words, not markup, and still refuses real markup", () => {
+  it("keeps the placeholders an example call is built with, and refuses markup", () => {
     const ctx = { containsValue: () => false };
-    expect(vetExampleCall('Example call: {"payload": "<object>", "note": "<text>"}', ctx)).toBeNull();
+    expect(vetExampleCall('Example call: {"payload": "<record>", "tags": "<list>", "note": "<text>"}', ctx)).toBeNull();
     expect(vetExampleCall('Example call: {"payload": "<object data=x onload=alert(1)>"}', ctx)?.reason).toBe(
       "aimed_at_model",
     );
