@@ -529,6 +529,10 @@ const MAX_PHRASE_TOKENS = 8;
 const ECHO_GRAM = 6;
 /** Value tokens at least this long are looked for in part (keys, long ids). */
 const MIN_ECHO_SOURCE = 10;
+/** Characters of one value token whose pieces are looked for (a key is far shorter). */
+const MAX_ECHO_SOURCE = 4096;
+/** Pieces kept over all of a masker's values. */
+const MAX_ECHO_GRAMS = 200_000;
 
 /** A masked text and what was masked in it, by kind (`value`, `email`, `api_key` ...), never the text itself. */
 export interface MaskResult {
@@ -567,12 +571,17 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
   };
   if (values === undefined) return prepared;
   const { terms, bulkTokens } = allTerms(values, maxNodes);
+  let gramBudget = MAX_ECHO_GRAMS;
   const addToken = (raw: string): void => {
     const t = fold(raw);
     prepared.tokens.add(t);
     if (t.length < MIN_ECHO_SOURCE) return;
-    prepared.longestEchoSource = Math.max(prepared.longestEchoSource, t.length);
-    for (let i = 0; i + ECHO_GRAM <= t.length; i++) prepared.grams.add(t.slice(i, i + ECHO_GRAM));
+    // Pieces of keys and ids are looked for; a blob's pieces past the budget are not (its whole
+    // and its tokens still are): the set of pieces stays bounded, so preparing stays linear.
+    const end = Math.min(t.length, MAX_ECHO_SOURCE);
+    prepared.longestEchoSource = Math.max(prepared.longestEchoSource, end);
+    for (let i = 0; i + ECHO_GRAM <= end && gramBudget > 0; i++, gramBudget--)
+      prepared.grams.add(t.slice(i, i + ECHO_GRAM));
   };
   for (const t of terms) {
     if (t.whole !== undefined) {
