@@ -19,6 +19,7 @@ import {
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
 import { gateText, redactError } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
+import { isStorableName } from "../text/normalize.js";
 import {
   createMasker,
   type FingerprintMemo,
@@ -874,13 +875,9 @@ export function toolMessagesIn(outputs: unknown, depth = 0): ToolMessageLike[] {
 /** Longest tool name recorded; a longer one is no tool a model was given. */
 const MAX_TOOL_NAME_LENGTH = 256;
 
-/** A tool name a store can key a namespace by: non-blank, not too long, no control character or lone surrogate. */
-function isStorableName(name: string): boolean {
-  return (
-    name.trim() !== "" &&
-    name.length <= MAX_TOOL_NAME_LENGTH &&
-    !/[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(name)
-  );
+/** A tool name a store can key a namespace by: non-blank, not too long, storable as it is. */
+function isStorableToolName(name: string): boolean {
+  return name.trim() !== "" && name.length <= MAX_TOOL_NAME_LENGTH && isStorableName(name);
 }
 
 /** Parse a tool's callback input (JSON of its arguments, or a plain string) into arguments. */
@@ -948,7 +945,7 @@ function buildRecords(
       source: call.source,
       at: call.at,
     };
-    if (isStorableName(call.tool) && CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
+    if (isStorableToolName(call.tool) && CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
       out.push(record);
       turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
     } else {

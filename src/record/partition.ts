@@ -1,5 +1,6 @@
 import { InvalidInput } from "../errors.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
+import { isStorableName } from "../text/normalize.js";
 
 /**
  * Partitions: whose traffic a record belongs to. Every ledger row lives in one partition, and
@@ -66,12 +67,9 @@ function asId(key: string, value: unknown): string | undefined {
   }
   if (typeof value !== "string") throw refused(key, value === null ? "null" : `a ${kindOf(value)}`);
   if (value.trim() === "") throw refused(key, "a blank string");
-  if (LONE_SURROGATE.test(value)) throw refused(key, "a string with a lone UTF-16 surrogate");
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) throw refused(key, "a string with a control character");
+  if (!isStorableName(value)) throw refused(key, "a string with a control character or a lone UTF-16 surrogate");
   return value;
 }
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function kindOf(value: unknown): string {
   return Array.isArray(value) ? "list" : typeof value;

@@ -350,3 +350,15 @@ export function skeletonOfNormalized(text: string): string {
   for (const ch of stripped) out += CONFUSABLES[ch] ?? ch;
   return out.toLowerCase().normalize("NFC");
 }
+
+/** A control character (C0, DEL, C1) or a lone UTF-16 surrogate: what no store can key a row by. */
+const UNSTORABLE =
+  /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when `text` can name a row as it is (a tool name, a partition id): no control character and
+ * no lone surrogate. Such names are refused, never rewritten, so two different names never meet.
+ */
+export function isStorableName(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
