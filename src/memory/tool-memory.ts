@@ -13,7 +13,6 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, EvaluatedCall, Guideline, ToolCard, ToolMemoryState, ToolStats } from "../ledger/schema.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { gateText } from "../text/gate.js";
-import { findAimedAtModel } from "../text/injection.js";
 import { containsFingerprint } from "../text/mask.js";
 import { DeterministicEvaluator } from "./deterministic-evaluator.js";
 import { mapLimit } from "./limit.js";
@@ -340,11 +339,11 @@ export class ToolMemory {
       if (call.fingerprints.length > 0 && containsFingerprint(text, call.fingerprints, key)) {
         return { ok: false, reason: "contains_value", detail: "the evaluation holds an argument value of the call" };
       }
-      const aimed = findAimedAtModel(text);
-      if (aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: aimed };
-      const found = gateText(text, { kind: "stored" }).masked;
-      if (found.length > 0) {
-        return { ok: false, reason: "contains_private_data", detail: [...new Set(found)].join(", ") };
+      // One pass through the gate: its check for text aimed at the model, and its detectors.
+      const gated = gateText(text, { kind: "stored" });
+      if (gated.aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: gated.aimed };
+      if (gated.masked.length > 0) {
+        return { ok: false, reason: "contains_private_data", detail: [...new Set(gated.masked)].join(", ") };
       }
     }
     return outcome;

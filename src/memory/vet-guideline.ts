@@ -11,8 +11,7 @@
 import { oneLine } from "../internal.js";
 import type { EvaluatedCall, GuidelineRefusal, GuidelineRefusalReason } from "../ledger/schema.js";
 import { gateText } from "../text/gate.js";
-import { findAimedAtModel } from "../text/injection.js";
-import { containsFingerprint } from "../text/mask.js";
+import { valueCheckOf } from "../text/mask.js";
 import { MAX_PART_LINES, NOT_ENOUGH_DATA } from "./synthesis.js";
 import type { GuidelineDraft } from "./types.js";
 
@@ -50,9 +49,7 @@ const ABSOLUTE =
 
 /** The value check over a window: every fingerprint of its calls, with the ledger's key. */
 export function windowValueCheck(window: readonly EvaluatedCall[], key: string): ContainsValue {
-  const fingerprints = new Set<string>();
-  for (const row of window) for (const f of row.fingerprints) fingerprints.add(f);
-  return (text) => fingerprints.size > 0 && containsFingerprint(text, fingerprints, key);
+  return valueCheckOf(window, key);
 }
 
 /** True when every call of `recent` had the same outcome and the same score. */
@@ -71,14 +68,16 @@ export function checkGuidelineLine(
     return { reason: "too_long", detail: `${text.length} characters; at most ${ctx.maxLineLength}` };
   }
   if (ctx.containsValue(text)) return { reason: "contains_value" };
-  const aimed = findAimedAtModel(text);
-  if (aimed !== undefined) return { reason: "aimed_at_model", detail: aimed };
+  // One pass through the gate, as a prompt text: its check for text aimed at the model, its detectors.
+  const gated = gateText(text, { kind: "prompt" });
+  if (gated.aimed !== undefined) return { reason: "aimed_at_model", detail: gated.aimed };
   const named = [...ctx.callIds].find((id) => id.length >= 6 && text.includes(id));
   if (named !== undefined || ONE_CALL.test(text)) {
     return { reason: "refers_to_call", detail: named !== undefined ? "names a call id" : "speaks of one call" };
   }
-  const found = gateText(text, { kind: "prompt" }).masked;
-  if (found.length > 0) return { reason: "contains_private_data", detail: [...new Set(found)].join(", ") };
+  if (gated.masked.length > 0) {
+    return { reason: "contains_private_data", detail: [...new Set(gated.masked)].join(", ") };
+  }
   const absolute = ABSOLUTE.exec(text);
   if (absolute && !ctx.unanimous) {
     return { reason: "overstated", detail: `"${absolute[0]}" while the recent calls disagree` };

@@ -512,6 +512,19 @@ export function textFingerprints(text: string, key: string): string[] {
   return [...out];
 }
 
+/**
+ * Whether a text holds an argument value of any of `rows` (records that keep their values'
+ * keyed fingerprints): their fingerprints gathered once, then {@link containsFingerprint}.
+ */
+export function valueCheckOf(
+  rows: Iterable<{ readonly fingerprints: readonly string[] }>,
+  key: string,
+): (text: string) => boolean {
+  const fingerprints = new Set<string>();
+  for (const row of rows) for (const f of row.fingerprints) fingerprints.add(f);
+  return (text) => fingerprints.size > 0 && containsFingerprint(text, fingerprints, key);
+}
+
 /** True when a text contains any value whose fingerprints are given. */
 export function containsFingerprint(text: string, fingerprints: Iterable<string>, key: string): boolean {
   const known = fingerprints instanceof Set ? (fingerprints as Set<string>) : new Set(fingerprints);

@@ -4,7 +4,7 @@
  */
 import { cardWords } from "../../ledger/cards.js";
 import type { Refusal } from "../../ledger/schema.js";
-import { containsFingerprint } from "../../text/mask.js";
+import { valueCheckOf } from "../../text/mask.js";
 import { buildExampleCall } from "../example-call.js";
 import type { Proposal } from "../types.js";
 import { type ContainsValue, evidenceMaps, type VetOptions, vetExampleCall, vetProposal } from "../vet.js";
@@ -25,9 +25,7 @@ export interface VettedLessons {
 
 /** Whether a text holds an argument value of any call in the window (its keyed fingerprints). */
 export function valueCheck(window: Pick<ReviewWindow, "calls" | "fingerprintKey">): ContainsValue {
-  const fingerprints = new Set<string>();
-  for (const call of window.calls) for (const f of call.fingerprints) fingerprints.add(f);
-  return (text) => containsFingerprint(text, fingerprints, window.fingerprintKey);
+  return valueCheckOf(window.calls, window.fingerprintKey);
 }
 
 /**
