@@ -151,3 +151,24 @@ export function resolvePartition(
   }
   return partitionKey(partition);
 }
+
+/** Where a run carries the caller's ids: the parts of a `RunnableConfig` the resolver reads. */
+export interface CallerSources {
+  metadata?: Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  /** LangGraph / langchain v1 runtime context (`invoke(input, { context })`). */
+  context?: Record<string, unknown>;
+}
+
+/**
+ * The one way every piece names the caller's partition from a run's config: `metadata` first,
+ * then `configurable`, then v1 `context` (with a resolver, its answer first; see
+ * {@link resolvePartition}).
+ * @throws InvalidInput when an id is not one (see {@link resolvePartition}).
+ */
+export function partitionOf(config: CallerSources | undefined, resolver?: PartitionResolver): string {
+  const configurable = config?.configurable;
+  const context = config?.context;
+  const merged = context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
+  return resolvePartition(config?.metadata ?? {}, merged, resolver);
+}
