@@ -172,3 +172,24 @@ export function partitionOf(config: CallerSources | undefined, resolver?: Partit
   const merged = context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
   return resolvePartition(config?.metadata ?? {}, merged, resolver);
 }
+
+/** Threads remembered by {@link rememberCaller}, newest last; the oldest is forgotten beyond this. */
+const REMEMBERED_THREADS = 10_000;
+const callers = new Map<string, string>();
+
+/**
+ * Remember which partition a node or middleware resolved for a thread, so the recorder (whose
+ * callbacks see only `metadata`, not `configurable` or v1 `context`) files the thread's calls and
+ * turn in the same partition. Process-wide, bounded.
+ */
+export function rememberCaller(threadId: string | undefined, partition: string): void {
+  if (threadId === undefined) return;
+  callers.delete(threadId);
+  callers.set(threadId, partition);
+  if (callers.size > REMEMBERED_THREADS) callers.delete(callers.keys().next().value as string);
+}
+
+/** The partition last remembered for a thread by {@link rememberCaller}, if any. */
+export function rememberedCaller(threadId: string | undefined): string | undefined {
+  return threadId === undefined ? undefined : callers.get(threadId);
+}
