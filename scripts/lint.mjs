@@ -36,6 +36,8 @@ const ALLOWED_IMPORTS = {
   learn: { folders: ["index", "ledger", "text", "prompt", "record", "rules", "memory"] },
   rules: { folders: ["index", "ledger", "text", "record"] },
   memory: { folders: ["text", "ledger", "index"] },
+  // The createAgent middleware sits at the top like src/graph: it routes, registers, pins rules and records.
+  middleware: { folders: ["index", "learn", "ledger", "prompt", "record", "rules", "text"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

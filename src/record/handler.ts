@@ -4,7 +4,7 @@ import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { InvalidInput, ToolLessonsError } from "../errors.js";
-import { timeOrderedId } from "../ledger/keys.js";
+import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import {
   CallRecordSchema,
@@ -28,7 +28,7 @@ import {
   maskRequest,
   valueFingerprints,
 } from "../text/mask.js";
-import { type PartitionResolver, resolvePartition } from "./partition.js";
+import { type PartitionResolver, rememberedCaller, resolvePartition } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord, oneLine } from "../internal.js";
 
@@ -560,6 +560,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const hasTurn = root.isChain && root.turn !== undefined;
     const records = root.calls.length + (hasTurn ? 1 : 0);
     if (records === 0) return;
+    // A node or middleware may have named the thread's partition after this run started (ids in
+    // `configurable` or v1 `context`, which callbacks never see): the run's records go there too.
+    if (root.partition === DEFAULT_PARTITION && this.resolver === undefined) {
+      root.partition = rememberedCaller(root.threadId) ?? root.partition;
+    }
     if (root.partition === undefined) {
       this.counters.failed += records;
       return;

@@ -100,6 +100,7 @@ import { gateText, PII_DETECTORS, type PIIDetector } from "tool-lessons/privacy"
 import { SqliteStore } from "tool-lessons/sqlite";
 import { openPostgresStore } from "tool-lessons/postgres";
 import { ChromaVectorIndex, startChromaServer } from "tool-lessons/chroma";
+import { toolLessonsMiddleware, type ToolLessonsMiddlewareOptions } from "tool-lessons/middleware";
 
 const ledger = new Ledger(new InMemoryStore());
 const settings: Settings = parseSettings({ routingK: 3 });
@@ -113,6 +114,8 @@ export const recall: number = recallAtK(["a", "b"], ["b"], settings.routingK);
 export type Report = SimulationReport;
 export const detectors: PIIDetector[] = PII_DETECTORS.map((d) => d.detect);
 export const gated: string = gateText("mail me at a@b.co", { kind: "stored" }).text;
+const middlewareOptions: ToolLessonsMiddlewareOptions = { ledger, maxTools: 3 };
+export const middleware = toolLessonsMiddleware(middlewareOptions);
 export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
 `,
   );
@@ -216,5 +219,6 @@ describe("the packed package in a consumer project", () => {
     expect(names["tool-lessons/postgres"]).toContain("openPostgresStore");
     expect(names["tool-lessons/postgres"]).toContain("PostgresLedger");
     expect(names["tool-lessons/chroma"]).toEqual(expect.arrayContaining(["ChromaVectorIndex", "startChromaServer"]));
+    expect(names["tool-lessons/middleware"]).toContain("toolLessonsMiddleware");
   });
 });

@@ -1,0 +1,12 @@
+/**
+ * `tool-lessons/middleware`: the langchain v1 `createAgent` middleware. Its own entry point, so
+ * the root `tool-lessons` never loads `langchain` (an optional peer).
+ */
+export {
+  DEFAULT_TOOL_LESSONS_MIDDLEWARE,
+  type MiddlewareWarning,
+  type PreparedRequest,
+  toolLessonsMiddleware,
+  type ToolLessonsMiddlewareOptions,
+} from "./middleware.js";
+export { type DescribedToolDefinition, type RequestTool, requestToolName, toolsForModel } from "./tools-view.js";
