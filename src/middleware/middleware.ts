@@ -188,6 +188,7 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       return { ledger: options.ledger, router: options.router ?? defaultRouter(options.ledger) };
     }
     if (!store) return undefined;
+    store = storeBehind(store);
     let found = routers.get(store);
     if (!found) {
       const ledger = new Ledger(store);
@@ -212,13 +213,21 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       .sort()
       .join("\u0000");
     if (seen.get(partition) === signature) return;
+    let changed: string[];
     try {
       const result = await registerTools(ledger, tools, { partition });
-      const changed = [...result.registered, ...result.updated];
-      if (changed.length > 0) await router.index.upsertCards(partition, await ledger.getCards(partition, changed));
+      changed = [...result.registered, ...result.updated];
       seen.set(partition, signature);
     } catch (error) {
       warn("register", error);
+      return;
+    }
+    if (changed.length === 0) return;
+    try {
+      // A partition the index has loaded is brought up to date; one it has not is read whole on its first route.
+      await router.index.upsertCards(partition, await ledger.getCards(partition, changed));
+    } catch (error) {
+      warn("routing", error);
     }
   }
 
@@ -287,15 +296,16 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     } catch (error) {
       warn("routing", error);
     }
-    if (routed) {
+    {
       try {
         await ledger.appendRoutes([
           {
             partition,
             threadId,
             requestId,
-            offered: routed.offered,
-            allSent: routed.allSent,
+            // Routing skipped: every tool was sent, no choice was made (such turns count for nothing).
+            offered: routed?.offered ?? [],
+            allSent: routed?.allSent ?? true,
             k: options.maxTools ?? router.k,
           },
         ]);
@@ -377,6 +387,17 @@ function toolsInUse(messages: readonly BaseMessage[]): string[] {
     for (const call of calls) if (typeof call.name === "string") names.add(call.name);
   }
   return [...names];
+}
+
+/**
+ * The store a graph was given. LangGraph hands nodes its store wrapped in an `AsyncBatchedStore`,
+ * whose `batch` (the one method a ledger calls) refuses to run; the wrapped store serves it.
+ */
+function storeBehind(store: BaseStore): BaseStore {
+  const wrapped = store as { lg_name?: unknown; store?: unknown };
+  return wrapped.lg_name === "AsyncBatchedStore" && wrapped.store instanceof Object
+    ? (wrapped.store as BaseStore)
+    : store;
 }
 
 /** The run's config (metadata included), when called inside a run. */
