@@ -78,6 +78,36 @@ describe("toolLessonsMiddleware in createAgent", () => {
     expect(await ledger.listRoutes("u:finn")).toHaveLength(1);
   });
 
+  it.each([
+    ["configurable", (user: string) => ({ configurable: { thread_id: `cfg-${user}`, user_id: user } })],
+    ["metadata", (user: string) => ({ configurable: { thread_id: `md-${user}` }, metadata: { user_id: user } })],
+    ["context", (user: string) => ({ configurable: { thread_id: `ctx-${user}` }, context: { user_id: user } })],
+  ] as const)("gives one partition to every record of a request with the caller only in %s", async (_where, config) => {
+    const { ledger, agent, recorder, warnings } = setup();
+    await agent.invoke(
+      { messages: [new HumanMessage("Where is order 482913?")] },
+      { ...config("gail"), callbacks: [recorder] },
+    );
+    await recorder.flush();
+    expect(warnings).toEqual([]);
+    expect(await ledger.listPartitions()).toEqual(["u:gail"]);
+    const [route] = await ledger.listRoutes("u:gail");
+    const [turn] = await ledger.listTurns("u:gail");
+    expect(route.requestId).toBe(turn.requestId);
+    expect((await ledger.listCalls("u:gail")).map((c) => c.requestId)).toEqual([turn.requestId, turn.requestId]);
+  });
+
+  it("sends every tool and records nothing of the middleware's for a caller whose id is refused, and says so once", async () => {
+    const { ledger, agent, recorder, views, warnings } = setup();
+    const turn = await ask(agent, recorder, " ", "Track the parcel for ORD-590114 please.");
+    expect(turn.calls).toEqual([{ tool: "track_shipment", ok: true }]);
+    expect(views[0].tools).toHaveLength(8);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/partition ids were refused/);
+    expect(warnings[0]).toMatch(/blank string/);
+    for (const p of await ledger.listPartitions()) expect(await ledger.listRoutes(p)).toEqual([]);
+  });
+
   it("narrows every model call of a request to the routed tools, sent as the registered instances", async () => {
     const { agent, recorder, views } = setup({ maxTools: 3 });
     const turn = await ask(agent, recorder, "erin", "Please refund $18.50 on ORD-771204, the mug arrived broken.");
