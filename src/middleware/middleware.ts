@@ -17,6 +17,7 @@ import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
+import { renderMemoryBlock } from "../prompt/memory.js";
 import { renderRulesBlock } from "../prompt/rules-block.js";
 import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
@@ -79,6 +80,13 @@ export interface ToolLessonsMiddlewareOptions {
    */
   pinRules?: boolean;
   /**
+   * Append the tool-memory guidelines of the tools sent (what each is for, what works, common
+   * issues, best practices, with their statistics; `manager.summarize()` writes them) after the
+   * rules block.
+   * @default true
+   */
+  guidelines?: boolean;
+  /**
    * Most rules the pinned block lists (critical rules are listed past it).
    * @default 30
    */
@@ -110,6 +118,7 @@ export const DEFAULT_TOOL_LESSONS_MIDDLEWARE: Readonly<
   register: true,
   captureEdicts: true,
   pinRules: true,
+  guidelines: true,
   maxRules: 30,
   settings: DEFAULT_SETTINGS,
   onWarning: (message: string) => console.warn(`[tool-lessons] ${message}`),
@@ -129,6 +138,8 @@ export interface PreparedRequest {
   cards: ToolCard[];
   /** The pinned rules block (`""` when none is pinned or the ledger failed). */
   rulesBlock: string;
+  /** The guidelines of the tools sent (`""` when none has one, or the ledger failed). */
+  memoryBlock: string;
 }
 
 /** The kinds of degraded step {@link ToolLessonsMiddlewareOptions.onWarning} hears of, once each. */
@@ -316,18 +327,24 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     const sent = routed ? routed.tools.filter((t) => names.includes(t)) : names;
     let cards: ToolCard[] = [];
     let rulesBlock = "";
+    let memoryBlock = "";
     try {
       cards = await ledger.getCards(partition, sent);
       if (o.pinRules) {
         const rules = await bindingRules(ledger, partition, sent);
         rulesBlock = renderRulesBlock(rules, { tools: sent, maxRules: o.maxRules }).text;
       }
+      if (o.guidelines) {
+        const states = await Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool)));
+        memoryBlock = renderMemoryBlock(sent.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })));
+      }
     } catch (error) {
       warn("ledger_read", error);
       cards = [];
       rulesBlock = "";
+      memoryBlock = "";
     }
-    return { partition, routed: routed ? sent : undefined, cards, rulesBlock };
+    return { partition, routed: routed ? sent : undefined, cards, rulesBlock, memoryBlock };
   }
 
   return createMiddleware({
@@ -342,12 +359,13 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       }
       if (!ready) return handler(request);
       const tools = toolsForModel(request.tools, ready.routed, ready.cards, o.settings);
+      const added = [ready.rulesBlock.trimEnd(), ready.memoryBlock].filter((b) => b !== "").join("\n\n");
       const systemMessage =
-        ready.rulesBlock === ""
+        added === ""
           ? request.systemMessage
           : request.systemMessage.text === ""
-            ? new SystemMessage(ready.rulesBlock)
-            : request.systemMessage.concat(`\n\n${ready.rulesBlock}`);
+            ? new SystemMessage(added)
+            : request.systemMessage.concat(`\n\n${added}`);
       return handler({ ...request, tools: tools as typeof request.tools, systemMessage });
     },
   });

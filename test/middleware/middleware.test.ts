@@ -194,6 +194,27 @@ describe("toolLessonsMiddleware in createAgent", () => {
     expect(views[0].system).toBe("");
   });
 
+  it("shows a routed tool's guideline from its memory in the system message before the tool is used", async () => {
+    const { ledger, index, agent, recorder, views } = setup({ maxTools: 3 });
+    for (const id of ["482913", "771204", "660981"]) await ask(agent, recorder, "erin", `Where is order ORD-${id}?`);
+    const manager = new LessonManager({ ledger, index });
+    const summary = await manager.summarize(["lookup_order"], {
+      partition: "u:erin",
+      config: { minEvaluatedCalls: 2 },
+    });
+    expect(summary.tools[0], JSON.stringify(summary.tools[0])).toMatchObject({ status: "summarized" });
+
+    views.length = 0;
+    await ask(agent, recorder, "erin", "Where is order ORD-319870?");
+    expect(views[0].system).toContain("Guidelines from past use of these tools:");
+    expect(views[0].system).toMatch(
+      /Guideline for lookup_order \(from its \d+ most recent evaluated calls?\):\nWhat it is for: /,
+    );
+    views.length = 0;
+    await ask(agent, recorder, "finn", "Where is order ORD-319870?");
+    expect(views[0].system).toBe("");
+  });
+
   it("goes on with every tool when the embeddings throw, says so once, and records that no routing choice was made", async () => {
     class Failing extends Embeddings {
       constructor() {
