@@ -15,6 +15,7 @@ import { benchEmbeddings } from "./embeddings.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
 import { benchMemory } from "./memory.js";
+import { benchMiddleware } from "./middleware.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
@@ -31,6 +32,7 @@ const sections: Record<string, () => Promise<string>> = {
   lint: benchLint,
   rules: benchRules,
   memory: benchMemory,
+  middleware: benchMiddleware,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -307,7 +307,7 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     } catch (error) {
       warn("routing", error);
     }
-    {
+    const recordRoute = async (): Promise<void> => {
       try {
         await ledger.appendRoutes([
           {
@@ -323,28 +323,30 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       } catch (error) {
         warn("route_record", error);
       }
-    }
+    };
     const sent = routed ? routed.tools.filter((t) => names.includes(t)) : names;
-    let cards: ToolCard[] = [];
-    let rulesBlock = "";
-    let memoryBlock = "";
-    try {
-      cards = await ledger.getCards(partition, sent);
-      if (o.pinRules) {
-        const rules = await bindingRules(ledger, partition, sent);
-        rulesBlock = renderRulesBlock(rules, { tools: sent, maxRules: o.maxRules }).text;
+    const readLessons = async (): Promise<Pick<PreparedRequest, "cards" | "rulesBlock" | "memoryBlock">> => {
+      try {
+        const [cards, rules, states] = await Promise.all([
+          ledger.getCards(partition, sent),
+          o.pinRules ? bindingRules(ledger, partition, sent) : [],
+          o.guidelines ? Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool))) : [],
+        ]);
+        return {
+          cards,
+          rulesBlock: o.pinRules ? renderRulesBlock(rules, { tools: sent, maxRules: o.maxRules }).text : "",
+          memoryBlock: renderMemoryBlock(
+            o.guidelines ? sent.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })) : [],
+          ),
+        };
+      } catch (error) {
+        warn("ledger_read", error);
+        return { cards: [], rulesBlock: "", memoryBlock: "" };
       }
-      if (o.guidelines) {
-        const states = await Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool)));
-        memoryBlock = renderMemoryBlock(sent.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })));
-      }
-    } catch (error) {
-      warn("ledger_read", error);
-      cards = [];
-      rulesBlock = "";
-      memoryBlock = "";
-    }
-    return { partition, routed: routed ? sent : undefined, cards, rulesBlock, memoryBlock };
+    };
+    // The route record and the reads are independent: one round trip of the store's latency, not two.
+    const [, lessons] = await Promise.all([recordRoute(), readLessons()]);
+    return { partition, routed: routed ? sent : undefined, ...lessons };
   }
 
   return createMiddleware({
