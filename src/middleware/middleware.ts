@@ -127,6 +127,8 @@ export const DEFAULT_TOOL_LESSONS_MIDDLEWARE: Readonly<
 
 /** Requests whose preparation is kept (every model call of a request reuses it); the oldest is dropped past it. */
 const KEPT_REQUESTS = 1000;
+/** Partitions whose registration is remembered per ledger; the oldest is forgotten past it. */
+const KEPT_PARTITIONS = 10_000;
 
 /** What one request's model calls are given, decided once per request. */
 export interface PreparedRequest {
@@ -228,7 +230,10 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     try {
       const result = await registerTools(ledger, tools, { partition });
       changed = [...result.registered, ...result.updated];
+      seen.delete(partition);
       seen.set(partition, signature);
+      // Forgetting a partition only costs a re-registration that writes nothing.
+      if (seen.size > KEPT_PARTITIONS) seen.delete(seen.keys().next().value as string);
     } catch (error) {
       warn("register", error);
       return;
