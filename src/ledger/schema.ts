@@ -522,6 +522,10 @@ export const GuidelineRefusalReasonSchema = z.enum([
   "refers_to_call",
   /** States something as always (or never) true that not every recent call supports. */
   "overstated",
+  /** Too many words outside the tool's card and the common vocabulary (see the gate's allowed words). */
+  "too_many_unknown_words",
+  /** No word of the tool's card or the common vocabulary at all. */
+  "no_allowed_words",
 ]);
 export type GuidelineRefusalReason = z.infer<typeof GuidelineRefusalReasonSchema>;
 
