@@ -8,7 +8,7 @@ import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrieve
 import { ensureConfig, type RunnableConfig } from "@langchain/core/runnables";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Offer } from "../ledger/schema.js";
-import { partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactForLog } from "../text/gate.js";
 import type { ToolIndex } from "./tool-index.js";
@@ -180,7 +180,7 @@ export class ToolRouter extends BaseRetriever {
   }
 
   /** The partition `invoke` routes for a run's config: the router's spec, or the config's ids. */
-  partitionFor(config?: RunnableConfig): string {
+  partitionFor(config?: RunnableConfig & CallerSources): string {
     if (typeof this.spec === "string" && !this.spec.includes("{")) return this.spec;
     return partitionOf(config, this.spec);
   }
@@ -272,9 +272,9 @@ export class ToolRouter extends BaseRetriever {
    * reads it (see {@link ToolRouter.partitionFor}); callbacks and tracing as for any retriever.
    * @throws InvalidInput when the config's ids are not ids (no partition is guessed).
    */
-  override async invoke(input: string, options?: RunnableConfig): Promise<DocumentInterface[]> {
+  override async invoke(input: string, options?: RunnableConfig & CallerSources): Promise<DocumentInterface[]> {
     const config = ensureConfig(parseCallbackConfigArg(options));
-    const partition = this.partitionFor(config);
+    const partition = this.partitionFor({ ...config, ...(options?.context ? { context: options.context } : {}) });
     const manager = await CallbackManager.configure(
       config.callbacks,
       this.callbacks,
