@@ -17,7 +17,7 @@ import { InMemoryVectorIndex } from "../index/memory-vector-store.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Rule } from "../ledger/schema.js";
-import { partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { isPinned, SHARED_SCOPE, scopeOf } from "./model.js";
 
 /** Options of {@link LessonRetriever}. */
@@ -113,8 +113,11 @@ export class LessonRetriever extends BaseRetriever {
   }
 
   /** The rules relevant to `request` in the caller's partition (from `config`) and the shared scope. */
-  override async invoke(input: string, options?: RunnableConfig): Promise<DocumentInterface[]> {
-    const partition = partitionOf(ensureConfig(options), this.resolver);
+  override async invoke(input: string, options?: RunnableConfig & CallerSources): Promise<DocumentInterface[]> {
+    const partition = partitionOf(
+      { ...ensureConfig(options), ...(options?.context ? { context: options.context } : {}) },
+      this.resolver,
+    );
     return this.caller.run(partition, () => super.invoke(input, options));
   }
 
