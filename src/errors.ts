@@ -80,3 +80,12 @@ export class UnsupportedVectorStore extends InvalidInput {
     this.missing = [...missing];
   }
 }
+
+/**
+ * A partition template names an id the run does not carry (e.g. `"t:{tenant_id}/u:{user_id}"`
+ * on a run with no `user_id` in its metadata, `configurable` or `context`). `context.key` names
+ * the missing id. No partition is guessed: the caller is refused, never put in `"default"`.
+ */
+export class PartitionUnresolved extends InvalidInput {
+  override name = "PartitionUnresolved";
+}

@@ -190,3 +190,19 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// ---------------------------------------------------------------- partitions and degraded routing (issue 16, part)
+export { PartitionUnresolved } from "./errors.js";
+export {
+  callerOf,
+  type CallerSources,
+  type PartitionSource,
+  type PartitionSpec,
+  partitionOf,
+  partitionTemplate,
+  type ResolvedCaller,
+  rememberCaller,
+  rememberedCaller,
+  resolveCaller,
+} from "./record/partition.js";
+export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";

@@ -148,6 +148,11 @@ export const RouteRecordSchema = z.object({
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
   allSent: z.boolean(),
   k: z.number().int(),
+  /**
+   * Set when routing was skipped and every tool was sent: why, as a kind (never an error's text).
+   * See `RoutingSkipped` in src/index/router.ts.
+   */
+  skipped: z.enum(["embeddings_failed", "index_failed", "no_tools"]).optional(),
 });
 export type RouteRecord = z.infer<typeof RouteRecordSchema>;
 
