@@ -16,9 +16,14 @@ import { createLessonsGraph, lessonsMessages, routedToolsOf } from "./lessons-gr
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 
 /** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
-export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder"> {
+export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder" | "model"> {
   /** The agent's chat model (must support tool calling). */
   model: BaseChatModel;
+  /**
+   * A chat model that proposes lessons (the lessons subgraph's `model`).
+   * @default none: the deterministic proposer
+   */
+  proposerModel?: BaseChatModel;
   /** The agent's tools. */
   tools: StructuredToolInterface[];
   /**
@@ -40,7 +45,7 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
  * `graph.ledger`, over `store`.
  */
 export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
-  const { model, tools, store: given, checkpointer, ...rest } = options;
+  const { model, tools, store: given, checkpointer, proposerModel, ...rest } = options;
   if (!model.bindTools) {
     throw new InvalidInput(
       `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
@@ -52,7 +57,13 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const store = given ?? new InMemoryStore();
   const ledger: Ledger = ledgerOn(store);
   const recorder = new ToolLessonsCallbackHandler({ ledger });
-  const lessons = createLessonsGraph({ ...rest, tools, ledger, recorder });
+  const lessons = createLessonsGraph({
+    ...rest,
+    ...(proposerModel ? { model: proposerModel } : {}),
+    tools,
+    ledger,
+    recorder,
+  });
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const bound = model.bindTools!(routedToolsOf(tools, state.routedTools) as BindToolsInput[]);
     return { messages: [await bound.invoke(lessonsMessages(state), config)] };

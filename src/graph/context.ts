@@ -31,7 +31,7 @@ export interface LessonsGraphOptions {
    */
   ledger?: Ledger;
   /**
-   * The routing index, when its ledger is the one the nodes use.
+   * The routing index, used when its ledger writes to the store the nodes use.
    * @default a ToolIndex over the ledger in use (lexical embeddings, in memory), one per ledger
    */
   index?: ToolIndex;
@@ -119,8 +119,19 @@ export const DEFAULT_LESSONS_GRAPH = Object.freeze({
 /** Ledgers made over a graph's store, one per store, shared by every graph and recorder in the process. */
 const ledgers = new WeakMap<BaseStore, Ledger>();
 
+/**
+ * The store a graph was compiled with: LangGraph hands nodes `config.store` wrapped in its
+ * `AsyncBatchedStore` (a new wrapper per run, whose `batch` is not for callers), so the wrapped
+ * store is used.
+ */
+export function unwrapStore(store: BaseStore): BaseStore {
+  const batched = store as BaseStore & { lg_name?: string; store?: BaseStore };
+  return batched.lg_name === "AsyncBatchedStore" && batched.store ? batched.store : store;
+}
+
 /** The one `Ledger` over a store (the recorder of `createToolLessonsAgent` writes through the same). */
-export function ledgerOn(store: BaseStore): Ledger {
+export function ledgerOn(given: BaseStore): Ledger {
+  const store = unwrapStore(given);
   let ledger = ledgers.get(store);
   if (!ledger) {
     ledger = new Ledger(store);
@@ -167,7 +178,7 @@ export class LessonsRuntime {
   }
 
   index(ledger: Ledger): ToolIndex {
-    if (this.options.index && this.options.index.ledger === ledger) return this.options.index;
+    if (this.options.index && this.options.index.ledger.store === ledger.store) return this.options.index;
     let index = this.indexes.get(ledger);
     if (!index) {
       index = new ToolIndex({ ledger });
