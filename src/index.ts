@@ -190,3 +190,38 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// ---------------------------------------------------------------- lessons nodes (classify → synthesize → vet → inject) and the ready agent
+export {
+  classifyTurn,
+  createClassifyNode,
+  createInjectNode,
+  createLessonsGraph,
+  createLessonsNodes,
+  createSynthesizeNode,
+  createToolLessonsAgent,
+  createVetNode,
+  DEFAULT_LESSONS_GRAPH,
+  emptyReport,
+  ledgerOn,
+  type LessonSignal,
+  type LessonsGraphOptions,
+  type LessonsReport,
+  lessonsMessages,
+  LessonsStateFields,
+  routedToolsOf,
+  type ToolLessonsAgentOptions,
+  ToolLessonsZodState,
+} from "./graph/index.js";
+export {
+  type BlockRule,
+  type BlockTool,
+  CUT_ORDER,
+  type CutStep,
+  DEFAULT_LESSONS_BLOCK,
+  estimateTokens,
+  type LessonsBlock,
+  type LessonsBlockInput,
+  type LessonsBlockOptions,
+  renderLessonsBlock,
+} from "./prompt/lessons-block.js";

@@ -137,14 +137,20 @@ export function renderLessonsBlock(input: LessonsBlockInput, options: LessonsBlo
     maxRules,
   };
   const counts = new Map<CutStep, number>();
-  const cutOne = (step: CutStep): boolean => {
-    const done = cutStep(draft, step, input.rules, toolNames);
-    if (done) counts.set(step, (counts.get(step) ?? 0) + 1);
-    return done;
-  };
   let text = render(draft, input.rules, toolNames);
   for (const step of CUT_ORDER) {
-    while (estimateTokens(text) > maxTokens && cutOne(step)) text = render(draft, input.rules, toolNames);
+    while (estimateTokens(text) > maxTokens) {
+      const before = structuredClone(draft);
+      if (!cutStep(draft, step, input.rules, toolNames)) break;
+      const next = render(draft, input.rules, toolNames);
+      // A cut that does not shrink the block (a high rule's "N more" line) is taken back.
+      if (next.length >= text.length) {
+        Object.assign(draft, before);
+        break;
+      }
+      text = next;
+      counts.set(step, (counts.get(step) ?? 0) + 1);
+    }
     if (estimateTokens(text) <= maxTokens) break;
   }
   return {
