@@ -12,7 +12,7 @@ import { InvalidInput } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
 import { type LessonsGraphOptions, ledgerOn } from "./context.js";
-import { createLessonsGraph, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
+import { createLessonsGraph, createLessonsNode, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 
 /** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
@@ -24,6 +24,12 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
    * @default none: the deterministic proposer
    */
   proposerModel?: BaseChatModel;
+  /**
+   * Run the four stages as the compiled lessons subgraph (each a node of its own in traces and
+   * streams) instead of one node.
+   * @default false (one node: one graph step per turn; see docs/benchmarks.md)
+   */
+  subgraph?: boolean;
   /** The agent's tools. */
   tools: StructuredToolInterface[];
   /**
@@ -45,7 +51,7 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
  * `graph.ledger`, over `store`.
  */
 export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
-  const { model, tools, store: given, checkpointer, proposerModel, ...rest } = options;
+  const { model, tools, store: given, checkpointer, proposerModel, subgraph, ...rest } = options;
   if (!model.bindTools) {
     throw new InvalidInput(
       `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
@@ -57,13 +63,8 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const store = given ?? new InMemoryStore();
   const ledger: Ledger = ledgerOn(store);
   const recorder = new ToolLessonsCallbackHandler({ ledger });
-  const lessons = createLessonsGraph({
-    ...rest,
-    ...(proposerModel ? { model: proposerModel } : {}),
-    tools,
-    ledger,
-    recorder,
-  });
+  const lessonsOptions = { ...rest, ...(proposerModel ? { model: proposerModel } : {}), tools, ledger, recorder };
+  const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const bound = model.bindTools!(routedToolsOf(tools, state.routedTools) as BindToolsInput[]);
     return { messages: [await bound.invoke(lessonsMessages(state), config)] };

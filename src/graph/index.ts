@@ -7,7 +7,14 @@ export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./agent.js
 export { classifyTurn, createClassifyNode, finishedTurns, type TurnView } from "./classify.js";
 export { DEFAULT_LESSONS_GRAPH, ledgerOn, type LessonsGraphOptions } from "./context.js";
 export { createInjectNode } from "./inject.js";
-export { createLessonsGraph, createLessonsNodes, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
+export {
+  createLessonsGraph,
+  createLessonsNode,
+  createLessonsNodes,
+  type LessonsNodeState,
+  lessonsMessages,
+  routedToolsOf,
+} from "./lessons-graph.js";
 export {
   bindRoutedTools,
   createRouteNode,

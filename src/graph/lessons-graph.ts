@@ -9,11 +9,12 @@
  * ```
  */
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { createClassifyNode } from "./classify.js";
 import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
 import { createInjectNode } from "./inject.js";
-import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
+import { LessonsStateFields, ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 import { createSynthesizeNode } from "./synthesize.js";
 import { createVetNode } from "./vet.js";
 
@@ -49,6 +50,39 @@ export function createLessonsGraph(options: LessonsGraphOptions) {
     .addEdge("vet", "inject")
     .addEdge("inject", END)
     .compile({ name: "tool_lessons" });
+}
+
+/** The state one lessons node reads: the messages and the lessons fields. */
+export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Partial<
+  Pick<ToolLessonsState, keyof typeof LessonsStateFields>
+>;
+
+/**
+ * The four stages as one node (classify, then synthesize and vet when classify found something,
+ * then inject), writing the same state fields as {@link createLessonsGraph}: one graph step per
+ * turn instead of a subgraph's own run, for when the stages need not show as nodes of their own in
+ * traces and streams (see docs/benchmarks.md for what each costs).
+ */
+export function createLessonsNode(options: LessonsGraphOptions) {
+  const nodes = createLessonsNodes(options);
+  const fields = Object.keys(LessonsStateFields) as (keyof typeof LessonsStateFields)[];
+  return async function lessons(state: LessonsNodeState, config?: RunnableConfig) {
+    let current: LessonsNodeState = { ...state };
+    const merge = (update: object) => {
+      current = { ...current, ...update };
+    };
+    merge(await nodes.classify(current, config));
+    if ((current.lessonSignals ?? []).length > 0) {
+      merge(await nodes.synthesize(current, config));
+      merge(await nodes.vet(current, config));
+    }
+    merge(await nodes.inject(current, config));
+    const update: Partial<LessonsNodeState> = {};
+    for (const field of fields) {
+      if (current[field] !== state[field]) (update as Record<string, unknown>)[field] = current[field];
+    }
+    return update;
+  };
 }
 
 /**
