@@ -88,7 +88,7 @@ export function createInjectNode(runtime: LessonsRuntime) {
       if (routed.length === 0) {
         runtime.report(
           `unknown:${partition}`,
-          `routing found no tool in partition "${partition}" (register the tools there); this turn offers every tool.`,
+          "routing found no tool in the caller's partition (register the tools there, or keep `register` on); this turn offers every tool.",
           undefined,
         );
         routed = [...all];

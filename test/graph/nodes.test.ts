@@ -1,8 +1,9 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { InMemoryStore } from "@langchain/langgraph";
+import { END, InMemoryStore, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { classifyTurn } from "../../src/graph/classify.js";
-import { createLessonsNodes } from "../../src/graph/lessons-graph.js";
+import { createLessonsNode, createLessonsNodes, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { ToolLessonsZodState } from "../../src/graph/state.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { registerTools } from "../../src/learn/register.js";
 import { putRule } from "../../src/rules/store.js";
@@ -94,5 +95,36 @@ describe("the inject node", () => {
     expect(first.lessonsTurn).toBe("m-1");
     expect(await inject({ messages, lessonsTurn: "m-1" }, config)).toEqual({});
     expect(await ledger.listRoutes("u:a")).toHaveLength(1);
+  });
+});
+
+describe("the zod state form", () => {
+  it("carries the lessons fields through a zod-declared graph with a checkpointer", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    const seen: number[] = [];
+    const graph = new StateGraph(ToolLessonsZodState)
+      .addNode("lessons", createLessonsNode({ tools: deskTools(), ledger, k: 2 }))
+      .addNode("agent", async (state) => {
+        seen.push(lessonsMessages(state).length);
+        return { messages: [new AIMessage("ok")] };
+      })
+      .addEdge(START, "lessons")
+      .addEdge("lessons", "agent")
+      .addEdge("agent", END)
+      .compile({ checkpointer: new MemorySaver() });
+    await putRule(
+      ledger,
+      { tool: "send_email", rule: "Never email Sarah.", priority: "critical", source: "user_explicit" },
+      { partition: "u:z" },
+    );
+    const config = { configurable: { thread_id: "z-1", user_id: "z" } };
+    const state = await graph.invoke({ messages: [new HumanMessage("email the customer")] }, config);
+    expect(state.lessonsPrompt).toContain("[critical] Never email Sarah.");
+    expect(state.routedTools).toHaveLength(2);
+    const again = await graph.invoke({ messages: [new HumanMessage("and track the parcel")] }, config);
+    expect(again.lessonsTurn).not.toBe(state.lessonsTurn);
+    // The system message is added for the model only: the thread holds human and AI messages alone.
+    expect(seen).toEqual([2, 4]);
+    expect(again.messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"]);
   });
 });
