@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
+import { benchGraph } from "./graph.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
 import { benchMemory } from "./memory.js";
@@ -31,6 +32,7 @@ const sections: Record<string, () => Promise<string>> = {
   lint: benchLint,
   rules: benchRules,
   memory: benchMemory,
+  graph: benchGraph,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

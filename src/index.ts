@@ -206,3 +206,39 @@ export {
   resolveCaller,
 } from "./record/partition.js";
 export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";
+// ---------------------------------------------------------------- lessons nodes (classify → synthesize → vet → inject) and the ready agent
+export {
+  classifyTurn,
+  createClassifyNode,
+  createInjectNode,
+  createLessonsGraph,
+  createLessonsNode,
+  createLessonsNodes,
+  createSynthesizeNode,
+  createToolLessonsAgent,
+  createVetNode,
+  DEFAULT_LESSONS_GRAPH,
+  emptyReport,
+  ledgerOn,
+  type LessonSignal,
+  type LessonsGraphOptions,
+  type LessonsNodeState,
+  type LessonsReport,
+  lessonsMessages,
+  LessonsStateFields,
+  routedToolsOf,
+  type ToolLessonsAgentOptions,
+  ToolLessonsZodState,
+} from "./graph/index.js";
+export {
+  type BlockRule,
+  type BlockTool,
+  CUT_ORDER,
+  type CutStep,
+  DEFAULT_LESSONS_BLOCK,
+  estimateTokens,
+  type LessonsBlock,
+  type LessonsBlockInput,
+  type LessonsBlockOptions,
+  renderLessonsBlock,
+} from "./prompt/lessons-block.js";
