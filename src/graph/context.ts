@@ -196,6 +196,8 @@ export class LessonsRuntime {
         index,
         k: this.options.k ?? DEFAULT_LESSONS_GRAPH.k,
         alwaysOffer: this.options.alwaysOffer ?? DEFAULT_LESSONS_GRAPH.alwaysOffer,
+        // The router's own warnings (routing skipped, another partition's tools) go where the nodes' go.
+        onWarning: (message, warning) => this.report(`router:${warning.kind}:${warning.partition}`, message, undefined),
       });
       this.routers.set(index, router);
     }

@@ -12,6 +12,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { Ledger } from "../ledger/ledger.js";
+import type { RoutingSkipped } from "../index/router.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { type BlockRule, type BlockTool, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { renderGuideline } from "../prompt/memory.js";
@@ -79,30 +80,31 @@ export function createInjectNode(runtime: LessonsRuntime) {
     let routed: string[];
     let offered: Offer[] = [];
     let allSent = true;
+    let skipped: RoutingSkipped["reason"] | undefined;
     const router = runtime.router(ledger);
     try {
       const r = await router.route(turn.text, { partition, sticky: toolsInUse(state.messages) }, config);
       offered = r.offered;
       allSent = r.allSent;
       routed = r.tools;
-      if (routed.length === 0) {
-        runtime.report(
-          `unknown:${partition}`,
-          "routing found no tool in the caller's partition (register the tools there, or keep `register` on); this turn offers every tool.",
-          undefined,
-        );
-        routed = [...all];
-        report.routing = "all_tools";
-      }
+      // A skipped routing (failed, or no tools in the partition) is warned by the router itself.
+      skipped = r.skipped?.reason;
     } catch (error) {
+      // The router degrades by itself; a router of the user's own may still throw.
       runtime.report("routing", "routing failed; this turn offers every tool.", error);
-      routed = [...all];
+      routed = [];
       offered = [];
       allSent = true;
+      skipped = "index_failed";
+    }
+    if (routed.length === 0) {
+      routed = [...all];
       report.routing = "all_tools";
     }
     try {
-      await ledger.appendRoutes([{ partition, threadId, requestId, offered, allSent, k: router.k }]);
+      await ledger.appendRoutes([
+        { partition, threadId, requestId, offered, allSent, k: router.k, ...(skipped ? { skipped } : {}) },
+      ]);
     } catch (error) {
       runtime.report("ledger", "the ledger could not be written; this turn goes on without lessons.", error);
       report.ledgerFailed = true;
