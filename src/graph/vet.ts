@@ -15,6 +15,7 @@ import { keptNothing, valueCheck, vetLessons } from "../learn/review/vet-lessons
 import type { Revision } from "../ledger/schema.js";
 import { latestHumanTurn } from "../record/request.js";
 import { recordEdicts } from "../rules/store.js";
+import { finishedTurns } from "./classify.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
 import { emptyReport } from "./state.js";
 import { type LearnState, type SynthesizedWork, turnKey } from "./synthesize.js";
@@ -37,7 +38,9 @@ export function createVetNode(runtime: LessonsRuntime) {
     try {
       if (edicts) {
         const turn = latestHumanTurn(state.messages);
-        const recorded = await recordEdicts(ledger, { partition, text: turn?.text ?? "", tools }, config);
+        // An edict that names no tool ("don't do that again") binds the first tool the thread's last turn ran.
+        const calledTools = (finishedTurns(state.messages).at(-1)?.calls ?? []).map((c) => c.tool);
+        const recorded = await recordEdicts(ledger, { partition, text: turn?.text ?? "", tools, calledTools }, config);
         report.rules = recorded.stored.map((r) => r.id);
         for (const r of recorded.refused) report.refused.push({ tool: "*", reason: r.refused });
       }

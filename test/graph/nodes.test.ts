@@ -98,6 +98,25 @@ describe("the inject node", () => {
   });
 });
 
+describe("the vet node", () => {
+  it("scopes an edict that names no tool to the first tool the thread's last turn ran", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    const { vet } = createLessonsNodes({ tools: deskTools(), ledger });
+    const messages = [
+      new HumanMessage("where is my parcel"),
+      ...ran("1", "track_parcel", true),
+      new AIMessage("in transit"),
+      new HumanMessage("Never do that again."),
+    ];
+    await vet(
+      { messages, lessonSignals: [{ kind: "edict", tools: [] }] },
+      { configurable: { thread_id: "v", user_id: "v" } },
+    );
+    const rules = await ledger.listRules("u:v");
+    expect(rules.map((r) => [r.tool, r.priority])).toEqual([["track_parcel", "critical"]]);
+  });
+});
+
 describe("the zod state form", () => {
   it("carries the lessons fields through a zod-declared graph with a checkpointer", async () => {
     const ledger = new Ledger(new InMemoryStore());
