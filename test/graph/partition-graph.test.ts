@@ -254,6 +254,28 @@ describe("routing degrades, never breaks", () => {
   });
 });
 
+describe("the ledger failing during a turn", () => {
+  it("the store throwing: the turn succeeds with every tool, and each failure is reported, not thrown", async () => {
+    const { ledger, graph, model, recorder, recorded, routingWarnings, nodeErrors } = await build({
+      partitions: ["u:erin"],
+    });
+    ledger.store.batch = async () => {
+      throw new Error("store down");
+    };
+    const state = await graph.invoke(
+      { messages: [new HumanMessage("Where is order 5?")] },
+      { configurable: { thread_id: `thread-${++threads}`, user_id: "erin" }, callbacks: [recorder] },
+    );
+    await recorder.flush();
+    expect(state.messages.at(-1)?.content).toBe("done");
+    // The index could not be built from the ledger: routing was skipped, every tool bound.
+    expect(model.bound[0]).toEqual(TOOLS.map((t) => t.name));
+    expect(routingWarnings.map((w) => w.reason)).toEqual(["embeddings_failed"]);
+    expect(nodeErrors.length).toBeGreaterThan(0);
+    expect(recorded.some((r) => r.context.stage === "write")).toBe(true);
+  });
+});
+
 describe("one masking of a request", () => {
   it("the turn and every call of a request hold the same masked text; the route record holds none", async () => {
     const { ledger, graph, recorder } = await build();
