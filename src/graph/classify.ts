@@ -10,7 +10,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import { findEdicts } from "../rules/capture.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
-import type { LessonSignal } from "./state.js";
+import { emptyReport, type LessonSignal } from "./state.js";
 
 /** One finished turn of a thread as its messages show it. */
 export interface TurnView {
@@ -117,6 +117,7 @@ export function createClassifyNode(runtime: LessonsRuntime) {
       callsSince: state.lessonsCalls ?? 0,
       memoryEvery,
     });
-    return { lessonSignals: signals, lessonsCalls: callsSince };
+    // A new turn starts a new report: what the nodes did on the thread's previous turn is not this one's.
+    return { lessonSignals: signals, lessonsCalls: callsSince, lessonsReport: emptyReport() };
   };
 }
