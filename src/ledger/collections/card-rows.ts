@@ -1,5 +1,5 @@
 import type { Item } from "@langchain/langgraph";
-import { InvalidInput, RevisionConflict } from "../../errors.js";
+import { InvalidInput } from "../../errors.js";
 import { SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "../schema.js";
 import { type CasCheck, casField } from "../cas.js";
 import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
@@ -47,7 +47,7 @@ export class CardRows {
    * `createdAt` kept), with the compare-and-set checks that the stored rows are still as read.
    * Reads the stored cards in one batch; writes nothing.
    * @throws InvalidInput for a card of another partition, or one that does not match its schema.
-   * @throws RevisionConflict when `expectVersion` is given and a stored card is at another version.
+   * A card not at `expectVersion` (when given) gets a check that cannot hold.
    */
   async next(
     partition: string,
@@ -68,13 +68,15 @@ export class CardRows {
     cards.forEach((card, i) => {
       const item = items[i];
       const current = item ? parseItem(this.ctx, ToolCardSchema, item) : null;
-      if (expectVersion !== undefined && (current?.version ?? 0) !== expectVersion) {
-        throw new RevisionConflict(
-          `Card "${card.name}" is at version ${current?.version ?? 0}, expected ${expectVersion}: it was changed since.`,
-          { context: { tool: card.name, partition, version: current?.version ?? 0, expected: expectVersion } },
-        );
-      }
-      checks.push({ namespace, key: card.name, field: "version", oneOf: [casField(item?.value, "version")] });
+      // A card not at `expectVersion` gets a check that cannot hold: the change fails in the
+      // store with the other checks, so a lost race is reported by who won it (see `commit`).
+      const expected = expectVersion === undefined || (current?.version ?? 0) === expectVersion;
+      checks.push({
+        namespace,
+        key: card.name,
+        field: "version",
+        oneOf: expected ? [casField(item?.value, "version")] : [],
+      });
       const next = {
         ...card,
         v: SCHEMA_VERSION,

@@ -35,8 +35,8 @@ export interface LedgerChange {
  * bumped).
  * @throws InvalidInput for a card of another partition, or a card or revision that does not
  *   match its schema.
- * @throws RevisionConflict when `expectVersion` is given and a card moved on, or when a check
- *   failed in the store: `context.winner` names who won (the operator who applied, dismissed or
+ * @throws RevisionConflict when a check failed (`expectVersion` given and a card moved on, or a
+ *   row changed between the read and the write): `context.winner` names who won (the operator who applied, dismissed or
  *   undid the revision, or the revision another review claimed the tool with), `context.reason`
  *   says which (`revision`, `card`, `claim`).
  */
@@ -102,7 +102,7 @@ function conflict(
   }
   const version = casField(item?.value, "version") ?? 0;
   return new RevisionConflict(
-    `The card of "${check.key}" moved to version ${String(version)} meanwhile (another writer got there first); nothing was written.`,
+    `The card of "${check.key}" is at version ${String(version)}: it was changed since (by another writer, or meanwhile); nothing was written.`,
     { context: { reason: "card", partition, tool: check.key, version } },
   );
 }
