@@ -190,3 +190,14 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// ---------------------------------------------------------------- races settled by the store (compare-and-set)
+export {
+  type CasCheck,
+  type CasFailure,
+  type CasOutcome,
+  type CasValue,
+  type CompareAndSetStore,
+  compareAndSet,
+} from "./ledger/cas.js";
+export type { RevisionClaim } from "./ledger/collections/commit.js";

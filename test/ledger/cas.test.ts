@@ -10,6 +10,7 @@ import { compareAndSet, localCompareAndSet } from "../../src/ledger/cas.js";
 import { timeOrderedId } from "../../src/ledger/keys.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { storeReview } from "../../src/learn/review/store.js";
+import { ModelEvaluator } from "../../src/memory/model-evaluator.js";
 import type { Revision } from "../../src/ledger/schema.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { managerOver, P, seedFailures, seedProposed, seedTool, TOOL } from "../helpers/cas-world.js";
@@ -323,4 +324,54 @@ describe("a review whose model fails", () => {
     expect(w.model.calls).toBe(2);
     expect(again.revisions).toHaveLength(1);
   });
+});
+
+describe("an evaluation pass whose model fails", () => {
+  /** An evaluator model: broken in one way, or answering a usable evaluation. */
+  class JudgeModel extends SimpleChatModel {
+    mode: "error" | "garbage" | "hang" | "good" = "good";
+    calls = 0;
+    _llmType(): string {
+      return "scripted-judge";
+    }
+    async _call(): Promise<string> {
+      this.calls += 1;
+      if (this.mode === "error") throw new Error("503 Service Unavailable");
+      if (this.mode === "garbage") return "I think this call went fine!";
+      if (this.mode === "hang") return new Promise<string>(() => undefined);
+      return JSON.stringify({
+        summary: "The lookup was refused by validation.",
+        evaluation: "It failed.",
+        score: 0,
+        issues: [],
+      });
+    }
+  }
+
+  it.each(["error", "garbage", "hang"] as const)(
+    "a model that answers with %s: no evaluated call is written, and the next pass evaluates them",
+    async (mode) => {
+      const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+      await seedTool(ledger);
+      await seedFailures(ledger, 3);
+      const judge = new JudgeModel({});
+      judge.mode = mode;
+      const manager = managerOver(ledger, {
+        memory: { evaluator: new ModelEvaluator(judge, { timeoutMs: 100, maxRetries: 0 }) },
+      });
+      const failed = await manager.evaluateCalls();
+      const [tool] = failed.tools;
+      expect(tool.evaluated).toBe(0);
+      expect(tool.unevaluated.length).toBeGreaterThan(0);
+      expect(await ledger.listEvaluatedCalls(P, TOOL)).toEqual([]);
+      expect((await ledger.getToolMemory(P, TOOL))?.evaluatedThrough).toBeUndefined();
+
+      judge.mode = "good";
+      const again = await manager.evaluateCalls();
+      expect(again.tools.map((t) => [t.evaluated, t.unevaluated.length])).toEqual([[tool.unevaluated.length, 0]]);
+      expect((await ledger.listEvaluatedCalls(P, TOOL)).map((c) => c.id)).toEqual(
+        tool.unevaluated.map((u) => u.callId),
+      );
+    },
+  );
 });
