@@ -242,3 +242,13 @@ export {
   type LessonsBlockOptions,
   renderLessonsBlock,
 } from "./prompt/lessons-block.js";
+// ---------------------------------------------------------------- races settled by the store (compare-and-set)
+export {
+  type CasCheck,
+  type CasFailure,
+  type CasOutcome,
+  type CasValue,
+  type CompareAndSetStore,
+  compareAndSet,
+} from "./ledger/cas.js";
+export type { RevisionClaim } from "./ledger/collections/commit.js";

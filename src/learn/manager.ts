@@ -292,7 +292,7 @@ export class LessonManager {
     }
 
     if (!o.dryRun) {
-      await storeReview(this.ledger, o.partition, review.revisions, marks);
+      review.revisions = await storeReview(this.ledger, o.partition, review.revisions, marks, window.revisions);
       if (o.autoApply) {
         for (let i = 0; i < review.revisions.length; i++) {
           review.revisions[i] = await applyRevision(this.ledger, this.index, review.revisions[i].id, {
@@ -327,10 +327,14 @@ export class LessonManager {
     const partition = options.partition ?? DEFAULT_PARTITION;
     const revision = await this.ledger.requireRevision(partition, id);
     if (revision.status !== "proposed") {
-      throw new RevisionConflict(`Revision ${id} is ${revision.status}; only a proposed revision can be dismissed.`);
+      const by = revision.status === "applied" ? revision.approvedBy : revision.closedBy;
+      throw new RevisionConflict(
+        `Revision ${id} is ${revision.status}${by ? ` (by ${by})` : ""}; only a proposed revision can be dismissed.`,
+        { context: { id, status: revision.status, winner: by } },
+      );
     }
     const dismissed: Revision = { ...revision, status: "dismissed", closedBy: options.by, updatedAt: Date.now() };
-    await this.ledger.putRevision(dismissed);
+    await this.ledger.commit(partition, { revisions: [dismissed], expectStatus: { [id]: "proposed" } });
     return dismissed;
   }
 
@@ -359,6 +363,7 @@ export class LessonManager {
       cards: [{ ...card, learned: revision.learnedBefore }],
       revisions: [undone],
       expectVersion: card.version,
+      expectStatus: { [revision.id]: "applied" },
     });
     await this.index.upsertCards(partition, [saved]);
     return undone;
