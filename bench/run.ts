@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
+import { benchGraph } from "./graph.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
 import { benchMemory } from "./memory.js";
@@ -33,6 +34,7 @@ const sections: Record<string, () => Promise<string>> = {
   rules: benchRules,
   memory: benchMemory,
   middleware: benchMiddleware,
+  graph: benchGraph,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -14,6 +14,12 @@
  *   description says "Not for <words> requests; use <tool>" and the question has those words;
  *   when the user asks again for the internal runbook, it uses the runbooks tool.
  *
+ * - it reads the system message the way it reads a description: the lessons block's section of a
+ *   bound tool (`### \`name\``) counts as part of that tool's description, and it will not email
+ *   someone a pinned critical rule ("[critical] … never email <name>") names;
+ * - "money back" is a refund to it, when it can see the refund tool (without an order number it
+ *   asks which order).
+ *
  * So whatever it does differently after a lesson is applied, it does because of what it is shown.
  */
 import type { BaseChatModelParams } from "@langchain/core/language_models/chat_models";
@@ -178,10 +184,42 @@ export class ScriptedSupportModel extends BaseChatModel {
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const message = reply(messages, new Map(this.bound.map((t) => [t.name, t.description])));
+    const system = messages[0]?.getType() === "system" ? textOf(messages[0]) : "";
+    const sections = toolSections(system);
+    const views = this.bound.map((t) => [t.name, [t.description, sections.get(t.name)].filter(Boolean).join("\n")]);
+    const refusal = ruleRefusal(messages, system);
+    const message = refusal ?? reply(messages, new Map(views as [string, string][]));
     const text = typeof message.content === "string" ? message.content : "";
     return { generations: [{ text, message }] };
   }
+}
+
+/** The lessons block's section of each tool (`### \`name\`` up to the next heading). */
+function toolSections(system: string): Map<string, string> {
+  const sections = new Map<string, string>();
+  for (const match of system.matchAll(/^### `([\w.-]+)`\n([\s\S]*?)(?=^#{2,3} |(?![\s\S]))/gm)) {
+    sections.set(match[1], match[2].trim());
+  }
+  return sections;
+}
+
+/** A refusal when the newest request asks to email someone a pinned critical rule says never to email. */
+function ruleRefusal(messages: readonly BaseMessage[], system: string): AIMessage | undefined {
+  const last = messages[messages.length - 1];
+  if (!last || last.getType() !== "human") return undefined;
+  const request = textOf(last);
+  if (!/\b(?:email|send|write)\b/i.test(request) || /\bnever\b/i.test(request)) return undefined;
+  const to = EMAIL.exec(request)?.[0];
+  const named = to ? (/^[a-z]+/i.exec(to)?.[0] ?? "") : "";
+  for (const line of system.split("\n")) {
+    const rule = /^- \[critical\].*?\bnever (?:e-?mail|send (?:an )?e-?mail to)\s+(\p{L}+)/iu.exec(line);
+    if (!rule) continue;
+    const who = rule[1].toLowerCase();
+    if (named.toLowerCase() === who || new RegExp(`\\b${who}\\b`, "i").test(request)) {
+      return answer(`I won't email ${rule[1]}: a rule you gave says never to.`);
+    }
+  }
+  return undefined;
 }
 
 function boundTool(input: BindToolsInput): BoundTool | undefined {
@@ -205,6 +243,12 @@ function reply(messages: BaseMessage[], tools: ReadonlyMap<string, string>): AIM
     const retry = failed ? repair(failed, textOf(last)) : undefined;
     if (retry && steps < MAX_STEPS && tools.has(retry.name)) return callTool(retry);
     return answer("Sorry, that did not work.");
+  }
+  if (/^(?:thanks|thank you)\b[^?]*$/i.test(request.trim())) return answer("You're welcome.");
+  if (/\bnever\b/i.test(request)) return answer("Noted.");
+  const refundWithoutOrder = /refund|money back/i.test(request) && !ORDER_NUMBER.test(request) && !EMAIL.test(request);
+  if (refundWithoutOrder && tools.has("refund_order")) {
+    return answer("I can refund that: which order is it, and how much?");
   }
   const planned = understand(request, tools, messages.slice(0, Math.max(0, human)));
   if (!planned) return answer("Sorry, I have no tool for that here.");
@@ -232,7 +276,7 @@ function understand(
   const pick = (name: string, args: Record<string, unknown>): Call | undefined =>
     tools.has(name) ? { name, args } : undefined;
 
-  if (/refund/.test(text) && order) {
+  if (/refund|money back/.test(text) && order) {
     const typed = AMOUNT.exec(request)?.[1] ?? "0";
     const asNumber = /amount[^.;]*<number>/.test(tools.get("refund_order") ?? "");
     return pick("refund_order", { order_id: orderId("refund_order"), amount: asNumber ? Number(typed) : typed });

@@ -38,9 +38,23 @@ export class NotFound extends ToolLessonsError {
   override name = "NotFound";
 }
 
-/** A change was refused because the thing it changes moved on (e.g. undo after a manual edit). */
+/**
+ * A change was refused because the thing it changes moved on (e.g. undo after a manual edit), or
+ * because another writer won a race on it: then nothing of the change was written, and
+ * {@link RevisionConflict.winner} names who won.
+ */
 export class RevisionConflict extends ToolLessonsError {
   override name = "RevisionConflict";
+
+  /**
+   * Who won the race, when the conflict is a lost race: the operator who applied, dismissed or
+   * undid the revision first (`context.winner`), or, for two reviews, the revision id the other
+   * review stored. `undefined` when the conflict is no race, or the winner left no name.
+   */
+  get winner(): string | undefined {
+    const winner = this.context["winner"];
+    return typeof winner === "string" ? winner : undefined;
+  }
 }
 
 /**
@@ -79,4 +93,13 @@ export class UnsupportedVectorStore extends InvalidInput {
     super(message, options);
     this.missing = [...missing];
   }
+}
+
+/**
+ * A partition template names an id the run does not carry (e.g. `"t:{tenant_id}/u:{user_id}"`
+ * on a run with no `user_id` in its metadata, `configurable` or `context`). `context.key` names
+ * the missing id. No partition is guessed: the caller is refused, never put in `"default"`.
+ */
+export class PartitionUnresolved extends InvalidInput {
+  override name = "PartitionUnresolved";
 }

@@ -190,3 +190,65 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// ---------------------------------------------------------------- partitions and degraded routing (issue 16, part)
+export { PartitionUnresolved } from "./errors.js";
+export {
+  callerOf,
+  type CallerSources,
+  type PartitionSource,
+  type PartitionSpec,
+  partitionOf,
+  partitionTemplate,
+  type ResolvedCaller,
+  rememberCaller,
+  rememberedCaller,
+  resolveCaller,
+} from "./record/partition.js";
+export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";
+// ---------------------------------------------------------------- lessons nodes (classify → synthesize → vet → inject) and the ready agent
+export {
+  classifyTurn,
+  createClassifyNode,
+  createInjectNode,
+  createLessonsGraph,
+  createLessonsNode,
+  createLessonsNodes,
+  createSynthesizeNode,
+  createToolLessonsAgent,
+  createVetNode,
+  DEFAULT_LESSONS_GRAPH,
+  emptyReport,
+  ledgerOn,
+  type LessonSignal,
+  type LessonsGraphOptions,
+  type LessonsNodeState,
+  type LessonsReport,
+  lessonsMessages,
+  LessonsStateFields,
+  routedToolsOf,
+  type ToolLessonsAgentOptions,
+  ToolLessonsZodState,
+} from "./graph/index.js";
+export {
+  type BlockRule,
+  type BlockTool,
+  CUT_ORDER,
+  type CutStep,
+  DEFAULT_LESSONS_BLOCK,
+  estimateTokens,
+  type LessonsBlock,
+  type LessonsBlockInput,
+  type LessonsBlockOptions,
+  renderLessonsBlock,
+} from "./prompt/lessons-block.js";
+// ---------------------------------------------------------------- races settled by the store (compare-and-set)
+export {
+  type CasCheck,
+  type CasFailure,
+  type CasOutcome,
+  type CasValue,
+  type CompareAndSetStore,
+  compareAndSet,
+} from "./ledger/cas.js";
+export type { RevisionClaim } from "./ledger/collections/commit.js";

@@ -1,7 +1,20 @@
 /**
- * The graph pieces: the node that routes a turn, the state it writes, and the binding of the
- * routed tools with their learned descriptions (where a lesson reaches the prompt).
+ * The graph pieces: the lessons subgraph (classify → synthesize → vet → inject) and its nodes,
+ * `createToolLessonsAgent`, the state they write, the older route node and the binding of the
+ * routed tools with their learned descriptions.
  */
+export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./agent.js";
+export { classifyTurn, createClassifyNode, finishedTurns, type TurnView } from "./classify.js";
+export { DEFAULT_LESSONS_GRAPH, ledgerOn, type LessonsGraphOptions } from "./context.js";
+export { createInjectNode } from "./inject.js";
+export {
+  createLessonsGraph,
+  createLessonsNode,
+  createLessonsNodes,
+  type LessonsNodeState,
+  lessonsMessages,
+  routedToolsOf,
+} from "./lessons-graph.js";
 export {
   bindRoutedTools,
   createRouteNode,
@@ -9,4 +22,14 @@ export {
   type RouteNodeOptions,
   toolsInUse,
 } from "./route-node.js";
-export { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
+export {
+  emptyReport,
+  type LessonSignal,
+  type LessonsReport,
+  LessonsStateFields,
+  ToolLessonsAnnotation,
+  type ToolLessonsState,
+  ToolLessonsZodState,
+} from "./state.js";
+export { createSynthesizeNode } from "./synthesize.js";
+export { createVetNode } from "./vet.js";

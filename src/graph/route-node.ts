@@ -7,7 +7,7 @@ import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
-import { type PartitionResolver, resolvePartition } from "../record/partition.js";
+import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import type { Settings } from "../settings.js";
 import { redactError } from "../text/gate.js";
@@ -63,10 +63,10 @@ export function createRouteNode(options: RouteNodeOptions) {
     const turn = latestHumanTurn(state.messages);
     if (!turn) return { routedTools: [], routedCards: [] };
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
-    const metadata = (config?.metadata ?? {}) as Record<string, unknown>;
     let partition: string;
     try {
-      partition = resolvePartition(metadata, configurable, options.partition);
+      partition = partitionOf(config, options.partition);
+      rememberCaller(typeof configurable.thread_id === "string" ? configurable.thread_id : undefined, partition);
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
       onError(error);
@@ -84,6 +84,7 @@ export function createRouteNode(options: RouteNodeOptions) {
             requestId: requestId ?? "",
             offered: routed.offered,
             allSent: routed.allSent,
+            ...(routed.skipped ? { skipped: routed.skipped.reason } : {}),
             k: options.router.k,
           },
         ]);

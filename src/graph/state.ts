@@ -1,18 +1,116 @@
-import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
+import { Annotation, MessagesAnnotation, MessagesZodMeta } from "@langchain/langgraph";
+import { registry } from "@langchain/langgraph/zod";
+import { z } from "zod";
 import type { ToolCard } from "../ledger/schema.js";
 
 /**
- * Graph state for an agent with routed tools: LangGraph's messages plus the tools routed for the
- * current turn. Spread `ToolLessonsAnnotation.spec` into your own annotation to add fields.
+ * What classify found for one turn: the kinds of signal and the tools they are about. Names and
+ * counts only, never a user's text (the turn itself is in `messages`).
+ */
+export interface LessonSignal {
+  /**
+   * `edict`: the new user turn tells the agent never to do something; `failure`: a tool failed in
+   * the thread's last turn; `miss`: the last turn was served by a tool the turn before never
+   * called (the first wording may be a missed one); `confusion`: the last two turns were served
+   * by different tools; `memory`: enough calls since the last memory pass for a guideline.
+   */
+  kind: "edict" | "failure" | "miss" | "confusion" | "memory";
+  /** The tools it is about (`[]` for an edict: its tool is decided when it is stored). */
+  tools: string[];
+}
+
+/** What the lessons nodes did this turn, for the application to read or log. Small by design. */
+export interface LessonsReport {
+  /** `routed`: top-k plus sticky plus always-offer; `all_tools`: routing failed or was not possible. */
+  routing: "routed" | "all_tools";
+  /** Whether reading or writing the ledger failed during the turn (the turn went on without it). */
+  ledgerFailed: boolean;
+  /** Ids of the revisions proposed this turn. */
+  proposed: string[];
+  /** Ids of the revisions applied this turn (under `autoApply`). */
+  applied: string[];
+  /** Ids of the rules stored this turn from the user's edicts. */
+  rules: string[];
+  /** What the vet refused this turn: the tool and the reason code, never the text. */
+  refused: { tool: string; reason: string }[];
+  /** Guidelines written this turn, by tool. */
+  guidelines: string[];
+  /** The injected block's estimated size in tokens. */
+  blockTokens: number;
+  /** What the token budget cut, by step of the cut order. */
+  cut: { step: string; count: number }[];
+}
+
+/** A report where nothing happened. */
+export function emptyReport(): LessonsReport {
+  return {
+    routing: "routed",
+    ledgerFailed: false,
+    proposed: [],
+    applied: [],
+    rules: [],
+    refused: [],
+    guidelines: [],
+    blockTokens: 0,
+    cut: [],
+  };
+}
+
+const last = <T>(fallback: () => T) => Annotation<T>({ reducer: (_previous, next) => next, default: fallback });
+
+/**
+ * The fields the lessons subgraph reads and writes, to spread into your own annotation
+ * (`Annotation.Root({ ...MessagesAnnotation.spec, ...LessonsStateFields })`). Each is a small
+ * value overwritten every turn, so checkpoints stay small: no card, no record is kept in state.
+ */
+export const LessonsStateFields = {
+  /** Names of the tools to bind this turn (set by the route or inject node). */
+  routedTools: last<string[]>(() => []),
+  /** The system message text the inject node rendered for this turn (`""`: nothing to add). */
+  lessonsPrompt: last<string>(() => ""),
+  /** The request id the lessons nodes last ran for (they run once per user turn). */
+  lessonsTurn: last<string>(() => ""),
+  /** What classify found this turn. */
+  lessonSignals: last<LessonSignal[]>(() => []),
+  /** Tool calls seen since the last memory pass of this thread. */
+  lessonsCalls: last<number>(() => 0),
+  /** What the nodes did this turn. */
+  lessonsReport: last<LessonsReport>(emptyReport),
+};
+
+/**
+ * Graph state for an agent with routed tools and lessons: LangGraph's messages, the tools routed
+ * for the current turn and the lessons fields. Spread `ToolLessonsAnnotation.spec` into your own
+ * annotation to add fields.
  */
 export const ToolLessonsAnnotation = Annotation.Root({
   ...MessagesAnnotation.spec,
-  /** Names of the tools to bind this turn (set by the route node). */
-  routedTools: Annotation<string[]>({ reducer: (_previous, next) => next, default: () => [] }),
+  ...LessonsStateFields,
   /**
    * The cards of the routed tools in the caller's partition, read once per turn by the route
-   * node (when it has a ledger): what `bindRoutedTools` describes the tools with.
+   * node (when it has a ledger): what `bindRoutedTools` describes the tools with. The lessons
+   * subgraph leaves it empty (its block carries what was learned).
    */
-  routedCards: Annotation<ToolCard[]>({ reducer: (_previous, next) => next, default: () => [] }),
+  routedCards: last<ToolCard[]>(() => []),
 });
 export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
+
+const SignalSchema = z.object({
+  kind: z.enum(["edict", "failure", "miss", "confusion", "memory"]),
+  tools: z.array(z.string()),
+});
+
+/**
+ * The same state in zod form, for graphs declared with zod (`new StateGraph(ToolLessonsZodState)`,
+ * or `ToolLessonsZodState.extend({...})`; zod 4). Fields without a reducer keep the last value written.
+ */
+export const ToolLessonsZodState = z.object({
+  messages: z.custom<BaseMessage[]>().register(registry, MessagesZodMeta),
+  routedTools: z.array(z.string()).default([]),
+  lessonsPrompt: z.string().default(""),
+  lessonsTurn: z.string().default(""),
+  lessonSignals: z.array(SignalSchema).default([]),
+  lessonsCalls: z.number().default(0),
+  lessonsReport: z.custom<LessonsReport>().default(emptyReport),
+});

@@ -1,10 +1,16 @@
-import type { CallbackManagerForRetrieverRun } from "@langchain/core/callbacks/manager";
-import { Document } from "@langchain/core/documents";
+import {
+  type CallbackManagerForRetrieverRun,
+  CallbackManager,
+  parseCallbackConfigArg,
+} from "@langchain/core/callbacks/manager";
+import { Document, type DocumentInterface } from "@langchain/core/documents";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
-import type { RunnableConfig } from "@langchain/core/runnables";
+import { ensureConfig, type RunnableConfig } from "@langchain/core/runnables";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Offer } from "../ledger/schema.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
+import { redactForLog } from "../text/gate.js";
 import type { ToolIndex } from "./tool-index.js";
 
 /** Options of {@link ToolRouter}. */
@@ -12,10 +18,14 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
   /** The routing index. */
   index: ToolIndex;
   /**
-   * Partition used by `invoke` (the `BaseRetriever` path). {@link ToolRouter.route} takes one per call.
-   * @default "default"
+   * How `invoke(request, config)` (the `BaseRetriever` path) names the caller's partition: a
+   * resolver, or a namespace template such as `"t:{tenant_id}/u:{user_id}"`; a string with no
+   * `{placeholder}` is one fixed partition (and the default of {@link ToolRouter.route}).
+   * Unset, the ids of the config are read as everywhere (`metadata`, `configurable`, v1
+   * `context`; see `docs/partitions.md`), and a config without ids routes `"default"`.
+   * @default undefined (the config's ids)
    */
-  partition?: string;
+  partition?: PartitionSpec;
   /**
    * Tools offered per request.
    * @default DEFAULT_SETTINGS.routingK (5)
@@ -32,6 +42,45 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
    * @default []
    */
   alwaysOffer?: readonly string[];
+  /**
+   * Where a request is routed when its partition has no tools of its own (no cards registered
+   * there): the tools registered in this partition, with a warning once per partition. `null`:
+   * no fallback; routing is skipped (`skipped: { reason: "no_tools" }`) and every tool is sent.
+   * @default "default"
+   */
+  fallbackPartition?: string | null;
+  /**
+   * Receives what routing had to work around, once per router for a failure and once per
+   * partition for one without tools; the message is redacted (never an error's raw text).
+   * Never throws into the run.
+   * @default console.warn with a "[tool-lessons]" prefix
+   */
+  onWarning?: (message: string, warning: RoutingWarning) => void;
+}
+
+/** What a {@link ToolRouterOptions.onWarning} is told, besides the message. */
+export interface RoutingWarning {
+  /** `skipped`: routing failed or found no tools, every tool was sent; `fallback`: another partition's tools were routed. */
+  kind: "skipped" | "fallback";
+  /** The caller's partition. */
+  partition: string;
+  /** Why routing was skipped (for `skipped`). */
+  reason?: RoutingSkipped["reason"];
+  /** The partition whose tools were routed (for `fallback`). */
+  routedFrom?: string;
+}
+
+/**
+ * Why a turn was not routed (every tool was sent instead). A kind, never an error's text.
+ * - `embeddings_failed`: embedding the request failed (or indexing the partition's tools on their
+ *   first use, which embeds them and reads their cards);
+ * - `index_failed`: the vector search failed;
+ * - `no_tools`: neither the caller's partition nor the fallback partition has a tool.
+ */
+export interface RoutingSkipped {
+  reason: "embeddings_failed" | "index_failed" | "no_tools";
+  /** The failed error's class name (e.g. `"StoreUnavailable"`), for a failure. */
+  errorName?: string;
 }
 
 /**
@@ -39,12 +88,18 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
  * no value of its own: without it, k tools are always offered). `k` is the settings' `routingK`,
  * whose default lives in src/settings.ts only.
  */
-export const DEFAULT_TOOL_ROUTER: Readonly<Required<Pick<ToolRouterOptions, "partition" | "k" | "alwaysOffer">>> =
-  Object.freeze({
-    partition: DEFAULT_PARTITION,
-    k: DEFAULT_SETTINGS.routingK,
-    alwaysOffer: Object.freeze([]),
-  });
+export const DEFAULT_TOOL_ROUTER: Readonly<
+  Required<Pick<ToolRouterOptions, "k" | "alwaysOffer" | "fallbackPartition" | "onWarning">> & { partition: string }
+> = Object.freeze({
+  partition: DEFAULT_PARTITION,
+  k: DEFAULT_SETTINGS.routingK,
+  alwaysOffer: Object.freeze([]),
+  fallbackPartition: DEFAULT_PARTITION,
+  onWarning: (message: string) => console.warn(`[tool-lessons] ${message}`),
+});
+
+/** Partitions a router warns about at most (each once); beyond it, no more partition warnings. */
+const MAX_WARNED_PARTITIONS = 1_000;
 
 /** What routing chose for one request. */
 export interface RoutedTools {
@@ -54,15 +109,22 @@ export interface RoutedTools {
   always: string[];
   /** Tools the thread already uses, kept visible (not counted as offered). */
   sticky: string[];
-  /** Every tool to bind this turn: offered, then always, then sticky, without repeats. */
+  /**
+   * Every tool to bind this turn: offered, then always, then sticky, without repeats. Empty
+   * when routing was skipped: bind every tool (`bindRoutedTools` does for an empty list).
+   */
   tools: string[];
   /** True when every registered tool was sent (no routing choice was made). */
   allSent: boolean;
+  /** Set when routing was skipped this turn (it failed, or found no tools): every tool is sent. */
+  skipped?: RoutingSkipped;
+  /** Set when the caller's partition had no tools and this partition's were routed instead. */
+  routedFrom?: string;
 }
 
 /** Per-call routing options. */
 export interface RouteOptions {
-  /** @default the router's partition */
+  /** @default the router's fixed partition (`"default"` unless `partition` is a fixed string) */
   partition?: string;
   /** Tools the thread already uses: kept visible, not counted as offered. */
   sticky?: readonly string[];
@@ -83,47 +145,181 @@ export class ToolRouter extends BaseRetriever {
   override lc_namespace = ["tool_lessons", "routing"];
 
   readonly index: ToolIndex;
+  /** The partition {@link ToolRouter.route} routes when given none. */
   readonly partition: string;
   readonly k: number;
   readonly minScore: number | undefined;
   readonly alwaysOffer: readonly string[];
+  readonly fallbackPartition: string | null;
+  private readonly spec: PartitionSpec | undefined;
+  private readonly warn: (message: string, warning: RoutingWarning) => void;
+  private warnedFailure = false;
+  private readonly warnedPartitions = new Set<string>();
 
   constructor(options: ToolRouterOptions) {
     super(options);
     this.index = options.index;
-    this.partition = options.partition ?? DEFAULT_TOOL_ROUTER.partition;
+    // A template is checked now, not at the first request.
+    toResolver(options.partition);
+    const fixed = typeof options.partition === "string" && !options.partition.includes("{");
+    this.spec = options.partition;
+    this.partition = fixed ? (options.partition as string) : DEFAULT_TOOL_ROUTER.partition;
     this.k = options.k ?? DEFAULT_TOOL_ROUTER.k;
     this.minScore = options.minScore;
     this.alwaysOffer = options.alwaysOffer ?? DEFAULT_TOOL_ROUTER.alwaysOffer;
+    this.fallbackPartition =
+      options.fallbackPartition === undefined ? DEFAULT_TOOL_ROUTER.fallbackPartition : options.fallbackPartition;
+    const onWarning = options.onWarning ?? DEFAULT_TOOL_ROUTER.onWarning;
+    this.warn = (message, warning) => {
+      try {
+        onWarning(redactForLog(message), warning);
+      } catch {
+        // A warning sink that throws must not break routing.
+      }
+    };
   }
 
-  /** Route one request: the offered tools plus the always-on and sticky ones. */
+  /** The partition `invoke` routes for a run's config: the router's spec, or the config's ids. */
+  partitionFor(config?: RunnableConfig & CallerSources): string {
+    if (typeof this.spec === "string" && !this.spec.includes("{")) return this.spec;
+    return partitionOf(config, this.spec);
+  }
+
+  /**
+   * Route one request: the offered tools plus the always-on and sticky ones. Never throws for
+   * a failing index or embeddings: the turn then gets every tool (`tools: []`, `allSent: true`)
+   * and `skipped` says why; a partition with no tools routes `fallbackPartition`'s.
+   */
   async route(request: string, options: RouteOptions = {}, _config?: RunnableConfig): Promise<RoutedTools> {
     const partition = options.partition ?? this.partition;
     const k = options.k ?? this.k;
     const always = [...new Set(this.alwaysOffer)];
-    const offered = await this.index.route(partition, request, {
-      k,
-      minScore: this.minScore,
-      exclude: new Set(always),
-    });
-    // After route(): the index has loaded the partition.
-    const choosable = this.index.indexedTools(partition).filter((t) => !always.includes(t));
+    const sticky = [...new Set(options.sticky ?? [])].filter((t) => !always.includes(t));
+    let routedIn = partition;
+    let vector: number[];
+    try {
+      vector = await this.index.embedRequest(partition, request);
+      if (this.index.indexedTools(partition).length === 0) {
+        const fallback = this.fallbackPartition;
+        if (fallback === null || fallback === partition)
+          return this.skip(partition, { reason: "no_tools" }, always, sticky);
+        vector = await this.index.embedRequest(fallback, request);
+        if (this.index.indexedTools(fallback).length === 0) {
+          return this.skip(partition, { reason: "no_tools" }, always, sticky);
+        }
+        routedIn = fallback;
+        this.warnPartition(partition, `fallback`, () =>
+          this.warn(
+            `partition "${partition}" has no tools of its own: routed the tools of "${fallback}". ` +
+              `Register the tools there (registerTools(ledger, tools, { partition })), or set fallbackPartition.`,
+            { kind: "fallback", partition, routedFrom: fallback },
+          ),
+        );
+      }
+    } catch (error) {
+      return this.skip(partition, { reason: "embeddings_failed", errorName: nameOf(error) }, always, sticky);
+    }
+    let offered: Offer[];
+    try {
+      offered = await this.index.routeVector(routedIn, vector, {
+        k,
+        minScore: this.minScore,
+        exclude: new Set(always),
+      });
+    } catch (error) {
+      return this.skip(partition, { reason: "index_failed", errorName: nameOf(error) }, always, sticky);
+    }
+    const choosable = this.index.indexedTools(routedIn).filter((t) => !always.includes(t));
     const allSent = choosable.length <= k && this.minScore === undefined;
-    const sticky = [...new Set(options.sticky ?? [])].filter(
-      (t) => !offered.some((o) => o.tool === t) && !always.includes(t),
+    const kept = sticky.filter((t) => !offered.some((o) => o.tool === t));
+    const tools = [...offered.map((o) => o.tool), ...always, ...kept];
+    return {
+      offered,
+      always,
+      sticky: kept,
+      tools,
+      allSent,
+      ...(routedIn !== partition ? { routedFrom: routedIn } : {}),
+    };
+  }
+
+  /** Every tool sent, with why; warned once per router for a failure, once per partition for no tools. */
+  private skip(partition: string, skipped: RoutingSkipped, always: string[], sticky: string[]): RoutedTools {
+    const message =
+      skipped.reason === "no_tools"
+        ? `partition "${partition}" has no tools to route (nor has the fallback partition): every tool is sent. ` +
+          "Register the tools in that partition (registerTools(ledger, tools, { partition }))."
+        : `routing failed (${skipped.reason.replace("_", " ")}${skipped.errorName ? `, ${skipped.errorName}` : ""}): ` +
+          "the turn goes on with every tool and its route record says routing was skipped. Warned once per router.";
+    const warning: RoutingWarning = { kind: "skipped", partition, reason: skipped.reason };
+    if (skipped.reason === "no_tools") this.warnPartition(partition, "none", () => this.warn(message, warning));
+    else if (!this.warnedFailure) {
+      this.warnedFailure = true;
+      this.warn(message, warning);
+    }
+    return { offered: [], always, sticky, tools: [], allSent: true, skipped };
+  }
+
+  private warnPartition(partition: string, kind: string, warn: () => void): void {
+    const key = `${kind}\u0000${partition}`;
+    if (this.warnedPartitions.has(key) || this.warnedPartitions.size >= MAX_WARNED_PARTITIONS) return;
+    this.warnedPartitions.add(key);
+    warn();
+  }
+
+  /**
+   * The tools routed for `request` in the caller's partition, read from `config` as every piece
+   * reads it (see {@link ToolRouter.partitionFor}); callbacks and tracing as for any retriever.
+   * @throws InvalidInput when the config's ids are not ids (no partition is guessed).
+   */
+  override async invoke(input: string, options?: RunnableConfig & CallerSources): Promise<DocumentInterface[]> {
+    const config = ensureConfig(parseCallbackConfigArg(options));
+    const partition = this.partitionFor({ ...config, ...(options?.context ? { context: options.context } : {}) });
+    const manager = await CallbackManager.configure(
+      config.callbacks,
+      this.callbacks,
+      config.tags,
+      this.tags,
+      config.metadata,
+      this.metadata,
+      { verbose: this.verbose },
     );
-    const tools = [...offered.map((o) => o.tool), ...always, ...sticky];
-    return { offered, always, sticky, tools, allSent };
+    const run = await manager?.handleRetrieverStart(
+      this.toJSON(),
+      input,
+      config.runId,
+      undefined,
+      undefined,
+      undefined,
+      config.runName,
+    );
+    try {
+      const docs = await this.documents(input, partition);
+      await run?.handleRetrieverEnd(docs);
+      return docs;
+    } catch (error) {
+      await run?.handleRetrieverError(error);
+      throw error;
+    }
   }
 
   override async _getRelevantDocuments(
     query: string,
     _runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document[]> {
-    const routed = await this.route(query);
+    return this.documents(query, this.partition);
+  }
+
+  private async documents(query: string, partition: string): Promise<Document[]> {
+    const routed = await this.route(query, { partition });
     return routed.offered.map(
       (o) => new Document({ pageContent: o.tool, metadata: { tool: o.tool, rank: o.rank, score: o.score } }),
     );
   }
+}
+
+/** An error's class name when it looks like one (a name is code's, but a message is data: never kept). */
+function nameOf(error: unknown): string | undefined {
+  const name = error instanceof Error ? error.name : undefined;
+  return typeof name === "string" && /^[A-Za-z][A-Za-z0-9_]{0,59}$/.test(name) ? name : undefined;
 }

@@ -5,6 +5,7 @@ import type { ToolIndex } from "../index/tool-index.js";
 import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { partitionOf } from "../record/partition.js";
 import type { RuleInput } from "../ledger/ledger.js";
 import { rulesWriteVersion } from "../ledger/collections/rules.js";
 import { DEFAULT_RULES_BLOCK, renderRulesBlock, type RulesBlock, RulesBlockCache } from "../prompt/rules-block.js";
@@ -89,7 +90,7 @@ export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<
 
 /** Options of {@link LessonManager.review}. */
 export interface ReviewOptions {
-  /** @default "default" */
+  /** @default the caller's partition of the method's `config` (its ids; `"default"` without) */
   partition?: string;
   /** Propose and return revisions without storing anything. @default false */
   dryRun?: boolean;
@@ -231,7 +232,8 @@ export class LessonManager {
    * dismissed or undid for a tool is not proposed again (refused `turned_down`).
    */
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
-    const o = { ...DEFAULT_REVIEW_OPTIONS, ...definedOnly(options) };
+    // Without a partition, the caller's of `config` (its ids, as every piece reads them), else "default".
+    const o = { ...DEFAULT_REVIEW_OPTIONS, partition: partitionOf(config), ...definedOnly(options) };
     const window = await gatherWindow(this.ledger, o.partition, { config: o.config });
     const { settings, cards } = window;
     const names = cards.map((c) => c.name);
@@ -290,7 +292,7 @@ export class LessonManager {
     }
 
     if (!o.dryRun) {
-      await storeReview(this.ledger, o.partition, review.revisions, marks);
+      review.revisions = await storeReview(this.ledger, o.partition, review.revisions, marks, window.revisions);
       if (o.autoApply) {
         for (let i = 0; i < review.revisions.length; i++) {
           review.revisions[i] = await applyRevision(this.ledger, this.index, review.revisions[i].id, {
@@ -325,10 +327,14 @@ export class LessonManager {
     const partition = options.partition ?? DEFAULT_PARTITION;
     const revision = await this.ledger.requireRevision(partition, id);
     if (revision.status !== "proposed") {
-      throw new RevisionConflict(`Revision ${id} is ${revision.status}; only a proposed revision can be dismissed.`);
+      const by = revision.status === "applied" ? revision.approvedBy : revision.closedBy;
+      throw new RevisionConflict(
+        `Revision ${id} is ${revision.status}${by ? ` (by ${by})` : ""}; only a proposed revision can be dismissed.`,
+        { context: { id, status: revision.status, winner: by } },
+      );
     }
     const dismissed: Revision = { ...revision, status: "dismissed", closedBy: options.by, updatedAt: Date.now() };
-    await this.ledger.putRevision(dismissed);
+    await this.ledger.commit(partition, { revisions: [dismissed], expectStatus: { [id]: "proposed" } });
     return dismissed;
   }
 
@@ -357,6 +363,7 @@ export class LessonManager {
       cards: [{ ...card, learned: revision.learnedBefore }],
       revisions: [undone],
       expectVersion: card.version,
+      expectStatus: { [revision.id]: "applied" },
     });
     await this.index.upsertCards(partition, [saved]);
     return undone;
@@ -432,20 +439,21 @@ export class LessonManager {
   /**
    * Evaluate every call of the partition that no pass has settled yet (the newest `memoryWindow`
    * per tool) into its tool's memory window, dropping duplicates; a call whose evaluation failed is
-   * tried again next time.
+   * tried again next time. Without `partition`, the caller's of `config` (its ids; `"default"` without).
    */
   async evaluateCalls(
     options: PartitionOption & MemoryPassOptions = {},
     config?: RunnableConfig,
   ): Promise<EvaluationReport> {
     const { partition, ...pass } = options;
-    return this.memory.evaluate(partition ?? DEFAULT_PARTITION, pass, config);
+    return this.memory.evaluate(partition ?? partitionOf(config), pass, config);
   }
 
   /**
    * Evaluate new calls, then write the guideline of each tool (of `tools`, or every tool with a
    * memory window) whose window has calls its guideline was not written from, once the recent
-   * window holds `minEvaluatedCalls`. A tool with nothing new costs no model call.
+   * window holds `minEvaluatedCalls`. A tool with nothing new costs no model call. Without
+   * `partition`, the caller's of `config` (its ids; `"default"` without).
    */
   async summarize(
     tools?: readonly string[],
@@ -453,7 +461,7 @@ export class LessonManager {
     config?: RunnableConfig,
   ): Promise<SummaryReport> {
     const { partition: p, evaluate, ...rest } = options;
-    const partition = p ?? DEFAULT_PARTITION;
+    const partition = p ?? partitionOf(config);
     const pass = { ...rest, ...(tools !== undefined ? { tools } : {}) };
     if (evaluate ?? true) await this.memory.evaluate(partition, pass, config);
     return this.memory.summarize(partition, pass, config);

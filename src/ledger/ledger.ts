@@ -230,11 +230,14 @@ export class Ledger {
   }
 
   /**
-   * Write cards and revisions of one partition in one store batch (one transaction on SQLite
-   * and Postgres): a crash leaves the old state or the new, never a mix. Cards get their version
-   * bumped; the saved cards are returned.
+   * Write cards and revisions of one partition as one compare-and-set settled by the store (one
+   * transaction on SQLite and Postgres, across processes; in this process on other stores): a
+   * crash leaves the old state or the new, never a mix, and of two writers racing one writes and
+   * the other gets `RevisionConflict` naming who won. Cards get their version bumped; the saved
+   * cards are returned. See `collections/commit.ts`.
    * @throws InvalidInput for a card of another partition, or a card or revision that does not match its schema.
-   * @throws RevisionConflict when `expectVersion` is given and the (single) card moved on.
+   * @throws RevisionConflict when a card moved past `expectVersion` or the version read, or a
+   *   revision is not at the status expected (`expectStatus`, else the one read).
    */
   async commit(partition: string, change: LedgerChange): Promise<ToolCard[]> {
     return commit(this.ctx, { cards: this.cards, revisions: this.revisions }, partition, change);

@@ -3,6 +3,7 @@ import type { Operation, OperationResults, PutOperation } from "@langchain/langg
 import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { isRecord, redactUrl } from "../internal.js";
+import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks, localCompareAndSet } from "./cas.js";
 import { Ledger, type LedgerOptions } from "./ledger.js";
 
 /**
@@ -62,7 +63,7 @@ interface StoreCore {
  * Semantics match applying the operations in order: for a (namespace, key) written twice in
  * one batch, the last write wins.
  */
-export class TransactionalPostgresStore extends PostgresStore {
+export class TransactionalPostgresStore extends PostgresStore implements CompareAndSetStore {
   /** True when write-only batches run as one transaction (see the class docs). */
   get atomicBatches(): boolean {
     const core = coreOf(this);
@@ -119,33 +120,13 @@ export class TransactionalPostgresStore extends PostgresStore {
     const last = new Map<string, PutOperation>();
     for (const op of operations) last.set(`${op.namespace.join(":")}\u0000${op.key}`, op);
     const rows = [...last.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, op]) => op);
-    const upserts = rows.filter((op) => op.value !== null);
-    const deletes = rows.filter((op) => op.value === null);
     const table = `"${core.schema}".store`;
 
     const client = await core.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
-      if (deletes.length > 0) {
-        await client.query(
-          `DELETE FROM ${table} WHERE (namespace_path, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-          [deletes.map((op) => op.namespace.join(":")), deletes.map((op) => op.key)],
-        );
-      }
-      if (upserts.length > 0) {
-        await client.query(
-          `INSERT INTO ${table} (namespace_path, key, value, expires_at)
-           SELECT ns, k, v, NULL FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(ns, k, v)
-           ON CONFLICT (namespace_path, key)
-           DO UPDATE SET value = EXCLUDED.value, expires_at = NULL, updated_at = CURRENT_TIMESTAMP`,
-          [
-            upserts.map((op) => op.namespace.join(":")),
-            upserts.map((op) => op.key),
-            upserts.map((op) => JSON.stringify(op.value)),
-          ],
-        );
-      }
+      await writeRows(client, table, rows);
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch((rollbackError: unknown) => {
@@ -157,6 +138,103 @@ export class TransactionalPostgresStore extends PostgresStore {
       client.release(broken ?? false);
     }
     return operations.map(() => undefined) as OperationResults<Op>;
+  }
+
+  /**
+   * Compare-and-set (see `./cas.ts`) in ONE transaction: a transaction-scoped advisory lock on
+   * every checked and written row (taken in a fixed order, so two of them cannot deadlock; a row
+   * that does not exist yet is locked too, which `SELECT … FOR UPDATE` would not do), then the
+   * checked rows are read, compared, and the writes made only when every check holds. Of two
+   * processes racing on a row, the second reads what the first committed. Without the fast path
+   * (see {@link atomicBatches}) it is settled in this process only.
+   */
+  async compareAndSet(checks: readonly CasCheck[], writes: readonly PutOperation[]): Promise<CasOutcome> {
+    const core = coreOf(this);
+    if (core === undefined || !this.atomicBatches || !writes.every((op) => isPlainPut(op))) {
+      return localCompareAndSet(this, checks, writes);
+    }
+    for (const c of checks) checkLabels(c.namespace);
+    for (const op of writes) checkLabels(op.namespace);
+    await this.start();
+    const table = `"${core.schema}".store`;
+    const rowKey = (namespace: string[], key: string): string => `${namespace.join(":")}\u0000${key}`;
+    // Postgres text holds no NUL: the lock names are JSON. A hash collision only serialises more.
+    const locks = [...new Set([...checks, ...writes].map((r) => JSON.stringify([r.namespace, r.key])))].sort();
+    const last = new Map<string, PutOperation>();
+    for (const op of writes) last.set(rowKey(op.namespace, op.key), op);
+    const rows = [...last.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, op]) => op);
+
+    const client = await core.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      for (const lock of locks) await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 7215))", [lock]);
+      const found = new Map<string, StoreRow>();
+      if (checks.length > 0) {
+        const { rows: current } = await client.query(
+          `SELECT namespace_path, key, value, created_at, updated_at FROM ${table}
+           WHERE (namespace_path, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+             AND (expires_at IS NULL OR expires_at > CURRENT_TIMESTAMP)`,
+          [checks.map((c) => c.namespace.join(":")), checks.map((c) => c.key)],
+        );
+        for (const row of current) found.set(`${row.namespace_path}\u0000${row.key}`, row);
+      }
+      const items = checks.map((c) => {
+        const row = found.get(rowKey(c.namespace, c.key));
+        return row
+          ? {
+              namespace: c.namespace,
+              key: c.key,
+              value: row.value,
+              createdAt: row.created_at,
+              updatedAt: row.updated_at,
+            }
+          : null;
+      });
+      const failed = failedChecks(checks, items);
+      if (failed.length > 0) {
+        await client.query("ROLLBACK");
+        return { ok: false, failed };
+      }
+      await writeRows(client, table, rows);
+      await client.query("COMMIT");
+      return { ok: true };
+    } catch (error) {
+      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw error;
+    } finally {
+      client.release(broken ?? false);
+    }
+  }
+}
+
+/**
+ * Write puts and deletes of distinct rows (in a fixed order) inside the caller's transaction:
+ * at most one DELETE and one upsert statement.
+ */
+async function writeRows(client: PgClient, table: string, rows: readonly PutOperation[]): Promise<void> {
+  const upserts = rows.filter((op) => op.value !== null);
+  const deletes = rows.filter((op) => op.value === null);
+  if (deletes.length > 0) {
+    await client.query(
+      `DELETE FROM ${table} WHERE (namespace_path, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [deletes.map((op) => op.namespace.join(":")), deletes.map((op) => op.key)],
+    );
+  }
+  if (upserts.length > 0) {
+    await client.query(
+      `INSERT INTO ${table} (namespace_path, key, value, expires_at)
+       SELECT ns, k, v, NULL FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(ns, k, v)
+       ON CONFLICT (namespace_path, key)
+       DO UPDATE SET value = EXCLUDED.value, expires_at = NULL, updated_at = CURRENT_TIMESTAMP`,
+      [
+        upserts.map((op) => op.namespace.join(":")),
+        upserts.map((op) => op.key),
+        upserts.map((op) => JSON.stringify(op.value)),
+      ],
+    );
   }
 }
 

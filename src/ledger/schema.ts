@@ -148,6 +148,11 @@ export const RouteRecordSchema = z.object({
   /** True when every tool was sent (no routing choice): such turns count for nothing. */
   allSent: z.boolean(),
   k: z.number().int(),
+  /**
+   * Set when routing was skipped and every tool was sent: why, as a kind (never an error's text).
+   * See `RoutingSkipped` in src/index/router.ts.
+   */
+  skipped: z.enum(["embeddings_failed", "index_failed", "no_tools"]).optional(),
 });
 export type RouteRecord = z.infer<typeof RouteRecordSchema>;
 
@@ -522,6 +527,10 @@ export const GuidelineRefusalReasonSchema = z.enum([
   "refers_to_call",
   /** States something as always (or never) true that not every recent call supports. */
   "overstated",
+  /** Too many words outside the tool's card and the common vocabulary (see the gate's allowed words). */
+  "too_many_unknown_words",
+  /** No word of the tool's card or the common vocabulary at all. */
+  "no_allowed_words",
 ]);
 export type GuidelineRefusalReason = z.infer<typeof GuidelineRefusalReasonSchema>;
 

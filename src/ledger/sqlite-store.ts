@@ -14,6 +14,7 @@ import {
 } from "@langchain/langgraph";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
+import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks } from "./cas.js";
 
 /**
  * A search hit. `@langchain/langgraph` does not re-export `SearchItem`; this is the same shape.
@@ -108,7 +109,7 @@ type OpResult = Item | null | SqliteSearchItem[] | string[][] | undefined;
  * await store.close();
  * ```
  */
-export class SqliteStore extends BaseStore {
+export class SqliteStore extends BaseStore implements CompareAndSetStore {
   /** The better-sqlite3 connection. Use it for read-only inspection, not to change the schema. */
   readonly db: Database.Database;
 
@@ -254,6 +255,36 @@ export class SqliteStore extends BaseStore {
       });
     }
     return results as unknown as OperationResults<Op>;
+  }
+
+  /**
+   * Compare-and-set (see `./cas.ts`): read the checked rows, compare, and write only when every
+   * check holds, in ONE immediate transaction. The write lock is taken before the first read, so
+   * of two connections or processes racing on a row, the second reads what the first wrote.
+   *
+   * @throws {InvalidInput} A malformed check or write. Nothing is written.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be written. Nothing is written.
+   */
+  async compareAndSet(checks: readonly CasCheck[], writes: readonly PutOperation[]): Promise<CasOutcome> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const now = new Date().toISOString();
+    const run = this.db.transaction((): CasOutcome => {
+      const items = checks.map((c) => this.getOp({ namespace: c.namespace, key: c.key }));
+      const failed = failedChecks(checks, items);
+      if (failed.length > 0) return { ok: false, failed };
+      for (const write of writes) this.putOp(write, now);
+      return { ok: true };
+    });
+    try {
+      return run.immediate();
+    } catch (error) {
+      if (error instanceof InvalidInput || !isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger compare-and-set failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code, checks: checks.length, writes: writes.length },
+      });
+    }
   }
 
   private execute(op: Operation, now: string): OpResult {

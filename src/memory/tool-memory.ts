@@ -9,11 +9,13 @@
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { definedOnly } from "../internal.js";
+import { cardWords } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, EvaluatedCall, Guideline, ToolCard, ToolMemoryState, ToolStats } from "../ledger/schema.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { gateText } from "../text/gate.js";
 import { containsFingerprint } from "../text/mask.js";
+import { allowedWords } from "../text/vocabulary.js";
 import { DeterministicEvaluator } from "./deterministic-evaluator.js";
 import { mapLimit } from "./limit.js";
 import { toolStats } from "./stats.js";
@@ -382,8 +384,10 @@ export class ToolMemory {
     );
     if (!outcome.ok)
       return { tool, status: "failed", guideline: current, detail: `${outcome.reason}: ${outcome.detail}` };
+    const containsValue = windowValueCheck(window, await this.ledger.fingerprintKey());
     const vetted = vetGuideline(outcome.draft, {
-      containsValue: windowValueCheck(window, await this.ledger.fingerprintKey()),
+      containsValue,
+      allowed: allowedWords({ card: card ? cardWords(card) : [tool], toolNames: [tool], isValue: containsValue }),
       callIds: new Set(window.map((r) => r.id)),
       unanimous: isUnanimous(recent),
       ...limits,

@@ -12,6 +12,8 @@ import { oneLine } from "../internal.js";
 import type { EvaluatedCall, GuidelineRefusal, GuidelineRefusalReason } from "../ledger/schema.js";
 import { gateText } from "../text/gate.js";
 import { valueCheckOf } from "../text/mask.js";
+import { normalizeText } from "../text/normalize.js";
+import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefusal } from "../text/vocabulary.js";
 import { MAX_PART_LINES, NOT_ENOUGH_DATA } from "./synthesis.js";
 import type { GuidelineDraft } from "./types.js";
 
@@ -31,6 +33,12 @@ export interface GuidelineVetContext {
   unanimous: boolean;
   maxLineLength: number;
   maxGuidelineLength: number;
+  /**
+   * The words a line may use, as for every lesson (`allowedWords({ card, toolNames, isValue })`):
+   * other words are masked as `<word>`, and a line with too many of them is refused.
+   * @default allowedWords() (the common-word vocabulary only)
+   */
+  allowed?: AllowedWords;
 }
 
 /** What the vet kept of a draft, and what it refused. */
@@ -57,11 +65,26 @@ export function isUnanimous(recent: readonly EvaluatedCall[]): boolean {
   return recent.every((r) => r.success === recent[0].success && r.score === recent[0].score);
 }
 
-/** One line's first failing rule, or `null`. */
-export function checkGuidelineLine(
-  text: string,
-  ctx: GuidelineVetContext,
-): { reason: GuidelineRefusalReason; detail?: string } | null {
+/** Why a line failed. */
+export interface LineRefusal {
+  reason: GuidelineRefusalReason;
+  detail?: string;
+}
+
+/** The line's reason for each refusal of the gate that is about the words (the others have their own checks). */
+const WORD_REFUSALS: Readonly<Record<VocabularyRefusal, GuidelineRefusalReason>> = Object.freeze({
+  value_word: "contains_value",
+  unknown_word: "too_many_unknown_words",
+  too_many_unknown_words: "too_many_unknown_words",
+  no_allowed_words: "no_allowed_words",
+});
+
+/**
+ * One line through the vet: its first failing rule, or the text kept, with only allowed words
+ * (others masked as `<word>`, as in every lesson). Digits are kept: a guideline's counts are the
+ * package's own statistics, and a value of a call is refused before.
+ */
+export function gateGuidelineLine(text: string, ctx: GuidelineVetContext): LineRefusal | { text: string } {
   if (text.trim() === "") return { reason: "empty" };
   if (/[\r\n\u2028\u2029\u0085\v\f]/.test(text)) return { reason: "multi_line" };
   if (text.length > ctx.maxLineLength) {
@@ -78,11 +101,25 @@ export function checkGuidelineLine(
   if (gated.masked.length > 0) {
     return { reason: "contains_private_data", detail: [...new Set(gated.masked)].join(", ") };
   }
+  const kept = keepAllowedWords(normalizeText(text), ctx.allowed ?? commonOnly());
+  if (kept.refused !== undefined) return { reason: WORD_REFUSALS[kept.refused] };
   const absolute = ABSOLUTE.exec(text);
   if (absolute && !ctx.unanimous) {
     return { reason: "overstated", detail: `"${absolute[0]}" while the recent calls disagree` };
   }
-  return null;
+  return { text: kept.text };
+}
+
+let common: AllowedWords | undefined;
+/** The allowed words with no card: the common vocabulary only. */
+function commonOnly(): AllowedWords {
+  return (common ??= allowedWords());
+}
+
+/** One line's first failing rule, or `null` (see {@link gateGuidelineLine}). */
+export function checkGuidelineLine(text: string, ctx: GuidelineVetContext): LineRefusal | null {
+  const r = gateGuidelineLine(text, ctx);
+  return "reason" in r ? r : null;
 }
 
 type ListPart = "whatWorks" | "commonIssues" | "bestPractices";
@@ -97,23 +134,23 @@ export function vetGuideline(draft: GuidelineDraft, ctx: GuidelineVetContext): V
       reason,
       ...(detail !== undefined ? { detail } : {}),
     });
-  const keep = (text: string): boolean => {
-    const r = checkGuidelineLine(text, ctx);
-    if (r) refuse(text, r.reason, r.detail);
-    return r === null;
+  /** The line as kept, or `undefined` when it was refused. */
+  const keep = (text: string): string | undefined => {
+    const r = gateGuidelineLine(text, ctx);
+    if ("reason" in r) refuse(text, r.reason, r.detail);
+    return "reason" in r ? undefined : r.text;
   };
 
-  const core = oneLine(draft.coreFunction);
   const parts: GuidelineDraft = {
-    coreFunction: keep(core) ? core : NOT_ENOUGH_DATA,
+    coreFunction: keep(oneLine(draft.coreFunction)) ?? NOT_ENOUGH_DATA,
     whatWorks: [],
     commonIssues: [],
     bestPractices: [],
   };
   for (const part of LIST_PARTS) {
     for (const raw of draft[part]) {
-      const text = raw.trim();
-      if (!keep(text)) continue;
+      const text = keep(raw.trim());
+      if (text === undefined) continue;
       if (parts[part].some((t) => t.toLowerCase() === text.toLowerCase())) {
         refuse(text, "already_kept");
       } else if (parts[part].length >= MAX_PART_LINES) {

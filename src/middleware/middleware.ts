@@ -12,7 +12,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import { getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { ToolIndex } from "../index/tool-index.js";
-import { type RoutedTools, ToolRouter } from "../index/router.js";
+import { type RoutedTools, type RoutingSkipped, type RoutingWarning, ToolRouter } from "../index/router.js";
 import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { Ledger } from "../ledger/ledger.js";
@@ -205,15 +205,22 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     let found = routers.get(store);
     if (!found) {
       const ledger = new Ledger(store);
-      found = { ledger, router: options.router ?? new ToolRouter({ index: new ToolIndex({ ledger }) }) };
+      found = { ledger, router: options.router ?? newRouter(ledger) };
       routers.set(store, found);
     }
     return found;
   }
   let ownRouter: ToolRouter | undefined;
   function defaultRouter(ledger: Ledger): ToolRouter {
-    ownRouter ??= new ToolRouter({ index: new ToolIndex({ ledger }) });
+    ownRouter ??= newRouter(ledger);
     return ownRouter;
+  }
+  /** A router of the middleware's own: a skipped turn is reported by the middleware, other warnings pass on. */
+  function newRouter(ledger: Ledger): ToolRouter {
+    const onWarning = (message: string, warning: RoutingWarning): void => {
+      if (warning.kind !== "skipped") o.onWarning(message);
+    };
+    return new ToolRouter({ index: new ToolIndex({ ledger }), onWarning });
   }
 
   /** Register the agent's tools in the partition once per process (again if the tool set changes). */
@@ -307,10 +314,18 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     }
 
     let routed: RoutedTools | undefined;
+    let skipped: RoutingSkipped["reason"] | undefined;
     try {
       routed = await routeTurn(router, partition, turn?.text ?? "", names, messages, o);
     } catch (error) {
       warn("routing", error);
+      skipped = "index_failed";
+    }
+    if (routed?.skipped) {
+      // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
+      warn("routing", `${routed.skipped.reason}${routed.skipped.errorName ? `, ${routed.skipped.errorName}` : ""}`);
+      skipped = routed.skipped.reason;
+      routed = undefined;
     }
     const recordRoute = async (): Promise<void> => {
       try {
@@ -322,6 +337,7 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
             // Routing skipped: every tool was sent, no choice was made (such turns count for nothing).
             offered: routed?.offered ?? [],
             allSent: routed?.allSent ?? true,
+            ...(skipped ? { skipped } : {}),
             k: options.maxTools ?? router.k,
           },
         ]);

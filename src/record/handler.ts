@@ -3,8 +3,8 @@ import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
-import { InvalidInput, ToolLessonsError } from "../errors.js";
-import { DEFAULT_PARTITION, timeOrderedId } from "../ledger/keys.js";
+import { InvalidInput, PartitionUnresolved, ToolLessonsError } from "../errors.js";
+import { timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import {
   CallRecordSchema,
@@ -28,7 +28,7 @@ import {
   maskRequest,
   valueFingerprints,
 } from "../text/mask.js";
-import { type PartitionResolver, rememberedCaller, resolvePartition } from "./partition.js";
+import { type PartitionSource, type PartitionSpec, rememberedCaller, resolveCaller } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord, oneLine } from "../internal.js";
 
@@ -47,12 +47,14 @@ export interface ToolLessonsCallbackHandlerOptions {
   /** Where records go. */
   ledger: Ledger;
   /**
-   * Names the partition of a run from its callback metadata. By default `tenant_id`, `user_id`
-   * and `agent_id` are read from the metadata (see `record/partition.ts`); pass them with
-   * `metadata: { user_id }` on `invoke`, since callbacks do not see `configurable`.
+   * Names the partition of a run from its callback metadata: a resolver, or a namespace template
+   * such as `"t:{tenant_id}/u:{user_id}"`. By default `tenant_id`, `user_id` and `agent_id` are
+   * read from the metadata (see `docs/partitions.md`). Callbacks do not see `configurable` or v1
+   * `context`: a run whose metadata names no caller is filed under the partition the route node
+   * (or middleware) resolved for its thread, when one did.
    * @default reads tenant_id / user_id / agent_id from metadata
    */
-  partition?: PartitionResolver;
+  partition?: PartitionSpec;
   /**
    * Receives every recording failure (a ledger write that failed, records dropped, a callback
    * that threw). Recording failures are never thrown into the agent's run.
@@ -110,6 +112,8 @@ const MAX_ERROR_LENGTH = 400;
 const SINGLE_TRIES = 3;
 /** Longest stored request text, in characters (after masking). */
 const MAX_REQUEST_LENGTH = 2000;
+/** Recorder / node partition pairs warned about, at most (each once). */
+const MAX_MISMATCH_WARNINGS = 100;
 /** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
 const START_NODE = "__start__";
 /** Errors LangGraph throws through tools to steer the graph: control flow, not failures. */
@@ -168,6 +172,10 @@ interface RootRun {
   id: string;
   /** Undefined when the caller's ids were refused: nothing of the run is written. */
   partition: string | undefined;
+  /** Where `partition` came from; `"none"`: the metadata named no caller (see `settlePartition`). */
+  partitionFrom: PartitionSource;
+  /** A template's missing id, reported when no node named the thread's caller either. */
+  unresolved?: PartitionUnresolved;
   threadId?: string;
   /** Chain root (a graph or chain): gets a turn record when it has a request. */
   isChain: boolean;
@@ -219,7 +227,9 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   name = "tool_lessons";
 
   private readonly ledger: Ledger;
-  private readonly resolver: PartitionResolver | undefined;
+  private readonly resolver: PartitionSpec | undefined;
+  /** Recorder / node partition pairs already warned about (bounded). */
+  private readonly mismatches = new Set<string>();
   private readonly reportError: (error: unknown, context: RecordingErrorContext) => void;
   private readonly maxBuffer: number;
   private readonly flushEveryMs: number;
@@ -434,15 +444,21 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   private openRoot(runId: string, metadata: Record<string, unknown> | undefined, isChain: boolean): RootRun {
     let partition: string | undefined;
+    let partitionFrom: PartitionSource = "none";
+    let unresolved: PartitionUnresolved | undefined;
     try {
-      partition = resolvePartition(metadata ?? {}, undefined, this.resolver);
+      ({ partition, from: partitionFrom } = resolveCaller(metadata ?? {}, undefined, this.resolver));
     } catch (error) {
+      // A template's id may live in configurable / context, which a node sees: settled at the end.
+      if (error instanceof PartitionUnresolved) unresolved = error;
       // No partition is guessed: the run goes on, its records are not written (counted in `failed`).
-      this.reportError(error, { stage: "event", event: "partition" });
+      else this.reportError(error, { stage: "event", event: "partition" });
     }
     return {
       id: runId,
       partition,
+      partitionFrom,
+      ...(unresolved ? { unresolved } : {}),
       isChain,
       turnFromInput: false,
       requested: new Map(),
@@ -452,6 +468,36 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       members: new Set(),
       order: 0,
     };
+  }
+
+  /**
+   * Settle a finished run's partition against the one a node or middleware resolved for its
+   * thread (`rememberCaller`; nodes see `configurable` and v1 `context`, callbacks only
+   * `metadata`). A run whose metadata named no caller takes the node's partition; a run whose
+   * metadata named one keeps it, and a disagreement is reported once per pair with what to change.
+   */
+  private settlePartition(root: RootRun): void {
+    const node = rememberedCaller(root.threadId);
+    if (root.partitionFrom === "none" && (root.partition !== undefined || root.unresolved)) {
+      if (node !== undefined) root.partition = node;
+      else if (root.unresolved) this.reportError(root.unresolved, { stage: "event", event: "partition" });
+      return;
+    }
+    if (node === undefined || root.partition === undefined || node === root.partition) return;
+    const pair = `${root.partition}\u0000${node}`;
+    if (this.mismatches.has(pair)) return;
+    if (this.mismatches.size >= MAX_MISMATCH_WARNINGS) return;
+    this.mismatches.add(pair);
+    this.reportError(
+      new ToolLessonsError(
+        `One request, two partitions: the recorder files this thread's calls and turn under "${root.partition}" ` +
+          `(from the run's callback metadata) but the route node or middleware resolved "${node}" (from the run's ` +
+          "config, which callbacks do not see). Pass every id (tenant_id, user_id, agent_id) in metadata, or give " +
+          "the recorder and the node the same partition resolver or template. Warned once for this pair.",
+        { context: { stage: "partition" } },
+      ),
+      { stage: "event", event: "partition" },
+    );
   }
 
   /**
@@ -560,11 +606,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const hasTurn = root.isChain && root.turn !== undefined;
     const records = root.calls.length + (hasTurn ? 1 : 0);
     if (records === 0) return;
-    // A node or middleware may have named the thread's partition after this run started (ids in
-    // `configurable` or v1 `context`, which callbacks never see): the run's records go there too.
-    if (root.partition === DEFAULT_PARTITION && this.resolver === undefined) {
-      root.partition = rememberedCaller(root.threadId) ?? root.partition;
-    }
+    this.settlePartition(root);
     if (root.partition === undefined) {
       this.counters.failed += records;
       return;

@@ -1,26 +1,24 @@
-import { InvalidInput } from "../errors.js";
+import { InvalidInput, PartitionUnresolved } from "../errors.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import { isStorableName } from "../text/normalize.js";
 
 /**
  * Partitions: whose traffic a record belongs to. Every ledger row lives in one partition, and
  * nothing is learned across partitions, so one tenant's (or user's) calls never shape another's
- * lessons.
+ * lessons. `docs/partitions.md` is the long form of what follows.
  *
- * ## Where the ids come from
+ * ## One resolver, one order
  *
- * `resolvePartition` reads `tenant_id`, `user_id` and `agent_id` from `metadata` first, then
- * from `configurable`. **Inside callbacks only `metadata` reliably carries them**: LangGraph
- * copies `thread_id` and a few of its own keys from `configurable` into callback metadata, not
- * yours. So pass them as metadata, or give the handler a resolver:
+ * Every piece (the recorder, the nodes, the middleware, the router, the lesson retriever, the
+ * recall tool, the manager) names the caller with {@link partitionOf}: `tenant_id`, `user_id` and
+ * `agent_id` read from `metadata`, then `configurable`, then v1 `context` (per id: the first
+ * source that has it wins), or the user's {@link PartitionSpec} (a resolver function, or a
+ * namespace template such as `"t:{tenant_id}/u:{user_id}"`).
  *
- * ```ts
- * await graph.invoke(input, {
- *   configurable: { thread_id: "t-1" },
- *   metadata: { tenant_id: "acme", user_id: "42" },
- *   callbacks: [handler],
- * });
- * ```
+ * **Callbacks see only `metadata`**: LangGraph copies `thread_id` and a few of its own keys from
+ * `configurable` into callback metadata, not yours, and never v1 `context`. A node resolves the
+ * caller from its full config and remembers it for the thread ({@link rememberCaller}); the
+ * recorder, finding no ids in a run's metadata, files the run's records under that partition.
  */
 
 /** The parts of a partition. Only the parts present make up its key. */
@@ -42,6 +40,12 @@ export interface PartitionContext {
 
 /** A user function naming the partition: a ready key, or parts to build one from. */
 export type PartitionResolver = (context: PartitionContext) => string | Partition | undefined;
+
+/**
+ * How a piece is told to name the caller: a {@link PartitionResolver}, or a namespace template
+ * (see {@link partitionTemplate}); a string with no `{placeholder}` is one fixed partition.
+ */
+export type PartitionSpec = PartitionResolver | string;
 
 /**
  * How an id becomes part of a partition key, written down because two callers must never share
@@ -125,23 +129,32 @@ function readId(...sources: (Record<string, unknown> | undefined)[]): (key: stri
   };
 }
 
+/** Where a resolved partition came from: the user's resolver or template, the ids, or nothing (`"default"`). */
+export type PartitionSource = "resolver" | "ids" | "none";
+
+/** A resolved partition and where it came from. */
+export interface ResolvedCaller {
+  partition: string;
+  from: PartitionSource;
+}
+
 /**
- * The partition key of a run. With a resolver, its answer wins (a string is used as the key
- * as is; parts are turned into one with {@link partitionKey}; `undefined` falls back to the
- * ids). Without one, `tenant_id`, `user_id` and `agent_id` are read from `metadata`, then
- * from `configurable`. Nothing found gives `"default"`.
- * @throws InvalidInput when an id key holds something that is not an id (see {@link asId}), or a
- * resolver answers a blank string: the caller is refused, never put in `"default"`.
+ * {@link resolvePartition}, saying where the answer came from: `"none"` when no resolver answered
+ * and no id was found (the partition is then `"default"`). The recorder uses it to tell a run that
+ * named its caller from one that did not.
+ * @throws InvalidInput as {@link resolvePartition} does; {@link PartitionUnresolved} when a
+ * template names an id the run does not carry.
  */
-export function resolvePartition(
+export function resolveCaller(
   metadata: Record<string, unknown> = {},
   configurable?: Record<string, unknown>,
-  resolver?: PartitionResolver,
-): string {
+  spec?: PartitionSpec,
+): ResolvedCaller {
+  const resolver = toResolver(spec);
   if (resolver) {
     const answer = resolver({ metadata, ...(configurable ? { configurable } : {}) });
-    if (typeof answer === "string") return asId("resolver", answer) as string;
-    if (answer && typeof answer === "object") return partitionKey(answer);
+    if (typeof answer === "string") return { partition: asId("resolver", answer) as string, from: "resolver" };
+    if (answer && typeof answer === "object") return { partition: partitionKey(answer), from: "resolver" };
   }
   const read = readId(metadata, configurable);
   const partition: Partition = {};
@@ -149,7 +162,67 @@ export function resolvePartition(
     const value = read(key);
     if (value !== undefined) partition[field] = value;
   }
-  return partitionKey(partition);
+  return { partition: partitionKey(partition), from: Object.keys(partition).length > 0 ? "ids" : "none" };
+}
+
+/**
+ * The partition key of a run. With a resolver, its answer wins (a string is used as the key
+ * as is; parts are turned into one with {@link partitionKey}; `undefined` falls back to the
+ * ids); a template string fills its placeholders ({@link partitionTemplate}). Without one,
+ * `tenant_id`, `user_id` and `agent_id` are read from `metadata`, then from `configurable`.
+ * Nothing found gives `"default"`.
+ * @throws InvalidInput when an id key holds something that is not an id (see {@link asId}), or a
+ * resolver answers a blank string: the caller is refused, never put in `"default"`.
+ */
+export function resolvePartition(
+  metadata: Record<string, unknown> = {},
+  configurable?: Record<string, unknown>,
+  resolver?: PartitionSpec,
+): string {
+  return resolveCaller(metadata, configurable, resolver).partition;
+}
+
+/** A template placeholder: `{name}`, the name a key of metadata / configurable / context. */
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * A namespace template as a resolver, like LangMem's `("memories", "{langgraph_user_id}")`:
+ * `partitionTemplate("t:{tenant_id}/u:{user_id}")` names the partition `t:acme/u:42` for a run
+ * carrying `tenant_id: "acme"` and `user_id: 42` (the same key {@link partitionKey} builds from
+ * those ids). Each `{key}` is read like the ids (`metadata`, then `configurable`, then v1
+ * `context`), must be an id by the same rules (a non-blank string or a finite number, see
+ * {@link asId}) and is escaped (`/` → `%2F`, `%` → `%25`), so a value cannot forge another
+ * part. Any key may be named (`{org}`, `{langgraph_user_id}`).
+ * @throws InvalidInput at once for a malformed template (a stray `{` or `}`, a blank one, a
+ * control character); {@link PartitionUnresolved} at resolution when the run lacks a named key.
+ */
+export function partitionTemplate(template: string): PartitionResolver {
+  const literal = template.replace(PLACEHOLDER, "");
+  if (template.trim() === "" || /[{}]/.test(literal) || !isStorableName(literal)) {
+    throw new InvalidInput(
+      `The partition template "${template}" is malformed: write ids as {key} (letters, digits, _), ` +
+        'with no other braces and no control characters, e.g. "t:{tenant_id}/u:{user_id}".',
+      { context: { template } },
+    );
+  }
+  return ({ metadata, configurable }) =>
+    template.replace(PLACEHOLDER, (_, key: string) => {
+      const value = readId(metadata, configurable)(key);
+      if (value === undefined) {
+        throw new PartitionUnresolved(
+          `The partition template "${template}" needs "${key}", which this run does not carry in its metadata, ` +
+            `configurable or context. Pass it on invoke (e.g. metadata: { ${key}: ... }), or change the template. ` +
+            "No partition is guessed for the run.",
+          { context: { key, template } },
+        );
+      }
+      return escapePart(value);
+    });
+}
+
+/** A {@link PartitionSpec} as a resolver: a template string compiled, a function as is. */
+export function toResolver(spec: PartitionSpec | undefined): PartitionResolver | undefined {
+  return typeof spec === "string" ? partitionTemplate(spec) : spec;
 }
 
 /** Where a run carries the caller's ids: the parts of a `RunnableConfig` the resolver reads. */
@@ -162,15 +235,21 @@ export interface CallerSources {
 
 /**
  * The one way every piece names the caller's partition from a run's config: `metadata` first,
- * then `configurable`, then v1 `context` (with a resolver, its answer first; see
+ * then `configurable`, then v1 `context` (with a resolver or template, its answer first; see
  * {@link resolvePartition}).
- * @throws InvalidInput when an id is not one (see {@link resolvePartition}).
+ * @throws InvalidInput when an id is not one (see {@link resolvePartition});
+ * {@link PartitionUnresolved} when a template names an id the run does not carry.
  */
-export function partitionOf(config: CallerSources | undefined, resolver?: PartitionResolver): string {
+export function partitionOf(config: CallerSources | undefined, resolver?: PartitionSpec): string {
+  return callerOf(config, resolver).partition;
+}
+
+/** {@link partitionOf}, saying where the answer came from (see {@link resolveCaller}). */
+export function callerOf(config: CallerSources | undefined, resolver?: PartitionSpec): ResolvedCaller {
   const configurable = config?.configurable;
   const context = config?.context;
   const merged = context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
-  return resolvePartition(config?.metadata ?? {}, merged, resolver);
+  return resolveCaller(config?.metadata ?? {}, merged, resolver);
 }
 
 /** Threads remembered by {@link rememberCaller}, newest last; the oldest is forgotten beyond this. */

@@ -9,10 +9,10 @@ import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { oneLine } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
-import type { PartitionResolver } from "../record/partition.js";
+import { partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { tokenSet } from "../text/tokenize.js";
 import { isPinned, RECALL_TOOL_NAME, type RuleView } from "./model.js";
-import { type LessonRetriever, partitionOf } from "./retriever.js";
+import type { LessonRetriever } from "./retriever.js";
 import { listRules } from "./store.js";
 
 /** Options of {@link createRecallRulesTool}. */
@@ -25,10 +25,12 @@ export interface RecallRulesToolOptions {
    */
   retriever?: LessonRetriever;
   /**
-   * Names the caller's partition from the run's `metadata` / `configurable`.
-   * @default resolvePartition(metadata, configurable)
+   * Names the caller's partition: a resolver, or a namespace template such as
+   * `"t:{tenant_id}/u:{user_id}"`. Unset, the ids are read from the run's `metadata`,
+   * `configurable` and v1 `context` (see `docs/partitions.md`).
+   * @default partitionOf(config)
    */
-  partition?: PartitionResolver;
+  partition?: PartitionSpec;
   /**
    * Most rules one call returns.
    * @default 12
@@ -62,6 +64,7 @@ export const RecallRulesInputSchema = z.object({
  */
 export function createRecallRulesTool(options: RecallRulesToolOptions) {
   const maxRules = options.maxRules ?? DEFAULT_RECALL_RULES_TOOL.maxRules;
+  toResolver(options.partition); // a malformed template is refused here, not at the first call
   return tool(
     async (input: z.infer<typeof RecallRulesInputSchema>, config?: RunnableConfig): Promise<string> => {
       const partition = partitionOf(config, options.partition);

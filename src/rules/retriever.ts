@@ -17,7 +17,7 @@ import { InMemoryVectorIndex } from "../index/memory-vector-store.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Rule } from "../ledger/schema.js";
-import { type PartitionResolver, resolvePartition } from "../record/partition.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { isPinned, SHARED_SCOPE, scopeOf } from "./model.js";
 
 /** Options of {@link LessonRetriever}. */
@@ -46,11 +46,13 @@ export interface LessonRetrieverOptions extends BaseRetrieverInput {
    */
   vectorStore?: (embeddings: EmbeddingsInterface) => VectorStore;
   /**
-   * Names the caller's partition from the run's `metadata` / `configurable` (`tenant_id`,
-   * `user_id`, `agent_id`), like every other piece of the package.
-   * @default resolvePartition(metadata, configurable)
+   * Names the caller's partition: a resolver, or a namespace template such as
+   * `"t:{tenant_id}/u:{user_id}"`. Unset, `tenant_id` / `user_id` / `agent_id` are read from the
+   * run's `metadata`, `configurable` and v1 `context`, like every other piece of the package
+   * (see `docs/partitions.md`).
+   * @default partitionOf(config)
    */
-  partition?: PartitionResolver;
+  partition?: PartitionSpec;
 }
 
 /** The defaults of {@link LessonRetrieverOptions} (`embeddings` is made per retriever; `partition` has no resolver of its own). */
@@ -93,7 +95,7 @@ export class LessonRetriever extends BaseRetriever {
   readonly k: number;
   readonly minScore: number;
   readonly store: VectorStore;
-  private readonly resolver: PartitionResolver | undefined;
+  private readonly resolver: PartitionSpec | undefined;
   /** Per partition: the rule ids indexed and a hash of what each was indexed from. */
   private readonly indexed = new Map<string, Map<string, string>>();
   /** The partition of the `invoke` in progress (several may run at once). */
@@ -104,14 +106,18 @@ export class LessonRetriever extends BaseRetriever {
     this.ledger = options.ledger;
     this.k = options.k ?? DEFAULT_LESSON_RETRIEVER.k;
     this.minScore = options.minScore ?? DEFAULT_LESSON_RETRIEVER.minScore;
+    toResolver(options.partition); // a malformed template is refused here, not at the first request
     this.resolver = options.partition;
     const embeddings = options.embeddings ?? new LexicalEmbeddings({ dimension: DEFAULT_DIMENSION });
     this.store = (options.vectorStore ?? DEFAULT_LESSON_RETRIEVER.vectorStore)(embeddings);
   }
 
   /** The rules relevant to `request` in the caller's partition (from `config`) and the shared scope. */
-  override async invoke(input: string, options?: RunnableConfig): Promise<DocumentInterface[]> {
-    const partition = partitionOf(ensureConfig(options), this.resolver);
+  override async invoke(input: string, options?: RunnableConfig & CallerSources): Promise<DocumentInterface[]> {
+    const partition = partitionOf(
+      { ...ensureConfig(options), ...(options?.context ? { context: options.context } : {}) },
+      this.resolver,
+    );
     return this.caller.run(partition, () => super.invoke(input, options));
   }
 
@@ -119,7 +125,7 @@ export class LessonRetriever extends BaseRetriever {
     query: string,
     _runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document[]> {
-    const partition = this.caller.getStore() ?? resolvePartition({}, {}, this.resolver);
+    const partition = this.caller.getStore() ?? partitionOf({}, this.resolver);
     return this.retrieve(query, { partition });
   }
 
@@ -182,17 +188,8 @@ export class LessonRetriever extends BaseRetriever {
   }
 }
 
-/**
- * The caller's partition of a run, as every piece reads it: `resolvePartition` over the config's
- * `metadata` and `configurable`, with the user's resolver when there is one.
- */
-export function partitionOf(config: RunnableConfig | undefined, resolver?: PartitionResolver): string {
-  return resolvePartition(
-    (config?.metadata ?? {}) as Record<string, unknown>,
-    (config?.configurable ?? {}) as Record<string, unknown>,
-    resolver,
-  );
-}
+/** The caller's partition of a run, as every piece reads it (src/record/partition.ts; kept here for old imports). */
+export { partitionOf };
 
 function hashRule(rule: Rule): string {
   return createHash("sha1").update(rule.tool).update("\u0000").update(rule.rule).update(rule.priority).digest("hex");

@@ -159,7 +159,7 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     const again = await runCli("apply", id!, "--by", "alice", "--ledger", path);
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(
-      `tool-lessons apply: Revision ${id} is applied; only a proposed revision can be applied.`,
+      `tool-lessons apply: Revision ${id} is applied (by alice); only a proposed revision can be applied.`,
     );
 
     const undo = await runCli("undo", "search_flights", "--by", "bob", "--ledger", path);

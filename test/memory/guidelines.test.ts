@@ -13,6 +13,7 @@ import {
   WITHHELD,
 } from "../../src/memory/vet-guideline.js";
 import { valueFingerprints } from "../../src/text/mask.js";
+import { allowedWords } from "../../src/text/vocabulary.js";
 import { row, ScriptedReplyModel, wait } from "./memory-fixtures.js";
 
 const LIMITS = { maxLineLength: 220, maxGuidelineLength: 1200 };
@@ -136,6 +137,34 @@ describe("the guideline vet", () => {
     );
     expect(vetted.parts.coreFunction).toBe(NOT_ENOUGH_DATA);
     expect(vetted.refused).toEqual([{ text: WITHHELD, reason: "contains_private_data", detail: "email" }]);
+  });
+
+  it("keeps only allowed words, as every lesson does: a name outside the card and the vocabulary is masked", () => {
+    const allowed = allowedWords({
+      card: ["lookup_order", "Look up an order by its id."],
+      toolNames: ["lookup_order"],
+    });
+    const vetted = vetGuideline(
+      {
+        coreFunction: "Looks up an order by its id.",
+        whatWorks: ["Orders placed by Zorblatt usually resolve in 3 of 4 calls."],
+        commonIssues: [],
+        bestPractices: [],
+      },
+      context({ allowed }),
+    );
+    expect(vetted.parts.coreFunction).toBe("Looks up an order by its id.");
+    expect(vetted.parts.whatWorks).toEqual(["Orders placed by <word> usually resolve in 3 of 4 calls."]);
+    expect(JSON.stringify(vetted)).not.toContain("Zorblatt");
+  });
+
+  it("refuses a line that is mostly words of nobody's vocabulary", () => {
+    expect(checkGuidelineLine("Qwxv plorbt zandrix fleemish gorbly.", context())).toEqual({
+      reason: "no_allowed_words",
+    });
+    expect(checkGuidelineLine("Use qwxv plorbt zandrix fleemish for orders.", context())?.reason).toBe(
+      "too_many_unknown_words",
+    );
   });
 
   it("refuses text aimed at the model", () => {

@@ -47,7 +47,8 @@ export const DEFAULT_APPLY_OPTIONS: Readonly<Required<Omit<ApplyOptions, "approv
  * its examples too unless routing withdraws them, synthetic examples giving way as the cap needs.
  * @throws InvalidInput without `approvedBy`.
  * @throws NotFound when the revision or its card does not exist.
- * @throws RevisionConflict when the revision is not proposed, or the card changed since.
+ * @throws RevisionConflict when the revision is not proposed, or the card changed since, or
+ *   another operator applied or dismissed it meanwhile (`winner` names who; nothing written).
  * @throws VetRefusal when what it adds no longer passes the vet under the settings now (a line
  *   longer than `maxLineLength`, or more notes or "Not for" lines than their cap): dismiss it and
  *   review again.
@@ -63,9 +64,11 @@ export async function applyRevision(
   const partition = o.partition;
   const revision = await ledger.requireRevision(partition, id);
   if (revision.status !== "proposed") {
-    throw new RevisionConflict(`Revision ${id} is ${revision.status}; only a proposed revision can be applied.`, {
-      context: { id, status: revision.status },
-    });
+    const by = revision.status === "applied" ? revision.approvedBy : revision.closedBy;
+    throw new RevisionConflict(
+      `Revision ${id} is ${revision.status}${by ? ` (by ${by})` : ""}; only a proposed revision can be applied.`,
+      { context: { id, status: revision.status, winner: by } },
+    );
   }
   const card = await requireCard(ledger, partition, revision.tool);
   if (card.version !== revision.cardVersionBefore) {
@@ -121,10 +124,13 @@ export async function applyRevision(
     cardVersionAfter: card.version + 1,
     updatedAt: now,
   };
+  // One compare-and-set settled by the store: the revision still proposed, the card still at
+  // the version read. Of two operators applying (or one dismissing), the loser writes nothing.
   const [saved] = await ledger.commit(partition, {
     cards: [{ ...card, learned }],
     revisions: [applied],
     expectVersion: card.version,
+    expectStatus: { [id]: "proposed" },
   });
   await index.upsertCards(partition, [saved]);
   return applied;

@@ -1,7 +1,8 @@
 import type { Item } from "@langchain/langgraph";
-import { InvalidInput, RevisionConflict } from "../../errors.js";
+import { InvalidInput } from "../../errors.js";
 import { SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "../schema.js";
-import { checked, type LedgerContext, listNamespace, namespaceOf, parseItems } from "./store-io.js";
+import { type CasCheck, casField } from "../cas.js";
+import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
 
 /**
  * Tool cards as stored (building and reading a card's text is `../cards.ts`).
@@ -12,8 +13,11 @@ import { checked, type LedgerContext, listNamespace, namespaceOf, parseItems } f
  * Invariants:
  * - written only through `commit` (with the revisions of the same change, in one store batch);
  *   every write bumps `version` and keeps the stored `createdAt`;
- * - `expectVersion` is a read-then-write check, not a lock: it catches a card edited since a
- *   revision was proposed, not two writers racing;
+ * - every write is a compare-and-set on the version it read (`../cas.ts`), settled by the store
+ *   (one transaction on SQLite and Postgres; in this process for other stores): of two writers
+ *   that read the same version, one writes and the other gets `RevisionConflict` and writes
+ *   nothing. `expectVersion` adds the caller's own expectation (the version a revision was
+ *   proposed or applied at) on top;
  * - a corrupt row is skipped (left out of a listing, `null` from `getCard`), counted in
  *   `skippedRows` and warned about; the next write of that tool replaces it as version 1.
  */
@@ -39,29 +43,40 @@ export class CardRows {
   }
 
   /**
-   * The cards as they are to be written at `now`: version bumped over the stored card, its
-   * `createdAt` kept. Reads each stored card; writes nothing.
+   * The cards as they are to be written at `now` (version bumped over the stored card, its
+   * `createdAt` kept), with the compare-and-set checks that the stored rows are still as read.
+   * Reads the stored cards in one batch; writes nothing.
    * @throws InvalidInput for a card of another partition, or one that does not match its schema.
-   * @throws RevisionConflict when `expectVersion` is given and a stored card is at another version.
+   * A card not at `expectVersion` (when given) gets a check that cannot hold.
    */
   async next(
     partition: string,
     cards: readonly ToolCard[],
     expectVersion: number | undefined,
     now: number,
-  ): Promise<ToolCard[]> {
-    const saved: ToolCard[] = [];
+  ): Promise<{ saved: ToolCard[]; checks: CasCheck[] }> {
     for (const card of cards) {
       if (card.partition !== partition) {
         throw new InvalidInput(`Card "${card.name}" belongs to partition "${card.partition}", not "${partition}".`);
       }
-      const [current] = await this.get(partition, [card.name]);
-      if (expectVersion !== undefined && (current?.version ?? 0) !== expectVersion) {
-        throw new RevisionConflict(
-          `Card "${card.name}" is at version ${current?.version ?? 0}, expected ${expectVersion}: it was changed since.`,
-          { context: { tool: card.name, partition } },
-        );
-      }
+    }
+    if (cards.length === 0) return { saved: [], checks: [] };
+    const namespace = namespaceOf(this.ctx, partition, "cards");
+    const items = await this.ctx.store.batch(cards.map((c) => ({ namespace, key: c.name })));
+    const saved: ToolCard[] = [];
+    const checks: CasCheck[] = [];
+    cards.forEach((card, i) => {
+      const item = items[i];
+      const current = item ? parseItem(this.ctx, ToolCardSchema, item) : null;
+      // A card not at `expectVersion` gets a check that cannot hold: the change fails in the
+      // store with the other checks, so a lost race is reported by who won it (see `commit`).
+      const expected = expectVersion === undefined || (current?.version ?? 0) === expectVersion;
+      checks.push({
+        namespace,
+        key: card.name,
+        field: "version",
+        oneOf: expected ? [casField(item?.value, "version")] : [],
+      });
       const next = {
         ...card,
         v: SCHEMA_VERSION,
@@ -70,7 +85,7 @@ export class CardRows {
         updatedAt: now,
       };
       saved.push(checked(ToolCardSchema, next, `the card of "${card.name}"`));
-    }
-    return saved;
+    });
+    return { saved, checks };
   }
 }

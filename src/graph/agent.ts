@@ -1,0 +1,83 @@
+/**
+ * `createToolLessonsAgent`: a ready agent that learns, as one compiled graph: the lessons
+ * subgraph → the agent node (the routed tools bound, the lessons block as a system message) →
+ * LangGraph's `ToolNode` → back to the agent, with the recorder wired into every run.
+ */
+import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { type BaseCheckpointSaver, type BaseStore, END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { InvalidInput } from "../errors.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { ToolLessonsCallbackHandler } from "../record/handler.js";
+import { type LessonsGraphOptions, ledgerOn } from "./context.js";
+import { createLessonsGraph, createLessonsNode, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
+import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
+
+/** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
+export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder" | "model"> {
+  /** The agent's chat model (must support tool calling). */
+  model: BaseChatModel;
+  /**
+   * A chat model that proposes lessons (the lessons subgraph's `model`).
+   * @default none: the deterministic proposer
+   */
+  proposerModel?: BaseChatModel;
+  /**
+   * Run the four stages as the compiled lessons subgraph (each a node of its own in traces and
+   * streams) instead of one node.
+   * @default false (one node: one graph step per turn; see docs/benchmarks.md)
+   */
+  subgraph?: boolean;
+  /** The agent's tools. */
+  tools: StructuredToolInterface[];
+  /**
+   * The store the graph is compiled with; the ledger is written through it.
+   * @default a new InMemoryStore (nothing outlives the process)
+   */
+  store?: BaseStore;
+  /**
+   * The checkpointer the graph is compiled with (threads remember their messages and the lessons
+   * fields).
+   * @default none
+   */
+  checkpointer?: BaseCheckpointSaver;
+}
+
+/**
+ * A compiled agent graph with the lessons subgraph before its agent node and the recorder wired
+ * (`graph.recorder`: call `await graph.recorder.flush()` before the process exits). The ledger is
+ * `graph.ledger`, over `store`.
+ */
+export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
+  const { model, tools, store: given, checkpointer, proposerModel, subgraph, ...rest } = options;
+  if (!model.bindTools) {
+    throw new InvalidInput(
+      `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
+      {
+        context: { model: model.getName() },
+      },
+    );
+  }
+  const store = given ?? new InMemoryStore();
+  const ledger: Ledger = ledgerOn(store);
+  const recorder = new ToolLessonsCallbackHandler({ ledger });
+  const lessonsOptions = { ...rest, ...(proposerModel ? { model: proposerModel } : {}), tools, ledger, recorder };
+  const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
+  const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
+    const bound = model.bindTools!(routedToolsOf(tools, state.routedTools) as BindToolsInput[]);
+    return { messages: [await bound.invoke(lessonsMessages(state), config)] };
+  };
+  const graph = new StateGraph(ToolLessonsAnnotation)
+    .addNode("lessons", lessons)
+    .addNode("agent", agent)
+    .addNode("tools", new ToolNode(tools))
+    .addEdge(START, "lessons")
+    .addEdge("lessons", "agent")
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent")
+    .compile({ store, ...(checkpointer ? { checkpointer } : {}) })
+    .withConfig({ callbacks: [recorder] });
+  return Object.assign(graph, { recorder, ledger });
+}

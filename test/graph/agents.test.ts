@@ -1,0 +1,176 @@
+import type { Embeddings } from "@langchain/core/embeddings";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { describe, expect, it } from "vitest";
+import { createToolLessonsAgent } from "../../src/graph/agent.js";
+import { createLessonsGraph, lessonsMessages, routedToolsOf } from "../../src/graph/lessons-graph.js";
+import { ToolLessonsAnnotation } from "../../src/graph/state.js";
+import { ToolIndex } from "../../src/index/tool-index.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+import { registerTools } from "../../src/learn/register.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import { callsOfTurn, DeskModel, deskTools, human } from "./desk.js";
+
+/** A chat model that only counts its calls (the proposer's model: a quiet turn must not call it). */
+class CountingModel extends BaseChatModel {
+  calls = 0;
+  constructor() {
+    super({});
+  }
+  _llmType(): string {
+    return "counting";
+  }
+  override bindTools(): this {
+    return this;
+  }
+  async _generate(_messages: BaseMessage[]): Promise<ChatResult> {
+    this.calls += 1;
+    return { generations: [{ text: "{}", message: new AIMessage("{}") }] };
+  }
+}
+
+/** Embeddings that fail like a provider that is down. */
+class DownEmbeddings {
+  async embedDocuments(texts: string[]): Promise<number[][]> {
+    return texts.map(() => [1, 0, 0]);
+  }
+  async embedQuery(): Promise<number[]> {
+    throw new Error("embeddings service 503");
+  }
+}
+
+const config = (thread: string, user: string) => ({
+  configurable: { thread_id: thread, user_id: user },
+  metadata: { user_id: user },
+});
+
+describe("createReactAgent with the lessons subgraph as its pre-model hook", () => {
+  it("learns from a failing tool and obeys an edict, over several turns and threads", async () => {
+    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const tools = deskTools();
+    await registerTools(ledger, tools, { partition: "u:ann" });
+    await ledger.configure("u:ann", { routingK: 2 });
+    const model = new DeskModel();
+    const recorder = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+    const lessons = createLessonsGraph({ tools, ledger, k: 2, autoApply: true, recorder, onError: () => undefined });
+    const agent = createReactAgent({
+      llm: (state) => model.bindTools(routedToolsOf(tools, (state as { routedTools: string[] }).routedTools)),
+      tools,
+      stateSchema: ToolLessonsAnnotation,
+      preModelHook: (state: typeof ToolLessonsAnnotation.State, config: RunnableConfig) =>
+        lessons.invoke(state, config),
+      prompt: (state) => lessonsMessages(state as { messages: BaseMessage[]; lessonsPrompt: string }),
+      checkpointer: new MemorySaver(),
+    });
+    const ask = async (thread: string, text: string) => {
+      const state = await agent.invoke(
+        { messages: [human(text)] },
+        { ...config(thread, "ann"), callbacks: [recorder] },
+      );
+      await recorder.flush();
+      return { state, calls: callsOfTurn(state.messages) };
+    };
+    for (const id of ["482913", "771204"]) {
+      expect((await ask("r-1", `Where is order ${id}?`)).calls[0]).toEqual({ tool: "lookup_order", ok: false });
+    }
+    const third = await ask("r-1", "Where is order 319870?");
+    expect(third.calls).toEqual([{ tool: "lookup_order", ok: true }]);
+    // The hook ran before every model step, but the lessons nodes once per turn.
+    expect(await ledger.listRevisions("u:ann", { tool: "lookup_order" })).toHaveLength(1);
+
+    await ask("r-2", "Never email Sarah.");
+    const refused = await ask("r-2", "Please email Sarah the invoice.");
+    expect(refused.calls).toEqual([]);
+    expect(refused.state.lessonsPrompt).toContain("[critical] Never email Sarah.");
+  });
+});
+
+describe("createToolLessonsAgent", () => {
+  it("is lessons → agent → tools with the recorder wired: records land, lessons apply", async () => {
+    const store = new InMemoryStore();
+    const tools = deskTools();
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools,
+      store,
+      checkpointer: new MemorySaver(),
+      k: 2,
+      autoApply: true,
+      onError: () => undefined,
+    });
+    const ask = async (text: string) => {
+      const state = await graph.invoke({ messages: [human(text)] }, config("c-1", "cy"));
+      await graph.recorder.flush();
+      return callsOfTurn(state.messages);
+    };
+    await ask("Where is order 482913?");
+    await ask("Where is order 771204?");
+    // Cards were registered in the caller's partition on first sight; the recorder wrote there too.
+    expect((await graph.ledger.listCalls("u:cy")).length).toBe(4);
+    expect(await ask("Where is order 319870?")).toEqual([{ tool: "lookup_order", ok: true }]);
+    // Through the graph's store: the nodes read the same ledger the recorder writes.
+    expect((await new Ledger(store).listRevisions("u:cy"))[0].status).toBe("applied");
+  });
+
+  it("a quiet turn makes no call to the proposer's model; a turn with signals does", async () => {
+    const proposer = new CountingModel();
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      k: 2,
+      checkpointer: new MemorySaver(),
+    });
+    const withProposer = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      k: 2,
+      checkpointer: new MemorySaver(),
+      proposerModel: proposer,
+      onError: () => undefined,
+    });
+    const run = async (text: string) => {
+      await withProposer.invoke({ messages: [human(text)] }, config("p-1", "pat"));
+      await withProposer.recorder.flush();
+    };
+    await run("Where is order ORD-482913?");
+    await run("Where is order ORD-771204?");
+    expect(proposer.calls).toBe(0);
+    for (const id of ["111111", "222222", "333333"]) await run(`Where is order ${id}?`);
+    expect(proposer.calls).toBeGreaterThan(0);
+  });
+});
+
+describe("degrading", () => {
+  it("embeddings throwing during a turn: every tool is offered, the turn succeeds, the fallback is reported once and recorded", async () => {
+    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const tools = deskTools();
+    await registerTools(ledger, tools, { partition: "u:dee" });
+    const errors: string[] = [];
+    const index = new ToolIndex({ ledger, embeddings: new DownEmbeddings() as unknown as Embeddings });
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools,
+      store: ledger.store,
+      index,
+      checkpointer: new MemorySaver(),
+      onError: (message) => errors.push(message),
+    });
+    // The index given writes to the graph's store: the nodes route with it.
+    const state = await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("d-1", "dee"));
+    await graph.invoke({ messages: [human("Where is order ORD-482914?")] }, config("d-1", "dee"));
+    await graph.recorder.flush();
+    expect(callsOfTurn(state.messages)).toEqual([{ tool: "lookup_order", ok: true }]);
+    expect(state.lessonsReport.routing).toBe("all_tools");
+    expect(state.routedTools).toEqual(tools.map((t) => t.name));
+    expect(errors.filter((e) => e.startsWith("routing failed"))).toHaveLength(1);
+    const routes = await graph.ledger.listRoutes("u:dee");
+    expect(routes.map((r) => ({ allSent: r.allSent, offered: r.offered }))).toEqual([
+      { allSent: true, offered: [] },
+      { allSent: true, offered: [] },
+    ]);
+  });
+});
