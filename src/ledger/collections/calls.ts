@@ -13,6 +13,7 @@ import {
   type ListOptions,
   listAllNamespaces,
   listNamespace,
+  listNewest,
   namespaceOf,
   newest,
   parseItems,
@@ -66,13 +67,20 @@ export class CallRows {
     return rows;
   }
 
-  /** Call records of one tool (or of every tool), oldest first. */
+  /**
+   * Call records of one tool (or of every tool), oldest first. For one tool, `limit` and `after`
+   * are answered by the store's index where it has one (SQLite, Postgres): the newest `limit`
+   * cost `limit` rows to read, however many the tool has.
+   */
   async list(partition: string, options: ListOptions & { tool?: string }): Promise<CallRecord[]> {
+    if (options.tool !== undefined) {
+      // One tool: its newest rows through the store's index (the window a review reads).
+      const ns = namespaceOf(this.ctx, partition, "calls", options.tool);
+      const items = await listNewest(this.ctx, ns, { limit: options.limit, after: options.after });
+      return sortById(parseItems(this.ctx, CallRecordSchema, items, options.after, looksLikeCall));
+    }
     // One search for every tool (a store scans per search): keep the rows one level below.
-    const items =
-      options.tool !== undefined
-        ? await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls", options.tool))
-        : await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls"), 1);
+    const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls"), 1);
     return newest(sortById(parseItems(this.ctx, CallRecordSchema, items, options.after, looksLikeCall)), options.limit);
   }
 
