@@ -47,7 +47,7 @@ function quiet(store: SqliteStore): Ledger {
   return new Ledger(store, { onWarning: () => {} });
 }
 
-async function setUp(ledger: Ledger): Promise<void> {
+export async function setUp(ledger: Ledger): Promise<void> {
   const tools = Array.from({ length: TOOLS }, (_, i) => ({
     name: `tool_${i}`,
     description: `Handles ${WORDS[i % WORDS.length]} tasks of kind ${i} for customers.`,
@@ -62,7 +62,7 @@ async function setUp(ledger: Ledger): Promise<void> {
 }
 
 /** Append records `from` to `to` (call i at START_MS + i seconds). */
-async function seed(ledger: Ledger, from: number, to: number): Promise<void> {
+export async function seed(ledger: Ledger, from: number, to: number): Promise<void> {
   const batch = 5000;
   for (let start = from; start < to; start += batch) {
     const c: NewRecord<CallRecord>[] = [];

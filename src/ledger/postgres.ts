@@ -186,11 +186,12 @@ export class TransactionalPostgresStore extends PostgresStore {
     let rows: StoreRow[];
     try {
       ({ rows } = await client.query(
+        // `key > $3` only when asked: as a bound of the index scan, not a filter of every row.
         `SELECT namespace_path, key, value, created_at, updated_at FROM "${core.schema}".store
-         WHERE namespace_path = $1 AND ($2::text IS NULL OR key > $2)
+         WHERE namespace_path = $1${options.after === undefined ? "" : " AND key > $3"}
            AND (expires_at IS NULL OR expires_at > CURRENT_TIMESTAMP)
-         ORDER BY key DESC LIMIT $3`,
-        [namespace.join(":"), options.after ?? null, limit],
+         ORDER BY key DESC LIMIT $2`,
+        options.after === undefined ? [namespace.join(":"), limit] : [namespace.join(":"), limit, options.after],
       ));
     } finally {
       client.release();
