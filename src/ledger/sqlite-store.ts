@@ -469,6 +469,47 @@ export class SqliteStore extends BaseStore {
     }
   }
 
+  /**
+   * The namespaces exactly one label below `prefix` that hold rows, sorted: one seek of the
+   * primary key index per namespace found (a skip scan), so the cost is the namespaces, not the
+   * rows under them (`listNamespaces` reads every row's namespace). How the ledger lists the tools
+   * of a partition that have calls.
+   *
+   * @throws {InvalidInput} A malformed prefix.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be read.
+   */
+  async namespacesOneBelow(prefix: readonly string[]): Promise<string[][]> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const base = encodeNamespace(prefix, "list") + SEPARATOR;
+    const upper = base.slice(0, -1) + UPPER;
+    const first = this.statement<[string, string], { namespace: string }>(
+      "SELECT namespace FROM store WHERE namespace >= ? AND namespace < ? ORDER BY namespace LIMIT 1",
+    );
+    const out: string[][] = [];
+    try {
+      // The cursor only grows: past an exact hit by one character, past a deeper one by its label.
+      for (let cursor = base; ;) {
+        const row = first.get(cursor, upper);
+        if (!row) break;
+        const label = row.namespace.slice(base.length).split(SEPARATOR, 1)[0];
+        if (row.namespace === base + label) {
+          out.push([...prefix, label]);
+          cursor = `${row.namespace}\u0001`;
+        } else {
+          cursor = base + label + UPPER;
+        }
+      }
+    } catch (error) {
+      if (!isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code },
+      });
+    }
+    return out;
+  }
+
   private statement<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
     let statement = this.statements.get(sql);
     if (!statement) {

@@ -103,6 +103,18 @@ describe.each(backends)("window reads on %s", (_name, make) => {
     expect(ids(await ledger.listRoutes("p", { limit: 2 }))).toEqual(ids(routes).slice(10));
   });
 
+  it("listCalledTools names each tool with calls once, of this partition only", async () => {
+    const ledger = new Ledger(await make(), { onWarning: () => undefined });
+    await ledger.appendCalls([
+      ...["a", "ab", "send.email", "a_b", "zz"].flatMap((tool, i) => [call(tool, i), call(tool, i + 10)]),
+      call("other", 1, "p1"),
+      call("x", 1, "p10"),
+    ]);
+    expect(await ledger.listCalledTools("p")).toEqual(["a", "a_b", "ab", "send.email", "zz"]);
+    expect(await ledger.listCalledTools("p1")).toEqual(["other"]);
+    expect(await ledger.listCalledTools("nobody")).toEqual([]);
+  });
+
   it("a corrupt row in the window is skipped and counted, never failing the read", async () => {
     const store = await make();
     const ledger = new Ledger(store, { onWarning: () => undefined });
@@ -162,6 +174,27 @@ describe("SqliteStore window reads", () => {
     const written = await before.appendCalls(Array.from({ length: 30 }, (_, i) => call("send.email", i)));
     const after = new Ledger(store, { onWarning: () => undefined });
     expect(ids(await after.listCalls("p", { tool: "send.email", limit: 10 }))).toEqual(ids(written).slice(20));
+  });
+
+  it("namespacesOneBelow finds the namespaces right below a prefix that hold rows, one seek each", async () => {
+    const store = await sqlite();
+    const put = (ns: string[]) => store.put(ns, "k", { x: 1 });
+    for (let i = 0; i < 50; i++) await store.put(["r", "p", "a"], `k${i}`, { x: 1 });
+    await put(["r", "p", "a\u0001b"]); // a label extending "a" with a control character sorts before "a" + separator
+    await put(["r", "p", "a", "deeper"]);
+    await put(["r", "p", "only", "deeper"]); // holds rows only below: not listed (as listNamespaces' exact depth)
+    await put(["r", "p", "ab"]);
+    await put(["r", "p"]);
+    await put(["r", "p1", "c"]);
+    await put(["r", "q", "d"]);
+    expect(await store.namespacesOneBelow(["r", "p"])).toEqual([
+      ["r", "p", "a"],
+      ["r", "p", "a\u0001b"],
+      ["r", "p", "ab"],
+    ]);
+    const exact = (await store.listNamespaces({ prefix: ["r", "p"] })).filter((ns) => ns.length === 3 && ns[1] === "p");
+    expect(await store.namespacesOneBelow(["r", "p"])).toEqual(exact);
+    expect(await store.namespacesOneBelow(["r", "none"])).toEqual([]);
   });
 
   it("keysBeyondNewest names exactly the keys a prune to `keep` deletes, of that namespace only", async () => {

@@ -11,7 +11,7 @@ import {
   isStr,
   type LedgerContext,
   type ListOptions,
-  listAllNamespaces,
+  listNamespacesOneBelow,
   listNamespace,
   listNewest,
   namespaceOf,
@@ -87,14 +87,8 @@ export class CallRows {
   /** Tools that have call records in a partition, sorted. */
   async tools(partition: string): Promise<string[]> {
     const prefix = namespaceOf(this.ctx, partition, "calls");
-    const namespaces = await listAllNamespaces(this.ctx, prefix);
-    const tools = new Set<string>();
-    for (const ns of namespaces) {
-      if (ns.length === prefix.length + 1 && prefix.every((label, i) => ns[i] === label)) {
-        tools.add(decodeLabel(ns[prefix.length]));
-      }
-    }
-    return [...tools].sort();
+    const namespaces = await listNamespacesOneBelow(this.ctx, prefix);
+    return [...new Set(namespaces.map((ns) => decodeLabel(ns[prefix.length])))].sort();
   }
 
   /** Delete call records of one tool beyond the newest `keep`; how many went. */

@@ -106,6 +106,18 @@ export async function listNewest(
   return newest(kept, options.limit);
 }
 
+/**
+ * The namespaces exactly one label below `prefix` that hold rows. Through the store's skip scan
+ * where it has one (`SqliteStore.namespacesOneBelow`: one index seek per namespace), otherwise
+ * by listing every namespace under `prefix` and keeping those one label below.
+ */
+export async function listNamespacesOneBelow(ctx: LedgerContext, prefix: string[]): Promise<string[][]> {
+  const s = ctx.store as BaseStore & { namespacesOneBelow?: (prefix: string[]) => Promise<string[][]> };
+  if (typeof s.namespacesOneBelow === "function") return s.namespacesOneBelow(prefix);
+  const namespaces = await listAllNamespaces(ctx, prefix);
+  return namespaces.filter((ns) => ns.length === prefix.length + 1 && prefix.every((label, i) => ns[i] === label));
+}
+
 /** Every namespace under `prefix` (as the store matches prefixes: callers keep exact matches). */
 export async function listAllNamespaces(ctx: LedgerContext, prefix: string[]): Promise<string[][]> {
   const out: string[][] = [];
