@@ -8,7 +8,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ToolIndex } from "../src/index/tool-index.js";
@@ -117,6 +117,8 @@ export async function seed(ledger: Ledger, from: number, to: number): Promise<vo
 
 interface Measured {
   seconds: number;
+  /** CPU time (user + system) of the process during the review: less sensitive than wall time to other load. */
+  cpuSeconds: number;
   peakMb: number;
   revisions: number;
   /** Call and turn records the review's window held. */
@@ -139,12 +141,16 @@ async function reviewFile(file: string): Promise<Measured[]> {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 5);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const review = await manager.review({ partition: P, dryRun: true });
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     clearInterval(timer);
     peak = Math.max(peak, process.memoryUsage().rss);
     out.push({
       seconds,
+      cpuSeconds,
       peakMb: Math.round(peak / 2 ** 20),
       revisions: review.revisions.length,
       callsRead: 0,
@@ -173,6 +179,7 @@ export async function benchReview(): Promise<string> {
       seeded = n;
       const seedSeconds = (performance.now() - t0) / 1000;
       store.db.pragma("wal_checkpoint(TRUNCATE)");
+      const load = os.loadavg()[0];
       const run = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
         env: { ...process.env, [CHILD_ENV]: file },
         encoding: "utf8",
@@ -181,17 +188,20 @@ export async function benchReview(): Promise<string> {
       if (run.status !== 0) throw new Error(`review child failed (exit ${run.status ?? run.signal})`);
       const runs = JSON.parse(run.stdout) as Measured[];
       const times = runs.map((r) => r.seconds).sort((a, b) => a - b);
+      const cpus = runs.map((r) => r.cpuSeconds).sort((a, b) => a - b);
       rows.push({
         calls: n,
         median: times[Math.floor(times.length / 2)],
         min: times[0],
         max: times[times.length - 1],
+        cpu: cpus[Math.floor(cpus.length / 2)],
         peakMb: Math.max(...runs.map((r) => r.peakMb)),
         revisions: runs[0].revisions,
         callsRead: runs[0].callsRead,
         turnsRead: runs[0].turnsRead,
         fileMb: Math.round(statSync(file).size / 2 ** 20),
         seedSeconds,
+        load,
       });
     }
     await store.close();
@@ -205,14 +215,14 @@ export async function benchReview(): Promise<string> {
     "",
     `\`npm run bench -- review\`: one \`LessonManager.review()\` (deterministic proposer, no model, dry run) over a SQLite ledger file holding N call records of ${TOOLS} tools, plus one route and one turn record per call (one request a second of history; every 7th call a validation failure), with retention set to keep all of it. The file grows from size to size; each size's ${RUNS} reviews run in a fresh process (after the index is built), so its peak RSS (the whole process, sampled every 5 ms during the reviews) holds the review and not the seeding. The review reads its window (defaults: the newest \`reviewTurns\` = ${DEFAULT_SETTINGS.reviewTurns.toLocaleString("en-US")} turns and routes, each tool's calls since the oldest of them and at least the newest \`maxCallsPerTool\` = ${DEFAULT_SETTINGS.maxCallsPerTool}) newest first through the store's primary-key index, so what it reads does not grow with the file.`,
     "",
-    "| call records | review time, median (s) | fastest – slowest (s) | peak RSS (MB) | calls / turns in the window | revisions proposed | ledger file (MB) |",
-    "|---:|---:|---:|---:|---:|---:|---:|",
+    "| call records | review time, median (s) | fastest – slowest (s) | CPU time, median (s) | peak RSS (MB) | calls / turns in the window | revisions proposed | ledger file (MB) |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${r.calls.toLocaleString("en-US")} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)} – ${r.max.toFixed(2)} | ${r.peakMb} | ${r.callsRead.toLocaleString("en-US")} / ${r.turnsRead.toLocaleString("en-US")} | ${r.revisions} | ${r.fileMb} |`,
+        `| ${r.calls.toLocaleString("en-US")} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)} – ${r.max.toFixed(2)} | ${r.cpu.toFixed(2)} | ${r.peakMb} | ${r.callsRead.toLocaleString("en-US")} / ${r.turnsRead.toLocaleString("en-US")} | ${r.revisions} | ${r.fileMb} |`,
     ),
     "",
-    `From ${first.calls.toLocaleString("en-US")} to ${last.calls.toLocaleString("en-US")} call records: time × ${(last.median / first.median).toFixed(2)}, peak RSS × ${(last.peakMb / first.peakMb).toFixed(2)} (target: within 2×, and at 1M <= 3 s and <= 400 MB). Seeding (not measured above) took ${rows.map((r) => `${r.seedSeconds.toFixed(0)} s`).join(" / ")} for the three sizes' increments.`,
+    `From ${first.calls.toLocaleString("en-US")} to ${last.calls.toLocaleString("en-US")} call records: time × ${(last.median / first.median).toFixed(2)} (CPU time × ${(last.cpu / first.cpu).toFixed(2)}), peak RSS × ${(last.peakMb / first.peakMb).toFixed(2)} (target: within 2×, and at 1M <= 3 s and <= 400 MB). Machine load while measuring (1-minute load average, 2 cores shared with other jobs): ${rows.map((r) => r.load.toFixed(1)).join(" / ")} before each size's reviews; wall time on an idle machine is lower, CPU time is the steadier figure. Seeding (not measured above) took ${rows.map((r) => `${r.seedSeconds.toFixed(0)} s`).join(" / ")} for the three sizes' increments.`,
   ].join("\n");
 }
 
