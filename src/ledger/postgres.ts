@@ -307,6 +307,7 @@ async function writeRows(client: PgClient, table: string, rows: readonly PutOper
       ],
     );
   }
+}
 
 /** Options of {@link openPostgresStore}. */
 export interface OpenPostgresStoreOptions {
