@@ -95,7 +95,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     checkpointer: new MemorySaver(),
     k: 3,
     subgraph: true,
-    memoryEvery: 6,
+    memoryEvery: 4,
     onError: (message) => out(`  ! ${message}`),
   });
   const { ledger } = graph;
@@ -212,11 +212,13 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     afternoon.refund = await ask("alice", "a-8", "Refund $7.50 on ORD-319870, one cup was chipped.");
     afternoon.docs = await ask("alice", "a-9", "How do I restart the ingest workers on the search cluster?");
     afternoon.missed = await ask("alice", "a-10", "I want my money back for the blender.");
-    for (const id of ["551122", "551123", "551124"]) await ask("alice", "a-7", `And order ${id}?`);
-    afternoon.guideline = await ask("alice", "a-7", "Where is order 551125?");
+    out(
+      `        routed for it: morning ${morning.missed.routed.join(", ")}; now ${afternoon.missed.routed.join(", ")}`,
+    );
+    afternoon.guideline = afternoon.order;
     afternoon.bob = await ask("bob", "b-2", "Where is order 590115?");
-    const shown = toolSection(afternoon.guideline.block, "lookup_order");
-    out("  what the model was shown for lookup_order on alice's last turn:");
+    const shown = toolSection(afternoon.order.block, "lookup_order");
+    out("  what the model was shown for lookup_order before its first call this afternoon:");
     for (const line of shown.split("\n")) out(`    | ${line}`);
     out();
 

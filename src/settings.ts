@@ -25,6 +25,8 @@ export const SettingsSchema = z.object({
   maxAvoid: z.number().int().min(0).default(2),
   /** Most recent calls read for one tool in a review. */
   maxCallsPerTool: z.number().int().min(1).default(24),
+  /** Most recent turn records (and route records) read in a review: its window over requests. */
+  reviewTurns: z.number().int().min(1).default(10_000),
   /** Tools reviewed in one pass, those with the most failed calls first. */
   maxTools: z.number().int().min(1).default(8),
   /** Turns a tool is offered in, uncalled, before it is flagged `retrieved_never_called`. */

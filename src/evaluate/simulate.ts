@@ -111,6 +111,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     routingK: k,
     maxTools: options.tools.length,
     retainTurns: Math.max(20_000, options.traffic.length + 1),
+    // Every review reads the whole replayed traffic, as it did before reviews read a window.
+    reviewTurns: Math.max(10_000, options.traffic.length + 1),
     ...options.settings,
   });
   await registerTools(

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Operation, OperationResults, PutOperation } from "@langchain/langgraph";
+import type { Item, Operation, OperationResults, PutOperation } from "@langchain/langgraph";
 import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { isRecord, redactUrl } from "../internal.js";
@@ -206,6 +206,77 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
       throw error;
     } finally {
       client.release(broken ?? false);
+    }
+  }
+
+  /**
+   * The rows of exactly `namespace` (not of namespaces under it), highest key first: at most
+   * `limit`, only keys after `after`. A backward scan of the `(namespace_path, key)` primary key,
+   * so the cost is the rows returned, not the rows stored: how the ledger reads the newest
+   * records of a tool or a partition (their keys are time-ordered ids, which sort the same under
+   * any collation). Without the pool (see the class docs), a full listing of the namespace.
+   */
+  async newestInNamespace(namespace: string[], options: { limit?: number; after?: string } = {}): Promise<Item[]> {
+    const core = coreOf(this);
+    const limit = options.limit ?? null;
+    if (limit === 0) return [];
+    if (core === undefined) {
+      const all = (await super.search(namespace, { limit: Number.MAX_SAFE_INTEGER })).filter(
+        (item) =>
+          item.namespace.length === namespace.length &&
+          item.namespace.every((label, i) => label === namespace[i]) &&
+          (options.after === undefined || item.key > options.after),
+      );
+      all.sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
+      return limit === null ? all : all.slice(0, limit);
+    }
+    checkLabels(namespace);
+    await this.start();
+    const client = await core.pool.connect();
+    let rows: StoreRow[];
+    try {
+      ({ rows } = await client.query(
+        // `key > $3` only when asked: as a bound of the index scan, not a filter of every row.
+        `SELECT namespace_path, key, value, created_at, updated_at FROM "${core.schema}".store
+         WHERE namespace_path = $1${options.after === undefined ? "" : " AND key > $3"}
+           AND (expires_at IS NULL OR expires_at > CURRENT_TIMESTAMP)
+         ORDER BY key DESC LIMIT $2`,
+        options.after === undefined ? [namespace.join(":"), limit] : [namespace.join(":"), limit, options.after],
+      ));
+    } finally {
+      client.release();
+    }
+    return rows.map((row) => ({
+      namespace: row.namespace_path.split(":"),
+      key: row.key,
+      value: row.value,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }));
+  }
+
+  /**
+   * The keys of exactly `namespace` beyond the `keep` highest, ascending: what pruning to the
+   * newest `keep` deletes. Read through the primary key (no value is read).
+   */
+  async keysBeyondNewest(namespace: string[], keep: number): Promise<string[]> {
+    const core = coreOf(this);
+    if (core === undefined)
+      return (await this.newestInNamespace(namespace))
+        .slice(keep)
+        .map((item) => item.key)
+        .reverse();
+    checkLabels(namespace);
+    await this.start();
+    const client = await core.pool.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT key FROM "${core.schema}".store WHERE namespace_path = $1 ORDER BY key DESC OFFSET $2`,
+        [namespace.join(":"), keep],
+      );
+      return rows.map((row) => row.key).reverse();
+    } finally {
+      client.release();
     }
   }
 }

@@ -435,6 +435,112 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
     return namespaces.slice(offset, offset + limit);
   }
 
+  /**
+   * The rows of exactly `namespace` (not of namespaces under it), highest key first: at most
+   * `limit` of them, and only keys after `after`. One range scan of the primary key index,
+   * backwards, so the cost is the rows returned, not the rows stored: how the ledger reads the
+   * newest records of a tool or a partition (its keys are time-ordered ids).
+   *
+   * @throws {InvalidInput} A malformed namespace or a negative limit.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be read.
+   */
+  async newestInNamespace(
+    namespace: readonly string[],
+    options: { limit?: number; after?: string } = {},
+  ): Promise<Item[]> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const ns = encodeNamespace(namespace, "search");
+    const limit = count(options.limit ?? Number.POSITIVE_INFINITY, "limit", true);
+    if (limit === 0) return [];
+    const sql =
+      "SELECT namespace, key, value, created_at, updated_at FROM store WHERE namespace = ?" +
+      (options.after === undefined ? "" : " AND key > ?") +
+      " ORDER BY key DESC" +
+      (Number.isFinite(limit) ? " LIMIT ?" : "");
+    const params: (string | number)[] = [ns];
+    if (options.after !== undefined) params.push(options.after);
+    if (Number.isFinite(limit)) params.push(limit);
+    try {
+      return this.statement<(string | number)[], StoreRow>(sql)
+        .all(...params)
+        .map(toItem);
+    } catch (error) {
+      if (!isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code },
+      });
+    }
+  }
+
+  /**
+   * The keys of exactly `namespace` beyond the `keep` highest, ascending: what pruning to the
+   * newest `keep` deletes. Read from the primary key index alone (no row is decoded).
+   *
+   * @throws {InvalidInput} A malformed namespace or a negative `keep`.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be read.
+   */
+  async keysBeyondNewest(namespace: readonly string[], keep: number): Promise<string[]> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const ns = encodeNamespace(namespace, "search");
+    const kept = count(keep, "keep", false);
+    try {
+      const rows = this.statement<[string, number], { key: string }>(
+        "SELECT key FROM store WHERE namespace = ? ORDER BY key DESC LIMIT -1 OFFSET ?",
+      ).all(ns, kept);
+      return rows.map((r) => r.key).reverse();
+    } catch (error) {
+      if (!isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code },
+      });
+    }
+  }
+
+  /**
+   * The namespaces exactly one label below `prefix` that hold rows, sorted: one seek of the
+   * primary key index per namespace found (a skip scan), so the cost is the namespaces, not the
+   * rows under them (`listNamespaces` reads every row's namespace). How the ledger lists the tools
+   * of a partition that have calls.
+   *
+   * @throws {InvalidInput} A malformed prefix.
+   * @throws {StoreUnavailable} The store is closed or the file cannot be read.
+   */
+  async namespacesOneBelow(prefix: readonly string[]): Promise<string[][]> {
+    this.assertOpen();
+    if (!this.isSetup && this.options.ensureTables) await this.setup();
+    const base = encodeNamespace(prefix, "list") + SEPARATOR;
+    const upper = base.slice(0, -1) + UPPER;
+    const first = this.statement<[string, string], { namespace: string }>(
+      "SELECT namespace FROM store WHERE namespace >= ? AND namespace < ? ORDER BY namespace LIMIT 1",
+    );
+    const out: string[][] = [];
+    try {
+      // The cursor only grows: past an exact hit by one character, past a deeper one by its label.
+      for (let cursor = base; ;) {
+        const row = first.get(cursor, upper);
+        if (!row) break;
+        const label = row.namespace.slice(base.length).split(SEPARATOR, 1)[0];
+        if (row.namespace === base + label) {
+          out.push([...prefix, label]);
+          cursor = `${row.namespace}\u0001`;
+        } else {
+          cursor = base + label + UPPER;
+        }
+      }
+    } catch (error) {
+      if (!isSqliteError(error)) throw error;
+      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
+        cause: error,
+        context: { path: this.db.name, code: error.code },
+      });
+    }
+    return out;
+  }
+
   private statement<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
     let statement = this.statements.get(sql);
     if (!statement) {

@@ -146,6 +146,7 @@ export async function requireCard(ledger: Ledger, partition: string, tool: strin
 /**
  * For each new example, the first request served by another tool that it alone would push
  * that tool out of the offered set for (see {@link WhatIf.displaces}), against the index now.
+ * Checked over the review's window of turns (the newest `reviewTurns`), not the whole history.
  */
 async function displacements(
   ledger: Ledger,
@@ -157,7 +158,10 @@ async function displacements(
   known?: readonly TurnRecord[],
 ): Promise<Displacement[]> {
   if (added.length === 0) return [];
-  const [cards, turns] = await Promise.all([ledger.listCards(partition), known ?? ledger.listTurns(partition)]);
+  const [cards, turns] = await Promise.all([
+    ledger.listCards(partition),
+    known ?? ledger.listTurns(partition, { limit: settings.reviewTurns }),
+  ]);
   const whatIf = new WhatIf(index, partition, settings.routingK, new Map(cards.map((c) => [c.name, c])));
   const served = turns.filter((t) => t.servedBy !== undefined);
   const out: Displacement[] = [];

@@ -2,13 +2,14 @@
  * Gather: what one review reads from the ledger. The only stage of a review that reads the
  * ledger; every later stage works on the plain {@link ReviewWindow} it returns.
  *
- * The whole partition for an operator's review, or, for a graph node before the agent, only one
- * thread's records after the last id it saw (`threadId`, `after`): cards, settings, revisions,
- * review marks and the fingerprint key are the partition's either way.
+ * The partition's recent window for an operator's review (see {@link gatherWindow}), or, for a
+ * graph node before the agent, only one thread's records after the last id it saw (`threadId`,
+ * `after`): cards, settings, revisions, review marks and the fingerprint key are the partition's
+ * either way.
  */
 import type { Ledger } from "../../ledger/ledger.js";
 import type { CallRecord, Revision, RouteRecord, ToolCard, TurnRecord } from "../../ledger/schema.js";
-import { definedOnly } from "../../internal.js";
+import { definedOnly, sortById } from "../../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../../settings.js";
 
 /** What one review reads: the partition's settings, cards and revisions, and the records in its window. */
@@ -57,7 +58,20 @@ export const DEFAULT_GATHER_OPTIONS: Readonly<Required<Omit<GatherOptions, "afte
 });
 
 /**
- * Read what one review needs of a partition.
+ * How far before its oldest turn a window still reads calls: a run's calls are recorded before
+ * its turn record, and a request's values must reach the vet's value check.
+ */
+export const CALL_SLACK_MS = 10 * 60_000;
+
+/**
+ * Read what one review needs of a partition: its window, not its history.
+ *
+ * - Turns and routes: the newest `settings.reviewTurns` of each (after `after`), read newest
+ *   first through the store's index, so the cost does not grow with what the ledger retains.
+ * - Calls, per tool (registered or called): when the turn window holds every retained turn and
+ *   route, every retained call (what a review read before windows existed); otherwise the calls
+ *   made since the window's oldest turn (less {@link CALL_SLACK_MS}), at most `reviewTurns` per
+ *   tool, and never fewer than the newest `maxCallsPerTool` (detection's own window).
  * @throws InvalidInput when `config` holds an unknown or bad setting.
  */
 export async function gatherWindow(
@@ -67,16 +81,24 @@ export async function gatherWindow(
 ): Promise<ReviewWindow> {
   const o = { ...DEFAULT_GATHER_OPTIONS, ...definedOnly(options) };
   const settings = parseSettings(o.config, await ledger.getSettings(partition));
-  const list = o.after === undefined ? {} : { after: o.after };
-  const [cards, calls, turns, routes, revisions, marks, fingerprintKey] = await Promise.all([
+  const after = o.after === undefined ? {} : { after: o.after };
+  const window = { ...after, limit: settings.reviewTurns };
+  const [cards, calledTools, turns, routes, revisions, marks, fingerprintKey] = await Promise.all([
     ledger.listCards(partition),
-    ledger.listCalls(partition, list),
-    ledger.listTurns(partition, list),
-    ledger.listRoutes(partition, list),
+    ledger.listCalledTools(partition),
+    ledger.listTurns(partition, window),
+    ledger.listRoutes(partition, window),
     ledger.listRevisions(partition),
     ledger.reviewMarks(partition),
     ledger.fingerprintKey(),
   ]);
+  const whole = turns.length < settings.reviewTurns && routes.length < settings.reviewTurns;
+  const since = whole ? undefined : callsSince(turns, o.after);
+  const tools = [...new Set([...cards.map((c) => c.name), ...calledTools])];
+  const perTool = await Promise.all(
+    tools.map((tool) => windowCalls(ledger, partition, tool, settings, o.after, since)),
+  );
+  const calls = sortById(perTool.flat());
   const inThread = <T extends { threadId?: string }>(rows: T[]): T[] =>
     o.threadId === undefined ? rows : rows.filter((r) => r.threadId === o.threadId);
   return {
@@ -90,4 +112,30 @@ export async function gatherWindow(
     marks,
     fingerprintKey,
   };
+}
+
+/** The id bound of calls made since the oldest turn of a full window (time-ordered ids), or `after`. */
+function callsSince(turns: readonly TurnRecord[], after: string | undefined): string | undefined {
+  const oldest = turns[0];
+  if (oldest === undefined) return after;
+  const bound = Math.max(0, oldest.at - CALL_SLACK_MS)
+    .toString(36)
+    .padStart(9, "0");
+  return after !== undefined && after > bound ? after : bound;
+}
+
+/** One tool's calls in the window (see {@link gatherWindow}), oldest first. */
+async function windowCalls(
+  ledger: Ledger,
+  partition: string,
+  tool: string,
+  settings: Settings,
+  after: string | undefined,
+  since: string | undefined,
+): Promise<CallRecord[]> {
+  const base = after === undefined ? { tool } : { tool, after };
+  if (since === undefined) return ledger.listCalls(partition, base);
+  const recent = await ledger.listCalls(partition, { tool, after: since, limit: settings.reviewTurns });
+  if (recent.length >= settings.maxCallsPerTool) return recent;
+  return ledger.listCalls(partition, { ...base, limit: Math.max(settings.maxCallsPerTool, recent.length) });
 }

@@ -11,8 +11,9 @@ import {
   isStr,
   type LedgerContext,
   type ListOptions,
-  listAllNamespaces,
+  listNamespacesOneBelow,
   listNamespace,
+  listNewest,
   namespaceOf,
   newest,
   parseItems,
@@ -66,27 +67,28 @@ export class CallRows {
     return rows;
   }
 
-  /** Call records of one tool (or of every tool), oldest first. */
+  /**
+   * Call records of one tool (or of every tool), oldest first. For one tool, `limit` and `after`
+   * are answered by the store's index where it has one (SQLite, Postgres): the newest `limit`
+   * cost `limit` rows to read, however many the tool has.
+   */
   async list(partition: string, options: ListOptions & { tool?: string }): Promise<CallRecord[]> {
+    if (options.tool !== undefined) {
+      // One tool: its newest rows through the store's index (the window a review reads).
+      const ns = namespaceOf(this.ctx, partition, "calls", options.tool);
+      const items = await listNewest(this.ctx, ns, { limit: options.limit, after: options.after });
+      return sortById(parseItems(this.ctx, CallRecordSchema, items, options.after, looksLikeCall));
+    }
     // One search for every tool (a store scans per search): keep the rows one level below.
-    const items =
-      options.tool !== undefined
-        ? await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls", options.tool))
-        : await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls"), 1);
+    const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "calls"), 1);
     return newest(sortById(parseItems(this.ctx, CallRecordSchema, items, options.after, looksLikeCall)), options.limit);
   }
 
   /** Tools that have call records in a partition, sorted. */
   async tools(partition: string): Promise<string[]> {
     const prefix = namespaceOf(this.ctx, partition, "calls");
-    const namespaces = await listAllNamespaces(this.ctx, prefix);
-    const tools = new Set<string>();
-    for (const ns of namespaces) {
-      if (ns.length === prefix.length + 1 && prefix.every((label, i) => ns[i] === label)) {
-        tools.add(decodeLabel(ns[prefix.length]));
-      }
-    }
-    return [...tools].sort();
+    const namespaces = await listNamespacesOneBelow(this.ctx, prefix);
+    return [...new Set(namespaces.map((ns) => decodeLabel(ns[prefix.length])))].sort();
   }
 
   /** Delete call records of one tool beyond the newest `keep`; how many went. */

@@ -18,9 +18,8 @@ import {
   isStr,
   type LedgerContext,
   type ListOptions,
-  listNamespace,
+  listNewest,
   namespaceOf,
-  newest,
   parseItems,
   PruneSchedule,
   pruneNamespace,
@@ -81,10 +80,14 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
     return rows;
   }
 
-  /** Records of a partition, oldest first. */
+  /**
+   * Records of a partition, oldest first. `limit` and `after` are answered by the store's index
+   * where it has one (SQLite, Postgres): the newest `limit` cost `limit` rows to read.
+   */
   async list(partition: string, options: ListOptions): Promise<T[]> {
-    const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, this.collection));
-    return newest(sortById(parseItems(this.ctx, this.schema, items, options.after, this.looksValid)), options.limit);
+    const ns = namespaceOf(this.ctx, partition, this.collection);
+    const items = await listNewest(this.ctx, ns, { limit: options.limit, after: options.after });
+    return sortById(parseItems(this.ctx, this.schema, items, options.after, this.looksValid));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { BaseStore, Item, Operation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { InvalidInput } from "../../errors.js";
+import { definedOnly } from "../../internal.js";
 import { type Collection, namespaceFor, timeOrderedId } from "../keys.js";
 import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
 
@@ -63,6 +64,58 @@ export async function listNamespace(ctx: LedgerContext, ns: string[], depthBelow
     page = await ctx.store.search(ns, { limit: ctx.pageSize, offset });
   }
   return [...out.values()];
+}
+
+/**
+ * What a store may offer for reading windows of append-only records through its index: the
+ * newest rows of one namespace by key, and the keys a prune to the newest deletes. `SqliteStore` and the store
+ * `openPostgresStore` returns have both; any other `BaseStore` is read by a full listing of the
+ * namespace (exact, but its cost grows with what the namespace holds).
+ */
+export interface WindowReads {
+  /** Rows of exactly `namespace`, highest key first: at most `limit`, only keys after `after`. */
+  newestInNamespace(namespace: string[], options: { limit?: number; after?: string }): Promise<Item[]>;
+  /** The keys of exactly `namespace` beyond the `keep` highest, ascending (what a prune deletes). */
+  keysBeyondNewest(namespace: string[], keep: number): Promise<string[]>;
+}
+
+/** Whether a store reads windows through its index (see {@link WindowReads}). */
+export function hasWindowReads(store: BaseStore): store is BaseStore & WindowReads {
+  const s = store as BaseStore & Partial<WindowReads>;
+  return typeof s.newestInNamespace === "function" && typeof s.keysBeyondNewest === "function";
+}
+
+/**
+ * The newest rows of exactly this namespace by key (time-ordered ids: the newest records),
+ * **oldest first**: at most `limit`, only keys after `after`. Through the store's index when it
+ * has {@link WindowReads}; otherwise a full listing, sorted and cut, with the same result.
+ */
+export async function listNewest(
+  ctx: LedgerContext,
+  ns: string[],
+  options: { limit?: number; after?: string } = {},
+): Promise<Item[]> {
+  if (options.limit !== undefined && options.limit <= 0) return [];
+  if (hasWindowReads(ctx.store)) {
+    const rows = await ctx.store.newestInNamespace(ns, definedOnly(options));
+    return rows.reverse();
+  }
+  const all = await listNamespace(ctx, ns);
+  const kept = options.after === undefined ? all : all.filter((item) => item.key > options.after!);
+  kept.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return newest(kept, options.limit);
+}
+
+/**
+ * The namespaces exactly one label below `prefix` that hold rows. Through the store's skip scan
+ * where it has one (`SqliteStore.namespacesOneBelow`: one index seek per namespace), otherwise
+ * by listing every namespace under `prefix` and keeping those one label below.
+ */
+export async function listNamespacesOneBelow(ctx: LedgerContext, prefix: string[]): Promise<string[][]> {
+  const s = ctx.store as BaseStore & { namespacesOneBelow?: (prefix: string[]) => Promise<string[][]> };
+  if (typeof s.namespacesOneBelow === "function") return s.namespacesOneBelow(prefix);
+  const namespaces = await listAllNamespaces(ctx, prefix);
+  return namespaces.filter((ns) => ns.length === prefix.length + 1 && prefix.every((label, i) => ns[i] === label));
 }
 
 /** Every namespace under `prefix` (as the store matches prefixes: callers keep exact matches). */
@@ -159,15 +212,19 @@ export function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): 
 }
 
 /**
- * Delete the rows of a namespace beyond the newest `keep` (by key: time-ordered ids). A failure
- * is reported through the warning sink and returns 0, never thrown: the rows are pruned later.
+ * Delete the rows of a namespace beyond the newest `keep` (by key: time-ordered ids), through
+ * the store's index when it has {@link WindowReads} (only the doomed keys are read). A failure is reported through the warning sink and returns 0, never thrown: the rows are pruned later.
  */
 export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: number): Promise<number> {
   try {
-    const items = await listNamespace(ctx, ns);
-    if (items.length <= keep) return 0;
-    const keys = items.map((i) => i.key).sort();
-    const doomed = keys.slice(0, keys.length - keep);
+    let doomed: string[];
+    if (hasWindowReads(ctx.store)) {
+      doomed = await ctx.store.keysBeyondNewest(ns, keep);
+    } else {
+      const keys = (await listNamespace(ctx, ns)).map((i) => i.key).sort();
+      doomed = keys.slice(0, Math.max(0, keys.length - keep));
+    }
+    if (doomed.length === 0) return 0;
     await ctx.store.batch(doomed.map((key) => ({ namespace: ns, key, value: null })));
     return doomed.length;
   } catch (error) {

@@ -1,0 +1,106 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DayDemoSummary, main } from "../../examples/demo.js";
+
+/** Values the demo's users typed or the model passed as arguments; none may be stored. */
+const PLANTED = [
+  "482913",
+  "771204",
+  "202020",
+  "303030",
+  "319870",
+  "590114",
+  "ORD-482913",
+  "dana.whitfield@northwind.test",
+  "whitfield",
+  "northwind",
+  "18.50",
+  "14.00",
+];
+
+const tokens = (text: string): string => ` ${(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ")} `;
+
+describe("examples/demo (npm run demo): a day at the support desk through the four nodes", () => {
+  let dir: string;
+  let day: DayDemoSummary;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "tool-lessons-day-"));
+    day = await main({ quiet: true, dir });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a tool failing, a lesson proposed, applied by the operator, and the failure gone", () => {
+    expect(day.morning.order.calls).toEqual([
+      { tool: "lookup_order", ok: false },
+      { tool: "lookup_order", ok: true },
+    ]);
+    expect(day.morning.refund.calls[0]).toEqual({ tool: "refund_order", ok: false });
+    expect(day.pending.map((p) => p.tool).sort()).toEqual(["lookup_order", "refund_order", "search_public_docs"]);
+    expect(day.pending.find((p) => p.tool === "lookup_order")?.notesAdded[0]).toMatch(
+      /^order_id must look like ORD-######/,
+    );
+    expect(day.applied.sort()).toEqual(["lookup_order", "refund_order", "search_public_docs"]);
+    expect(day.afternoon.order.calls).toEqual([{ tool: "lookup_order", ok: true }]);
+    expect(day.afternoon.refund.calls).toEqual([{ tool: "refund_order", ok: true }]);
+    // The docs question goes where the learned "Not for" line sends it.
+    expect(day.afternoon.docs.calls).toEqual([{ tool: "search_internal_runbooks", ok: true }]);
+  });
+
+  it("nothing crosses partitions: bob (named in configurable only) still makes the mistake", () => {
+    expect(day.morning.bob.calls[0]).toEqual({ tool: "lookup_order", ok: false });
+    expect(day.afternoon.bob.calls[0]).toEqual({ tool: "lookup_order", ok: false });
+    expect(day.calls["u:bob"]).toBeGreaterThan(0);
+  });
+
+  it("an edict is a rule at once, obeyed from the next turn, in that caller's partition only", () => {
+    expect(day.morning.edict.rules).toBe(1);
+    expect(day.morning.obeyed.calls).toEqual([]);
+    expect(day.morning.obeyed.answer).toMatch(/won't email Dana/);
+    expect(day.morning.obeyed.block).toContain("[critical] Never email Dana.");
+    expect(day.morning.otherCaller.calls).toEqual([{ tool: "send_email", ok: true }]);
+    expect(day.rules).toEqual([
+      { partition: "u:alice", priority: "critical", tool: "send_email", rule: "Never email Dana." },
+    ]);
+  });
+
+  it("a missed wording routes to the right tool the next time", () => {
+    expect(day.morning.missed.routed).not.toContain("refund_order");
+    expect(day.afternoon.missed.routed).toContain("refund_order");
+  });
+
+  it("a guideline is shown before the tool is used", () => {
+    const section = day.afternoon.order.block.split("### `lookup_order`")[1] ?? "";
+    expect(section).toContain("Guideline for lookup_order");
+  });
+
+  it("the operator's view and an undo: the failure is back", () => {
+    expect(day.history).toEqual(["applied"]);
+    expect(day.afterUndo.calls[0]).toEqual({ tool: "refund_order", ok: false });
+  });
+
+  it("stores no planted value in any row or in the file", () => {
+    const db = new Database(day.ledgerPath, { readonly: true });
+    const rows = db.prepare("SELECT namespace, key, value FROM store").all() as {
+      namespace: string;
+      key: string;
+      value: string;
+    }[];
+    db.close();
+    expect(rows.length).toBeGreaterThan(50);
+    const texts = rows.map((r) =>
+      tokens(`${r.namespace} ${r.key} ${r.value.replace(/"fingerprints":\[[^\]]*\]/g, "")}`),
+    );
+    for (const value of PLANTED)
+      expect(
+        texts.filter((t) => t.includes(tokens(value))),
+        value,
+      ).toEqual([]);
+    const files = [day.ledgerPath, `${day.ledgerPath}-wal`].filter((f) => existsSync(f));
+    const raw = files.map((f) => readFileSync(f).toString("latin1").toLowerCase()).join("\n");
+    for (const value of ["whitfield", "northwind"]) expect(raw).not.toContain(value);
+  });
+});
