@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { Annotation, MessagesAnnotation, MessagesZodMeta } from "@langchain/langgraph";
-import { registry } from "@langchain/langgraph/zod";
+import { withLangGraph } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import type { ToolCard } from "../ledger/schema.js";
 
@@ -106,7 +106,7 @@ const SignalSchema = z.object({
  * or `ToolLessonsZodState.extend({...})`; zod 4). Fields without a reducer keep the last value written.
  */
 export const ToolLessonsZodState = z.object({
-  messages: z.custom<BaseMessage[]>().register(registry, MessagesZodMeta),
+  messages: withLangGraph(z.custom<BaseMessage[]>(), MessagesZodMeta),
   routedTools: z.array(z.string()).default([]),
   lessonsPrompt: z.string().default(""),
   lessonsTurn: z.string().default(""),
