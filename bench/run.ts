@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
+import { benchLoad } from "./load.js";
 import { benchMemory } from "./memory.js";
 import { benchRecording } from "./recording.js";
 import { benchReview } from "./review.js";
@@ -31,6 +32,7 @@ const sections: Record<string, () => Promise<string>> = {
   lint: benchLint,
   rules: benchRules,
   memory: benchMemory,
+  load: benchLoad,
 };
 
 /** Set in a child process: run this one section and print its markdown. */
