@@ -84,8 +84,9 @@ export interface ToolLessonsCallbackHandlerOptions {
    */
   batchSize?: number;
   /**
-   * How long finished records wait to be batched before they are written, in milliseconds.
-   * `0` writes as soon as the event loop is free (or at once, with a full batch).
+   * How long finished records wait to be batched before they are written, in milliseconds (a
+   * full batch is written at once). `0` starts a write as soon as a run ends; runs that end
+   * while a write is out are batched into the next one.
    * @default 0
    */
   flushEveryMs?: number;
@@ -881,21 +882,20 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   private schedule(): void {
     if (this.draining || this.retryTimer) return;
-    // A full batch (or a run waiting for room) is written now: a busy event loop never starves it.
-    if (this.buffered >= this.batchSize || this.waiters.length > 0) return this.startDrainSoon();
+    // With no batching delay, or a full batch (or a run waiting for room), the write starts now,
+    // on a microtask: a loop busy with runs (timers firing back to back, CPU-bound steps) can
+    // delay `setImmediate` by whole seconds. Runs ending while a write is out join the next batch.
+    if (this.flushEveryMs === 0 || this.buffered >= this.batchSize || this.waiters.length > 0) {
+      return this.startDrainSoon();
+    }
     if (this.scheduled) return;
     this.scheduled = true;
-    const run = () => {
+    this.timer = setTimeout(() => {
       this.scheduled = false;
       this.timer = undefined;
       void this.startDrain();
-    };
-    if (this.flushEveryMs > 0) {
-      this.timer = setTimeout(run, this.flushEveryMs);
-      this.timer.unref?.();
-    } else {
-      setImmediate(run);
-    }
+    }, this.flushEveryMs);
+    this.timer.unref?.();
   }
 
   private startDrainSoon(): void {
