@@ -61,7 +61,7 @@ export interface ToolLessonsCallbackHandlerOptions {
   onError?: (error: unknown, context: RecordingErrorContext) => void;
   /**
    * Most records (calls and turns) waiting to be written: buffered, or in a write the store has
-   * not answered. This bounds the handler's memory (a record holds about 1-2 KB). When it is
+   * not answered. This bounds the handler's memory in records. When it is
    * full, a run's end waits for room (see `maxWaitMs`) behind a healthy store; behind a store
    * that fails, or with `awaitHandlers: false`, new records are dropped, counted in
    * `stats().dropped` and reported once with the reason.
@@ -282,7 +282,6 @@ type PendingEntry = PendingRun | PendingRows;
 /** A finished run waiting for room in a full buffer. */
 interface Waiter {
   entry: PendingRun;
-  since: number;
   resolve: () => void;
   timer: ReturnType<typeof setTimeout>;
 }
@@ -311,8 +310,10 @@ function asString(value: unknown): string | undefined {
  * arguments fail the tool's schema never reach tool callbacks; they are found from the error
  * `ToolMessage`s the tool node returns, joined to the model's tool calls by `tool_call_id`.
  *
- * It never throws into the run and never waits on the ledger inside a callback: records are
- * kept in memory until their run ends, then buffered and written in batches.
+ * It never throws into the run: records are kept in memory until their run ends, then buffered
+ * and written in batches. The one wait is back-pressure: a run that ends while the buffer is
+ * full behind a healthy store waits for room (at most `maxWaitMs`); a failing store never holds
+ * a run up. See "Buffering, flushing, back-pressure, faults" in `docs/recording.md`.
  */
 export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   name = "tool_lessons";
@@ -784,7 +785,6 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     return new Promise<void>((resolve) => {
       const waiter: Waiter = {
         entry,
-        since: performance.now(),
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
