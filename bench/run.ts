@@ -15,6 +15,7 @@ import { benchEmbeddings } from "./embeddings.js";
 import { benchGraph } from "./graph.js";
 import { benchMasking } from "./masking.js";
 import { benchLint } from "./lint.js";
+import { benchLoad } from "./load.js";
 import { benchMemory } from "./memory.js";
 import { benchMiddleware } from "./middleware.js";
 import { benchRecording } from "./recording.js";
@@ -35,6 +36,7 @@ const sections: Record<string, () => Promise<string>> = {
   memory: benchMemory,
   middleware: benchMiddleware,
   graph: benchGraph,
+  load: benchLoad,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -103,3 +103,23 @@ export class UnsupportedVectorStore extends InvalidInput {
 export class PartitionUnresolved extends InvalidInput {
   override name = "PartitionUnresolved";
 }
+
+/**
+ * Records a recorder could not keep (handed to its `onError`, never thrown into a run): its
+ * `context.reason` says why, `slow_store` (a full buffer behind a store slower than the runs, or
+ * one that hangs), `store_failed` (a full buffer while the store's writes fail), `background`
+ * (a full buffer with callbacks in LangChain's background queue) or `ledger_closed`;
+ * `context.records` how many.
+ */
+export class RecordingDropped extends ToolLessonsError {
+  override name = "RecordingDropped";
+}
+
+/**
+ * `ledger.close()` refused: recorders writing to the ledger still hold records it could not
+ * write in time (a store that is down or hangs). Nothing was closed; `context.pending` counts
+ * the records. Try again later, or pass `{ discardPending: true }` to close anyway.
+ */
+export class RecordsPending extends ToolLessonsError {
+  override name = "RecordsPending";
+}

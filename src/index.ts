@@ -252,3 +252,7 @@ export {
   compareAndSet,
 } from "./ledger/cas.js";
 export type { RevisionClaim } from "./ledger/collections/commit.js";
+// ---------------------------------------------------------------- flow (recording under load and faults: flush results, close)
+export { RecordingDropped, RecordsPending } from "./errors.js";
+export { type FlushOptions, type FlushResult } from "./record/handler.js";
+export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";

@@ -95,7 +95,7 @@ export interface LessonsGraphOptions {
    * Something to flush before the nodes read a thread's records (the recorder of the run).
    * @default none
    */
-  recorder?: { flush(): Promise<void> };
+  recorder?: { flush(): Promise<unknown> };
   /**
    * Where a failure goes (ledger, routing, learning): once per kind of failure per graph, redacted.
    * Never thrown into the run.

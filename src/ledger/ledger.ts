@@ -1,3 +1,4 @@
+import { RecordsPending } from "../errors.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import type { Settings, SettingsInput } from "../settings.js";
@@ -60,6 +61,36 @@ export interface LedgerOptions {
   ownsStore?: boolean;
 }
 
+/**
+ * What the ledger needs of a recorder that writes to it (the callback handler registers itself
+ * when it is made), so that {@link Ledger.close} can flush it first.
+ */
+export interface LedgerRecorder {
+  /** Write what it holds, at most `timeoutMs`; `inFlight` is what is still not written. */
+  flush(options?: { timeoutMs?: number }): Promise<{ inFlight: number }>;
+}
+
+/** Options of {@link Ledger.close}. */
+export interface LedgerCloseOptions {
+  /**
+   * How long the recorders writing to this ledger get to write what they hold, in milliseconds.
+   * @default 10000
+   */
+  timeoutMs?: number;
+  /**
+   * Close even when recorders still hold records after `timeoutMs`: they are lost (the count
+   * goes to `onWarning`). Without it, `close` refuses with `RecordsPending` and closes nothing.
+   * @default false
+   */
+  discardPending?: boolean;
+}
+
+/** Defaults of {@link LedgerCloseOptions}. */
+export const DEFAULT_LEDGER_CLOSE_OPTIONS: Readonly<Required<LedgerCloseOptions>> = Object.freeze({
+  timeoutMs: 10_000,
+  discardPending: false,
+});
+
 /** Defaults of {@link LedgerOptions}. */
 export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.freeze({
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
@@ -86,6 +117,9 @@ export class Ledger {
   private readonly ctx: LedgerContext;
   private readonly ownsStore: boolean;
   private closed = false;
+  /** Held weakly: a recorder dropped by its user is not kept alive by the ledger. */
+  private readonly recorders = new Set<WeakRef<LedgerRecorder>>();
+  private readonly warnSink: WarningSink;
   private readonly settings: SettingsRow;
   private readonly calls: CallRows;
   private readonly turns: RequestRows<TurnRecord>;
@@ -101,6 +135,7 @@ export class Ledger {
     this.store = store;
     this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
     const sink = options.onWarning ?? DEFAULT_LEDGER_OPTIONS.onWarning;
+    this.warnSink = sink;
     this.ctx = {
       store,
       root: options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot,
@@ -130,12 +165,60 @@ export class Ledger {
     this.ctx.counters.skippedRows = count;
   }
 
+  /** True once {@link Ledger.close} has closed it. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /**
-   * Release what this ledger opened: stops the store when the ledger owns it (see
-   * {@link LedgerOptions.ownsStore}), otherwise does nothing. Idempotent.
+   * Have {@link Ledger.close} flush this recorder first. `ToolLessonsCallbackHandler` calls it
+   * when it is made; call it for a recorder of your own.
    */
-  async close(): Promise<void> {
+  registerRecorder(recorder: LedgerRecorder): void {
+    this.recorders.add(new WeakRef(recorder));
+  }
+
+  /**
+   * Release what this ledger opened, after the recorders writing to it have written what they
+   * hold: each is flushed (at most `timeoutMs`); then the store is stopped when the ledger owns
+   * it (see {@link LedgerOptions.ownsStore}). Idempotent.
+   * @throws RecordsPending when records are still not written after `timeoutMs` (a store that is
+   * down or hangs): nothing is closed, so the call can be tried again; `discardPending` closes anyway.
+   */
+  async close(options: LedgerCloseOptions = {}): Promise<void> {
     if (this.closed) return;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_CLOSE_OPTIONS.timeoutMs;
+    const discardPending = options.discardPending ?? DEFAULT_LEDGER_CLOSE_OPTIONS.discardPending;
+    const live: LedgerRecorder[] = [];
+    for (const ref of this.recorders) {
+      const recorder = ref.deref();
+      if (recorder) live.push(recorder);
+      else this.recorders.delete(ref);
+    }
+    const results = await Promise.all(
+      live.map((r) =>
+        r.flush({ timeoutMs }).then(
+          (result) => result.inFlight,
+          () => 0,
+        ),
+      ),
+    );
+    const pending = results.reduce((n, r) => n + r, 0);
+    if (pending > 0) {
+      const recorders = results.filter((r) => r > 0).length;
+      if (!discardPending) {
+        throw new RecordsPending(
+          `The ledger was not closed: ${pending} record(s) of ${recorders} recorder(s) are still not written after ` +
+            `${timeoutMs} ms (the store is down or slow). Try close() again once the store answers, or pass ` +
+            "{ discardPending: true } to close and lose them.",
+          { context: { pending, recorders, timeoutMs } },
+        );
+      }
+      this.warnSink(`Closed the ledger with ${pending} record(s) not written (discardPending).`, {
+        pending,
+        recorders,
+      });
+    }
     this.closed = true;
     if (this.ownsStore) await this.store.stop();
   }

@@ -27,6 +27,7 @@ interface PgClient {
 interface PgPool {
   connect(): Promise<PgClient>;
   on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "connect", listener: (client: { on(event: "error", listener: () => void): unknown }) => void): unknown;
 }
 interface StoreRow {
   namespace_path: string;
@@ -530,7 +531,12 @@ export const redact = redactUrl;
  * crash the process. Listen through the private field when it has the expected shape.
  */
 function listenForIdleErrors(store: PostgresStore, onError: (error: Error) => void): void {
-  coreOf(store)?.pool.on("error", onError);
+  const pool = coreOf(store)?.pool;
+  pool?.on("error", onError);
+  // A checked-out connection the server drops between two queries emits `error` on itself, where
+  // the pool does not listen: without a listener that crashes the process. Its next query fails
+  // (the caller sees that) and the pool discards it, so nothing more is needed here.
+  pool?.on("connect", (client) => client.on("error", () => undefined));
 }
 
 /** `PostgresStore`'s private core, when it has the shape this module was written against. */

@@ -3,7 +3,7 @@ import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
-import { InvalidInput, PartitionUnresolved, ToolLessonsError } from "../errors.js";
+import { InvalidInput, PartitionUnresolved, RecordingDropped, ToolLessonsError } from "../errors.js";
 import { timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import {
@@ -17,7 +17,7 @@ import {
   type TurnRecord,
 } from "../ledger/schema.js";
 import { classifyError, type ErrorInfo, type ErrorRule, errorInfo } from "./error-class.js";
-import { gateText, redactError } from "../text/gate.js";
+import { gateText, redactError, redactForLog } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { isStorableName } from "../text/normalize.js";
 import {
@@ -62,22 +62,55 @@ export interface ToolLessonsCallbackHandlerOptions {
    */
   onError?: (error: unknown, context: RecordingErrorContext) => void;
   /**
-   * Most records (calls and turns) waiting to be written. Beyond it new records are dropped
-   * and counted in `stats().dropped`, so a stalled ledger cannot grow the process's memory.
+   * Most records (calls and turns) waiting to be written: buffered, or in a write the store has
+   * not answered. This bounds the handler's memory in records. When it is
+   * full, a run's end waits for room (see `maxWaitMs`) behind a healthy store; behind a store
+   * that fails, or with `awaitHandlers: false`, new records are dropped, counted in
+   * `stats().dropped` and reported once with the reason.
    * @default 10000
    */
   maxBuffer?: number;
   /**
-   * How long finished records wait to be batched before they are written, in milliseconds.
-   * `0` writes as soon as the event loop is free.
+   * Longest a finished run waits for room in a full buffer before its records are dropped, in
+   * milliseconds (back-pressure: with `awaitHandlers`, the run's `invoke` resolves when its
+   * records are in the buffer). Only a store slower than the runs, or one that hangs, makes a run
+   * wait this long; a store that fails never holds a run up.
+   * @default 10000
+   */
+  maxWaitMs?: number;
+  /**
+   * Most records appended in one store batch. A buffer holding this many is written at once,
+   * without waiting for `flushEveryMs` or for the event loop to be free, so a burst of runs
+   * that never yields to the event loop is still written as it goes.
+   * @default 500
+   */
+  batchSize?: number;
+  /**
+   * How long finished records wait to be batched before they are written, in milliseconds (a
+   * full batch is written at once). `0` starts a write as soon as a run ends; runs that end
+   * while a write is out are batched into the next one.
    * @default 0
    */
   flushEveryMs?: number;
   /**
+   * How long `flush()` waits at most when it is given no `timeoutMs`, in milliseconds; a store
+   * that hangs cannot make it hang. `Infinity` waits for every record.
+   * @default 30000
+   */
+  flushTimeoutMs?: number;
+  /**
+   * Longest pause between two tries of a store that failed, in milliseconds. Records stay in
+   * the buffer (bounded by `maxBuffer`) and are written when the store answers again; the
+   * pause starts at 50 ms and doubles up to this.
+   * @default 5000
+   */
+  maxRetryDelayMs?: number;
+  /**
    * Have LangChain await this handler's callbacks (they only buffer, so this costs little), so
    * that every record of a run is in the buffer when `invoke` resolves and `await flush()`
-   * writes it. With `false` callbacks run in LangChain's background queue; `flush()` then waits
-   * for that queue first.
+   * writes it, and a full buffer can hold the run's end back until there is room. With `false`
+   * callbacks run in LangChain's background queue; `flush()` then waits for that queue first,
+   * and a full buffer drops records (the queue is shared: it is never made to wait).
    * @default true
    */
   awaitHandlers?: boolean;
@@ -97,11 +130,14 @@ export const DEFAULT_RECORDING_OPTIONS: Readonly<
 > = Object.freeze({
   onError: (error: unknown, context: RecordingErrorContext) =>
     console.warn(
-      `[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}):`,
-      error,
+      `[tool-lessons] recording failed (${context.stage}${context.event ? ` ${context.event}` : ""}): ${String(error)}`,
     ),
   maxBuffer: 10_000,
+  maxWaitMs: 10_000,
+  batchSize: 500,
   flushEveryMs: 0,
+  flushTimeoutMs: 30_000,
+  maxRetryDelayMs: 5_000,
   awaitHandlers: true,
   errorRules: Object.freeze([]),
 });
@@ -110,6 +146,8 @@ export const DEFAULT_RECORDING_OPTIONS: Readonly<
 const MAX_ERROR_LENGTH = 400;
 /** Rows of a failed batch tried alone before the store is taken to be down for the whole batch. */
 const SINGLE_TRIES = 3;
+/** First pause before a store that failed is tried again, in milliseconds (then doubled). */
+const RETRY_FIRST_MS = 50;
 /** Longest stored request text, in characters (after masking). */
 const MAX_REQUEST_LENGTH = 2000;
 /** Recorder / node partition pairs warned about, at most (each once). */
@@ -123,15 +161,57 @@ const CONTROL_FLOW_ERRORS = new Set(["GraphInterrupt", "NodeInterrupt", "GraphBu
 export interface RecordingStats {
   /** Runs (graph invocations) still open. */
   openRuns: number;
-  /** Records waiting to be written. */
+  /** Records waiting to be written (not yet handed to the store). */
   buffered: number;
+  /** Records in a write the store has not answered yet. */
+  inFlight: number;
+  /** Records of finished runs waiting for room in a full buffer (back-pressure). */
+  waiting: number;
   /** Records written to the ledger. */
   written: { calls: number; turns: number };
-  /** Records dropped because the buffer was full. */
+  /** Records dropped because the buffer was full (the sum of `droppedBy`). */
   dropped: number;
-  /** Records lost because a write or a record failed (each reported to `onError`). */
+  /**
+   * Dropped records by reason: `slowStore`, a full buffer behind a store slower than the runs
+   * (a run waited `maxWaitMs`, or callbacks ran in the background and could not wait);
+   * `storeFailed`, a full buffer while the store's writes fail.
+   */
+  droppedBy: { slowStore: number; storeFailed: number };
+  /** Records lost because a record was refused or could not be built (each reported to `onError`). */
   failed: number;
+  /** True while the store's writes fail; buffered records are tried again until it answers. */
+  storeFailing: boolean;
 }
+
+/** What {@link ToolLessonsCallbackHandler.flush} resolves with. */
+export interface FlushResult {
+  /** Records written while the flush ran. */
+  written: number;
+  /** Records not written yet when it resolved: buffered, in a write, or waiting for room (kept, tried again). */
+  inFlight: number;
+  /** Records lost while the flush ran (dropped, or refused). */
+  lost: number;
+  /** True when it resolved at its timeout rather than with nothing left to write. */
+  timedOut: boolean;
+}
+
+/** Options of {@link ToolLessonsCallbackHandler.flush}. */
+export interface FlushOptions {
+  /**
+   * Resolve after this many milliseconds even if records are still in flight (a store that
+   * hangs); they stay buffered and counted in `inFlight`.
+   * @default the handler's flushTimeoutMs (30000)
+   */
+  timeoutMs?: number;
+}
+
+/** Why records were dropped. */
+type DropReason = "slow_store" | "store_failed" | "background";
+const DROP_COUNTER: Record<DropReason, "slowStore" | "storeFailed"> = {
+  slow_store: "slowStore",
+  background: "slowStore",
+  store_failed: "storeFailed",
+};
 
 /** A tool call the model asked for, from its AIMessage. */
 interface RequestedCall {
@@ -190,10 +270,28 @@ interface RootRun {
   order: number;
 }
 
-/** A finished run, waiting in the buffer. */
-interface Unit {
+/** A finished run, waiting in the buffer (raw until its records are built). */
+interface PendingRun {
+  kind: "run";
   root: RootRun;
   records: number;
+}
+
+/** Built (masked) records a store failed to take, kept for the retry. */
+interface PendingRows {
+  kind: "rows";
+  calls: NewRecord<CallRecord>[];
+  turns: NewRecord<TurnRecord>[];
+  records: number;
+}
+
+type PendingEntry = PendingRun | PendingRows;
+
+/** A finished run waiting for room in a full buffer. */
+interface Waiter {
+  entry: PendingRun;
+  resolve: () => void;
+  timer: ReturnType<typeof setTimeout>;
 }
 
 function asString(value: unknown): string | undefined {
@@ -220,8 +318,10 @@ function asString(value: unknown): string | undefined {
  * arguments fail the tool's schema never reach tool callbacks; they are found from the error
  * `ToolMessage`s the tool node returns, joined to the model's tool calls by `tool_call_id`.
  *
- * It never throws into the run and never waits on the ledger inside a callback: records are
- * kept in memory until their run ends, then buffered and written in batches.
+ * It never throws into the run: records are kept in memory until their run ends, then buffered
+ * and written in batches. The one wait is back-pressure: a run that ends while the buffer is
+ * full behind a healthy store waits for room (at most `maxWaitMs`); a failing store never holds
+ * a run up. See "Buffering, flushing, back-pressure, faults" in `docs/recording.md`.
  */
 export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   name = "tool_lessons";
@@ -230,22 +330,46 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   private readonly resolver: PartitionSpec | undefined;
   /** Recorder / node partition pairs already warned about (bounded). */
   private readonly mismatches = new Set<string>();
+  private readonly onError: (error: unknown, context: RecordingErrorContext) => void;
   private readonly reportError: (error: unknown, context: RecordingErrorContext) => void;
   private readonly maxBuffer: number;
+  private readonly maxWaitMs: number;
+  private readonly batchSize: number;
   private readonly flushEveryMs: number;
+  private readonly flushTimeoutMs: number;
+  private readonly maxRetryDelayMs: number;
   private readonly errorRules: readonly ErrorRule[];
 
   /** Run id → the root run it belongs to (chain and tool runs: the possible parents). */
   private readonly runs = new Map<string, RootRun>();
   private readonly tools = new Map<string, StartedTool>();
-  private buffer: Unit[] = [];
+  private buffer: PendingEntry[] = [];
   private buffered = 0;
+  private inFlight = 0;
+  private waiting = 0;
+  private readonly waiters: Waiter[] = [];
   private draining: Promise<void> | undefined;
+  private drainQueued = false;
   private scheduled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryDelay = RETRY_FIRST_MS;
   private keyPromise: Promise<string> | undefined;
-  private dropping = false;
-  private readonly counters = { calls: 0, turns: 0, dropped: 0, failed: 0 };
+  /** Set while the store's writes fail: the redacted error line, and since when. */
+  private storeFault: { message: string; at: number } | undefined;
+  private lastWriteError: unknown;
+  private lastWriteAt: number | undefined;
+  /** Store faults seen, so `flush()` knows when its try failed. */
+  private writeFaults = 0;
+  /** Drop reasons already reported in this episode. */
+  private readonly dropping = new Set<string>();
+  private readonly counters = {
+    calls: 0,
+    turns: 0,
+    dropped: 0,
+    failed: 0,
+    droppedBy: { slowStore: 0, storeFailed: 0 },
+  };
 
   constructor(options: ToolLessonsCallbackHandlerOptions) {
     const awaitHandlers = options.awaitHandlers ?? DEFAULT_RECORDING_OPTIONS.awaitHandlers;
@@ -258,17 +382,43 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     this.ledger = options.ledger;
     this.resolver = options.partition;
     const onError = options.onError ?? DEFAULT_RECORDING_OPTIONS.onError;
+    this.onError = (error, context) => {
+      try {
+        onError(error, context);
+      } catch {
+        // A throwing onError must not reach the run either.
+      }
+    };
     // A store's or a model's error may quote the record it failed on: only a redacted copy leaves.
-    this.reportError = (error, context) => onError(redactError(error), context);
+    this.reportError = (error, context) => this.onError(redactError(error), context);
     this.maxBuffer = options.maxBuffer ?? DEFAULT_RECORDING_OPTIONS.maxBuffer;
+    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_RECORDING_OPTIONS.maxWaitMs;
+    this.batchSize = options.batchSize ?? DEFAULT_RECORDING_OPTIONS.batchSize;
     this.flushEveryMs = options.flushEveryMs ?? DEFAULT_RECORDING_OPTIONS.flushEveryMs;
+    this.flushTimeoutMs = options.flushTimeoutMs ?? DEFAULT_RECORDING_OPTIONS.flushTimeoutMs;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULT_RECORDING_OPTIONS.maxRetryDelayMs;
     this.errorRules = options.errorRules ?? DEFAULT_RECORDING_OPTIONS.errorRules;
-    if (!Number.isInteger(this.maxBuffer) || this.maxBuffer < 1) {
-      throw new InvalidInput(`maxBuffer must be a positive integer; got ${String(options.maxBuffer)}.`);
+    for (const [name, value] of [
+      ["maxBuffer", this.maxBuffer],
+      ["batchSize", this.batchSize],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new InvalidInput(`${name} must be a positive integer; got ${String(value)}.`);
+      }
     }
-    if (!Number.isFinite(this.flushEveryMs) || this.flushEveryMs < 0) {
-      throw new InvalidInput(`flushEveryMs must be a non-negative number; got ${String(options.flushEveryMs)}.`);
+    for (const [name, value] of [
+      ["flushEveryMs", this.flushEveryMs],
+      ["maxWaitMs", this.maxWaitMs],
+      ["maxRetryDelayMs", this.maxRetryDelayMs],
+    ] as const) {
+      if (!Number.isFinite(value) || value < 0) {
+        throw new InvalidInput(`${name} must be a non-negative number; got ${String(value)}.`);
+      }
     }
+    if (Number.isNaN(this.flushTimeoutMs) || this.flushTimeoutMs < 0) {
+      throw new InvalidInput(`flushTimeoutMs must be a non-negative number; got ${String(this.flushTimeoutMs)}.`);
+    }
+    this.ledger.registerRecorder(this);
   }
 
   /** The handler is a shared sink: copies (made by some LangChain paths) are the same object. */
@@ -279,18 +429,43 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   // ---------------------------------------------------------------- public
 
   /**
-   * Write everything buffered and wait for it. Runs still open are written when they end.
-   * Never rejects: write failures go to `onError`.
+   * Write everything buffered and wait for it, at most `timeoutMs` (default `flushTimeoutMs`).
+   * Runs still open are written when they end. A store that fails is tried once more now; its
+   * records stay buffered for later tries and are counted in `inFlight`. Never rejects: write
+   * failures go to `onError`.
    */
-  async flush(): Promise<void> {
-    if (!this.awaitHandlers) await awaitAllCallbacks();
-    while (this.buffer.length > 0 || this.draining) {
-      if (this.timer) {
-        clearTimeout(this.timer);
-        this.timer = undefined;
+  async flush(options: FlushOptions = {}): Promise<FlushResult> {
+    const timeoutMs = options.timeoutMs ?? this.flushTimeoutMs;
+    const writtenBefore = this.counters.calls + this.counters.turns;
+    const lostBefore = this.counters.dropped + this.counters.failed;
+    let timedOut = false;
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<"timeout">((resolve) => {
+      if (Number.isFinite(timeoutMs)) deadline = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    const within = async (work: Promise<unknown>): Promise<boolean> => {
+      if ((await Promise.race([work.then(() => "done" as const), expired])) === "timeout") timedOut = true;
+      return !timedOut;
+    };
+    try {
+      if (this.awaitHandlers || (await within(awaitAllCallbacks()))) {
+        const faultsBefore = this.writeFaults;
+        while (this.buffer.length > 0 || this.draining || this.waiters.length > 0) {
+          if (!(await within(this.draining ?? this.startDrain()))) break;
+          // The store failed on this try: its records wait for the next one, not for this flush.
+          if (this.writeFaults > faultsBefore) break;
+          if (!this.draining && this.buffer.length === 0 && this.waiters.length > 0) this.admitWaiters();
+        }
       }
-      await (this.draining ?? this.startDrain());
+    } finally {
+      clearTimeout(deadline);
     }
+    return {
+      written: this.counters.calls + this.counters.turns - writtenBefore,
+      inFlight: this.pending(),
+      lost: this.counters.dropped + this.counters.failed - lostBefore,
+      timedOut,
+    };
   }
 
   /** Counters since the handler was made. */
@@ -298,9 +473,13 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     return {
       openRuns: new Set(this.runs.values()).size,
       buffered: this.buffered,
+      inFlight: this.inFlight,
+      waiting: this.waiting,
       written: { calls: this.counters.calls, turns: this.counters.turns },
       dropped: this.counters.dropped,
+      droppedBy: { ...this.counters.droppedBy },
       failed: this.counters.failed,
+      storeFailing: this.storeFault !== undefined,
     };
   }
 
@@ -334,22 +513,22 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleChainEnd(outputs: ChainValues, runId: string, _parentRunId?: string): void {
-    this.guard("handleChainEnd", () => {
+  override handleChainEnd(outputs: ChainValues, runId: string, _parentRunId?: string): Promise<void> | void {
+    return this.guard("handleChainEnd", () => {
       const root = this.runs.get(runId);
       if (!root) return;
       this.observeOutputs(root, outputs);
       this.runs.delete(runId);
-      if (root.id === runId) this.finish(root);
+      if (root.id === runId) return this.finish(root);
     });
   }
 
-  override handleChainError(_error: unknown, runId: string, _parentRunId?: string): void {
-    this.guard("handleChainError", () => {
+  override handleChainError(_error: unknown, runId: string, _parentRunId?: string): Promise<void> | void {
+    return this.guard("handleChainError", () => {
       const root = this.runs.get(runId);
       if (!root) return;
       this.runs.delete(runId);
-      if (root.id === runId) this.finish(root);
+      if (root.id === runId) return this.finish(root);
     });
   }
 
@@ -393,12 +572,12 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleToolEnd(output: unknown, runId: string, _parentRunId?: string): void {
-    this.guard("handleToolEnd", () => {
+  override handleToolEnd(output: unknown, runId: string, _parentRunId?: string): Promise<void> | void {
+    return this.guard("handleToolEnd", () => {
       const started = this.tools.get(runId);
       if (!started) return this.unseenStart("handleToolEnd");
       const failed = isToolMessage(output) && output.status === "error";
-      this.endTool(
+      return this.endTool(
         runId,
         started,
         failed ? "error" : "success",
@@ -408,18 +587,18 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  override handleToolError(error: unknown, runId: string, _parentRunId?: string): void {
-    this.guard("handleToolError", () => {
+  override handleToolError(error: unknown, runId: string, _parentRunId?: string): Promise<void> | void {
+    return this.guard("handleToolError", () => {
       const started = this.tools.get(runId);
       if (!started) return this.unseenStart("handleToolError");
       const info = errorInfo(error);
       if (CONTROL_FLOW_ERRORS.has(info.name)) {
         this.tools.delete(runId);
         this.runs.delete(runId);
-        if (started.root.id === runId) this.finish(started.root);
+        if (started.root.id === runId) return this.finish(started.root);
         return;
       }
-      this.endTool(runId, started, "error", info);
+      return this.endTool(runId, started, "error", info);
     });
   }
 
@@ -571,7 +750,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     outcome: "success" | "error",
     error: ErrorInfo | undefined,
     output?: CapturedOutput,
-  ): void {
+  ): Promise<void> | undefined {
     const { root } = started;
     this.tools.delete(runId);
     this.runs.delete(runId);
@@ -594,10 +773,11 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       at: Date.now(),
       order,
     });
-    if (root.id === runId) this.finish(root);
+    if (root.id === runId) return this.finish(root);
+    return undefined;
   }
 
-  private finish(root: RootRun): void {
+  private finish(root: RootRun): Promise<void> | undefined {
     for (const id of root.members) {
       this.runs.delete(id);
       this.tools.delete(id);
@@ -605,147 +785,370 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     root.members.clear();
     const hasTurn = root.isChain && root.turn !== undefined;
     const records = root.calls.length + (hasTurn ? 1 : 0);
-    if (records === 0) return;
+    if (records === 0) return undefined;
     this.settlePartition(root);
     if (root.partition === undefined) {
       this.counters.failed += records;
-      return;
+      return undefined;
     }
-    if (this.buffered + records > this.maxBuffer) {
-      this.counters.dropped += records;
-      if (!this.dropping) {
-        this.dropping = true;
-        this.reportError(
-          new ToolLessonsError(
-            `The recording buffer is full (${this.maxBuffer} records): dropping new records until the ledger catches up. ` +
-              "Check that the ledger's store is reachable, or raise maxBuffer.",
-            { context: { maxBuffer: this.maxBuffer, records } },
-          ),
-          { stage: "drop", records },
-        );
-      }
-      return;
+    return this.admit({ kind: "run", root, records });
+  }
+
+  // ---------------------------------------------------------------- the buffer
+
+  /**
+   * Take a finished run into the buffer. When the buffer is full: behind a healthy store (and
+   * with `awaitHandlers`), the run's end waits for room, which holds back the caller's `invoke`
+   * until the writes catch up (back-pressure), at most `maxWaitMs`; behind a failing store, or
+   * with callbacks in LangChain's background queue, the records are dropped and counted.
+   */
+  private admit(entry: PendingRun): Promise<void> | undefined {
+    if (this.ledger.isClosed) {
+      this.counters.failed += entry.records;
+      this.noticeOnce(
+        "closed",
+        new RecordingDropped(
+          `A run ended after the ledger was closed: its ${entry.records} record(s) were not recorded. ` +
+            "Close the ledger after the runs that record into it have ended.",
+          { context: { reason: "ledger_closed", records: entry.records } },
+        ),
+        { stage: "drop", records: entry.records },
+      );
+      return undefined;
     }
-    this.dropping = false;
+    if (this.waiters.length === 0 && this.hasRoomFor(entry.records)) {
+      this.push(entry);
+      return undefined;
+    }
+    if (this.storeFault !== undefined) {
+      this.drop(entry.records, "store_failed");
+      return undefined;
+    }
+    if (!this.awaitHandlers) {
+      this.drop(entry.records, "background");
+      return undefined;
+    }
+    this.startDrainSoon();
+    return new Promise<void>((resolve) => {
+      const waiter: Waiter = {
+        entry,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          this.waiting -= entry.records;
+          this.drop(entry.records, "slow_store");
+          resolve();
+        }, this.maxWaitMs),
+      };
+      this.waiters.push(waiter);
+      this.waiting += entry.records;
+    });
+  }
+
+  private hasRoomFor(records: number): boolean {
+    // A run larger than the whole buffer is taken alone, into an empty buffer.
+    return this.buffered + this.inFlight + records <= this.maxBuffer || this.buffered + this.inFlight === 0;
+  }
+
+  private push(entry: PendingRun): void {
+    this.buffer.push(entry);
+    this.buffered += entry.records;
+    this.dropping.clear();
     // Start fetching the fingerprint key now, so the first write does not wait for it.
     this.keyPromise ??= this.ledger.fingerprintKey();
     this.keyPromise.catch(() => undefined);
-    this.buffer.push({ root, records });
-    this.buffered += records;
     this.schedule();
+  }
+
+  /** A batch that could not be written goes back to the front of the buffer, for the retry. */
+  private requeue(entries: PendingEntry[]): void {
+    this.buffer.unshift(...entries);
+    for (const entry of entries) this.buffered += entry.records;
+    this.inFlight = 0;
+  }
+
+  /** Runs waiting for room, taken in the order they came while there is room (never past the bound). */
+  private admitWaiters(): void {
+    while (this.waiters.length > 0 && this.hasRoomFor(this.waiters[0].entry.records)) {
+      const waiter = this.waiters.shift()!;
+      clearTimeout(waiter.timer);
+      this.waiting -= waiter.entry.records;
+      this.push(waiter.entry);
+      waiter.resolve();
+    }
+  }
+
+  /** Waiting runs give up at once when the store fails: a failing store never holds up a run. */
+  private releaseWaiters(reason: DropReason): void {
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      this.waiting -= waiter.entry.records;
+      this.drop(waiter.entry.records, reason);
+      waiter.resolve();
+    }
+  }
+
+  private drop(records: number, reason: DropReason): void {
+    this.counters.dropped += records;
+    this.counters.droppedBy[DROP_COUNTER[reason]] += records;
+    const context = { reason, records, maxBuffer: this.maxBuffer, pending: this.pending() };
+    this.noticeOnce(reason, new RecordingDropped(this.dropMessage(records, reason), { context }), {
+      stage: "drop",
+      records,
+    });
+  }
+
+  /** Why records were dropped, said once per episode (until a run is buffered again). */
+  private dropMessage(records: number, reason: DropReason): string {
+    const full = `The recording buffer is full (${this.buffered + this.inFlight} of ${this.maxBuffer} records waiting to be written)`;
+    switch (reason) {
+      case "slow_store": {
+        const since =
+          this.lastWriteAt === undefined ? "yet" : `for ${Math.round(performance.now() - this.lastWriteAt)} ms`;
+        return (
+          `${full} and the ledger's store has not finished a write ${since}: a run waited ${this.maxWaitMs} ms for room, ` +
+          `then its ${records} record(s) were dropped. The store is slower than the runs (or hangs): ` +
+          "check its latency, or raise maxBuffer or maxWaitMs."
+        );
+      }
+      case "store_failed":
+        return (
+          `${full} while the ledger's store fails (${this.storeFault?.message ?? "a write failed"}): ` +
+          `${records} record(s) dropped; buffered records are written when the store answers again. ` +
+          "Check that the store is reachable, or raise maxBuffer to ride out longer outages."
+        );
+      case "background":
+        return (
+          `${full} and callbacks run in LangChain's background queue (awaitHandlers: false), so a run cannot wait ` +
+          `for room: ${records} record(s) dropped. Use awaitHandlers: true for back-pressure, or raise maxBuffer.`
+        );
+    }
   }
 
   // ---------------------------------------------------------------- writing
 
   private schedule(): void {
-    if (this.scheduled || this.draining) return;
+    if (this.draining || this.retryTimer) return;
+    // With no batching delay, or a full batch (or a run waiting for room), the write starts now,
+    // on a microtask: a loop busy with runs (timers firing back to back, CPU-bound steps) can
+    // delay `setImmediate` by whole seconds. Runs ending while a write is out join the next batch.
+    if (this.flushEveryMs === 0 || this.buffered >= this.batchSize || this.waiters.length > 0) {
+      return this.startDrainSoon();
+    }
+    if (this.scheduled) return;
     this.scheduled = true;
-    const run = () => {
+    this.timer = setTimeout(() => {
       this.scheduled = false;
       this.timer = undefined;
       void this.startDrain();
-    };
-    if (this.flushEveryMs > 0) {
-      this.timer = setTimeout(run, this.flushEveryMs);
-      this.timer.unref?.();
-    } else {
-      setImmediate(run);
-    }
+    }, this.flushEveryMs);
+    this.timer.unref?.();
+  }
+
+  private startDrainSoon(): void {
+    if (this.draining || this.retryTimer || this.drainQueued) return;
+    this.drainQueued = true;
+    queueMicrotask(() => {
+      this.drainQueued = false;
+      void this.startDrain();
+    });
   }
 
   private startDrain(): Promise<void> {
     if (this.draining) return this.draining;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.scheduled = false;
+    }
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
     if (this.buffer.length === 0) return Promise.resolve();
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
-      if (this.buffer.length > 0) this.schedule();
+      if (this.storeFault !== undefined) this.scheduleRetry();
+      else if (this.buffer.length > 0) this.schedule();
     });
     return this.draining;
   }
 
+  /** Write batches until the buffer is empty or the store fails (then the rest waits for a retry). */
   private async drain(): Promise<void> {
-    const units = this.buffer;
-    this.buffer = [];
-    const total = units.reduce((n, u) => n + u.records, 0);
-    this.buffered -= total;
-    let key: string;
-    try {
-      this.keyPromise ??= this.ledger.fingerprintKey();
-      key = await this.keyPromise;
-    } catch (error) {
-      this.keyPromise = undefined;
-      this.counters.failed += total;
-      this.reportError(error, { stage: "write", records: total });
-      return;
+    while (this.buffer.length > 0) {
+      const batch = this.takeBatch();
+      const ok = await this.writeBatch(batch);
+      this.inFlight = 0;
+      this.admitWaiters();
+      if (!ok) return;
     }
+  }
+
+  /** Entries from the front of the buffer, up to `batchSize` records (at least one entry). */
+  private takeBatch(): PendingEntry[] {
+    const batch: PendingEntry[] = [];
+    let records = 0;
+    while (this.buffer.length > 0 && (batch.length === 0 || records + this.buffer[0].records <= this.batchSize)) {
+      const entry = this.buffer.shift()!;
+      batch.push(entry);
+      records += entry.records;
+    }
+    this.buffered -= records;
+    this.inFlight = records;
+    return batch;
+  }
+
+  /** One batch: build the runs' records, append calls, then turns. False when the store failed. */
+  private async writeBatch(batch: PendingEntry[]): Promise<boolean> {
+    const runs = batch.filter((e): e is PendingRun => e.kind === "run");
     const calls: NewRecord<CallRecord>[] = [];
     const turns: NewRecord<TurnRecord>[] = [];
-    // Shared by this batch only, then dropped: it holds normalised argument values.
-    const memo: FingerprintMemo = new Map();
-    for (const unit of units) {
-      try {
-        if (unit.root.partition === undefined) continue;
-        const built = buildRecords(unit.root, unit.root.partition, key, this.errorRules, memo);
-        calls.push(...built.calls);
-        if (built.turn) turns.push(built.turn);
-        this.counters.failed += built.refused;
-      } catch (error) {
-        this.counters.failed += unit.records;
-        this.reportError(error, { stage: "write", records: unit.records });
+    for (const e of batch) {
+      if (e.kind === "rows") {
+        calls.push(...e.calls);
+        turns.push(...e.turns);
       }
     }
-    await this.write(calls, (rows) => this.ledger.appendCalls(rows), "calls");
-    await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
+    if (runs.length > 0) {
+      let key: string;
+      try {
+        this.keyPromise ??= this.ledger.fingerprintKey();
+        key = await this.keyPromise;
+      } catch (error) {
+        this.keyPromise = undefined;
+        // The runs stay raw in the buffer (in memory only) until the key can be read.
+        this.requeue(batch);
+        this.storeFailed(error, this.buffered);
+        return false;
+      }
+      // Shared by this batch only, then dropped: it holds normalised argument values.
+      const memo: FingerprintMemo = new Map();
+      for (const unit of runs) {
+        try {
+          const built = buildRecords(unit.root, unit.root.partition!, key, this.errorRules, memo);
+          calls.push(...built.calls);
+          if (built.turn) turns.push(built.turn);
+          this.counters.failed += built.refused;
+        } catch (error) {
+          this.counters.failed += unit.records;
+          this.reportError(error, { stage: "write", records: unit.records });
+        }
+      }
+    }
+    const leftCalls = await this.write(calls, (rows) => this.ledger.appendCalls(rows), "calls");
+    // Turns after calls: a turn never names calls the ledger does not hold.
+    const leftTurns =
+      leftCalls.length > 0 ? turns : await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
+    if (leftCalls.length === 0 && leftTurns.length === 0) {
+      this.storeRecovered();
+      return true;
+    }
+    // Built rows are kept, masked, for the retry; a retry writes the same keys again (no doubles).
+    const records = leftCalls.length + leftTurns.length;
+    this.requeue([{ kind: "rows", calls: leftCalls, turns: leftTurns, records }]);
+    this.storeFailed(this.lastWriteError, records);
+    return false;
   }
 
   /**
-   * Append rows in one batch; when the batch fails, once more row by row, so one bad record (a
-   * value the store refuses) is reported and counted alone and the others are written.
+   * Append rows in one batch; when the batch fails, row by row, so one bad record (a value the
+   * store refuses) is reported and counted alone and the others are written. When the first rows
+   * all fail alone too, the store is down: the rows not written are returned, to be retried (the
+   * rows tried alone go last, so a bad row at the front cannot block the others).
    */
-  private async write<T>(
-    rows: T[],
-    append: (rows: T[]) => Promise<unknown>,
-    counter: "calls" | "turns",
-  ): Promise<void> {
-    if (rows.length === 0) return;
+  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<T[]> {
+    if (rows.length === 0) return [];
     try {
       await append(rows);
-      this.counters[counter] += rows.length;
-      return;
+      this.wrote(counter, rows.length);
+      return [];
     } catch (error) {
-      if (rows.length === 1) {
+      if (error instanceof InvalidInput && rows.length === 1) {
         this.counters.failed += 1;
         this.reportError(error, { stage: "write", records: 1 });
-        return;
+        return [];
       }
+      this.lastWriteError = error;
+      if (rows.length === 1) return rows;
     }
     let failed = 0;
     let written = 0;
     let firstError: unknown;
+    const tried: T[] = [];
     for (const [i, row] of rows.entries()) {
-      // The first rows all failing alone too: the store is down, not one record bad.
-      if (written === 0 && failed >= SINGLE_TRIES) {
-        failed += rows.length - i;
-        break;
+      if (written === 0 && tried.length >= SINGLE_TRIES) {
+        this.lastWriteError = firstError;
+        return [...rows.slice(i), ...tried];
       }
       try {
         await append([row]);
         written += 1;
+        this.wrote(counter, 1);
       } catch (error) {
-        failed += 1;
         firstError ??= error;
+        if (error instanceof InvalidInput) failed += 1;
+        else tried.push(row);
       }
     }
-    this.counters[counter] += written;
+    // Some rows were written: the store is up, and the rows it refused alone are bad records.
+    failed += written > 0 ? tried.length : 0;
     if (failed > 0) {
       this.counters.failed += failed;
       this.reportError(firstError, { stage: "write", records: failed });
     }
+    if (written === 0 && tried.length > 0) {
+      this.lastWriteError = firstError;
+      return tried;
+    }
+    return [];
   }
 
-  private guard(event: string, body: () => void): void {
+  private wrote(counter: "calls" | "turns", rows: number): void {
+    this.counters[counter] += rows;
+    if (rows > 0) this.lastWriteAt = performance.now();
+  }
+
+  private storeFailed(error: unknown, records: number): void {
+    this.writeFaults += 1;
+    const first = this.storeFault === undefined;
+    this.storeFault = { message: redactForLog(error), at: performance.now() };
+    this.retryDelay = first ? RETRY_FIRST_MS : Math.min(this.retryDelay * 2, this.maxRetryDelayMs);
+    if (first) {
+      this.reportError(error, { stage: "write", records });
+      this.releaseWaiters("store_failed");
+    }
+  }
+
+  private storeRecovered(): void {
+    this.storeFault = undefined;
+    this.lastWriteError = undefined;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.buffer.length === 0) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.startDrain();
+    }, this.retryDelay);
+    this.retryTimer.unref?.();
+  }
+
+  /** Records not yet written nor lost: buffered, in a write, or in a run waiting for room. */
+  private pending(): number {
+    return this.buffered + this.inFlight + this.waiting;
+  }
+
+  /** Our own notice (its text holds counts, never a value): reported once per episode and reason. */
+  private noticeOnce(reason: string, error: ToolLessonsError, context: RecordingErrorContext): void {
+    if (this.dropping.has(reason)) return;
+    this.dropping.add(reason);
+    this.onError(error, context);
+  }
+
+  private guard(event: string, body: () => Promise<void> | void | undefined): Promise<void> | void {
     try {
-      body();
+      return body() ?? undefined;
     } catch (error) {
       this.reportError(error, { stage: "event", event });
     }
