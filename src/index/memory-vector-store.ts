@@ -1,6 +1,6 @@
 /**
- * The embedded default index: a LangChain `VectorStore` held in process memory, exact (brute
- * force, no approximation) and fast enough for routing over 100k tools.
+ * The embedded default index: a LangChain `VectorStore` held in process memory, exact (no
+ * approximation): an inverted index over sparse (lexical) vectors, a column scan over dense ones.
  */
 import { randomUUID } from "node:crypto";
 import { Document, type DocumentInterface } from "@langchain/core/documents";
@@ -48,11 +48,25 @@ export interface InMemoryVectorIndexOptions {
    * @default 256
    */
   initialCapacity?: number;
+  /**
+   * How vectors are held and searched; both layouts are exact and give the same results (scores to
+   * the bit, ties broken by id).
+   * - `sparse`: each vector's nonzero entries plus an inverted index (per dimension, the rows
+   *   nonzero there), so a query touches only the rows sharing a dimension with it: for lexical
+   *   vectors, which are nonzero on a few hundred of thousands of dimensions.
+   * - `dense`: one column-major `Float32Array`, every row scored on each of the query's nonzero
+   *   dimensions: for dense vectors (a hosted embedding model's).
+   * - `auto`: sparse until a vector with more than {@link SPARSE_MAX_NONZERO_SHARE} of its entries
+   *   nonzero is added, then dense until {@link InMemoryVectorIndex.clear}.
+   * @default "auto"
+   */
+  layout?: VectorLayout;
 }
 
 /** The defaults applied to every {@link InMemoryVectorIndexOptions} field left unset. */
 export const DEFAULT_IN_MEMORY_VECTOR_INDEX: Readonly<Required<InMemoryVectorIndexOptions>> = Object.freeze({
   initialCapacity: 256,
+  layout: "auto",
 });
 
 /**
@@ -179,6 +193,80 @@ class TopK {
 }
 
 /**
+ * How {@link InMemoryVectorIndex} holds its vectors (see {@link InMemoryVectorIndexOptions.layout}).
+ * - `sparse`: each vector's nonzero entries and an inverted index over them.
+ * - `dense`: every entry, in one column-major `Float32Array`.
+ * - `auto`: sparse until a dense vector arrives, then dense.
+ */
+export type VectorLayout = "auto" | "dense" | "sparse";
+
+/**
+ * In the `auto` layout, a vector with more than this share of nonzero entries turns the index
+ * dense: past it, a posting (row number and value, 8 bytes) costs more to store and to walk than a
+ * dense column's float. Lexical vectors hold well under 5% (a few hundred of 8192).
+ */
+export const SPARSE_MAX_NONZERO_SHARE = 0.25;
+
+const EMPTY_ROWS = new Int32Array(0);
+const EMPTY_VALUES = new Float32Array(0);
+
+/** One dimension's posting list: the rows nonzero there and their values, in the order added. */
+class Postings {
+  rows: Int32Array = EMPTY_ROWS;
+  values: Float32Array = EMPTY_VALUES;
+  length = 0;
+
+  push(row: number, value: number): void {
+    if (this.length === this.rows.length) {
+      const size = Math.max(4, this.rows.length * 2);
+      const rows = new Int32Array(size);
+      rows.set(this.rows);
+      const values = new Float32Array(size);
+      values.set(this.values);
+      this.rows = rows;
+      this.values = values;
+    }
+    this.rows[this.length] = row;
+    this.values[this.length++] = value;
+  }
+}
+
+/**
+ * The active dimensions of a query, ascending, with their weights (the query's entries over its
+ * length), and how they are grouped when scores are summed: positions `< full` in groups of four,
+ * the rest one by one, which is the order the dense scan sums them in. Both layouts sum a row's
+ * products in exactly this grouping, so their scores agree to the bit.
+ */
+interface QueryPlan {
+  dims: Int32Array;
+  weights: Float64Array;
+  /** Positions below this are summed four at a time. */
+  full: number;
+}
+
+/** The plan of a query, or undefined for an all-zero or non-finite query (every score is 0). */
+function planQuery(query: readonly number[]): QueryPlan | undefined {
+  let s = 0;
+  for (let d = 0; d < query.length; d++) s += query[d] * query[d];
+  if (!(s > 0) || !Number.isFinite(s)) return undefined;
+  const inv = 1 / Math.sqrt(s);
+  const active: number[] = [];
+  for (let d = 0; d < query.length; d++) if (query[d] !== 0) active.push(d);
+  const dims = Int32Array.from(active);
+  const weights = new Float64Array(dims.length);
+  for (let i = 0; i < dims.length; i++) weights[i] = query[dims[i]] * inv;
+  return { dims, weights, full: dims.length - (dims.length % 4) };
+}
+
+/** Group number of a position in a {@link QueryPlan}. */
+function groupOf(position: number, full: number): number {
+  return position < full ? position >> 2 : (full >> 2) + (position - full);
+}
+
+/** Epoch counters wrap here: the mark arrays are then cleared. */
+const MAX_EPOCH = 2 ** 30;
+
+/**
  * An exact in-memory `VectorStore` with stable ids and metadata filters.
  *
  * - `addDocuments(docs, { ids })` / `addVectors(vectors, docs, { ids })` upsert: an id already
@@ -188,26 +276,66 @@ class TopK {
  * - `filter` is a metadata equality object (`{ partition: "p1", kind: "tool" }`, array values mean
  *   "any of") or a predicate over the stored document.
  *
- * Vectors are stored unit-normalised in one contiguous `Float32Array`, laid out dimension by
- * dimension, so a query touches only the dimensions where it is non-zero: a sparse lexical query
- * over 10k tools reads a few hundred contiguous runs instead of every float. Capacity doubles when
- * full; deletes move the last row into the freed slot.
+ * Vectors are stored unit-normalised, in one of two layouts (both exact, with identical results):
+ *
+ * - **sparse** (lexical vectors, the default while vectors are sparse): each vector's nonzero
+ *   entries, and per dimension a posting list of the rows nonzero there. A query walks only the
+ *   posting lists of its own nonzero dimensions, so it touches only the rows that share a term with
+ *   it; every other row's score is exactly 0 (no product to sum), and those rows are looked at only
+ *   when fewer than `k` rows score above 0. Memory is 16 bytes per nonzero entry, not 4 per
+ *   dimension: 100k lexical tools at 8192-d fit in a few hundred MB.
+ * - **dense**: one contiguous column-major `Float32Array`, every row scored on each dimension
+ *   where the query is nonzero (4 bytes per dimension per row). Deletes move the last row into
+ *   the freed slot.
+ *
+ * A vector with a dense part (e.g. a blend of lexical and word vectors) is exact in the sparse
+ * layout by the same argument: its dense dimensions' posting lists hold every row, so they are
+ * walked in full, which costs what the dense scan costs for those dimensions.
  */
 export class InMemoryVectorIndex extends VectorStore {
   declare FilterType: InMemoryFilter;
 
+  private readonly requestedLayout: VectorLayout;
+  private current: "dense" | "sparse";
   private dimension = 0;
   private capacity: number;
-  /** Column-major: value of dimension `d` of row `r` is at `d * capacity + r`. */
+  private readonly initialCapacity: number;
+  /** Dense: value of dimension `d` of row `r` is at `d * capacity + r`. */
   private data = new Float32Array(0);
-  private rowIds: string[] = [];
-  private rowDocs: Document[] = [];
+  /** Per row (dense) or slot (sparse; `undefined` once deleted). */
+  private rowIds: Array<string | undefined> = [];
+  private rowDocs: Array<Document | undefined> = [];
   private rowOf = new Map<string, number>();
   private scratch = new Float32Array(0);
 
+  /** Sparse: each slot's nonzero dimensions (ascending) and values. */
+  private slotDims: Int32Array[] = [];
+  private slotValues: Float32Array[] = [];
+  /** Sparse: one posting list per dimension (created at its first entry). */
+  private postings: Array<Postings | undefined> = [];
+  /** Sparse: slots deleted or replaced, still in the posting lists until the next compaction. */
+  private deadSlots = 0;
+  /** Sparse search scratch, one entry per slot: scores, group sums, marks, touched lists. */
+  private acc = new Float32Array(0);
+  private groupSum = new Float64Array(0);
+  private seen = new Int32Array(0);
+  private groupSeen = new Int32Array(0);
+  private touched = new Int32Array(0);
+  private groupTouched = new Int32Array(0);
+  private epoch = 0;
+  private groupEpoch = 0;
+
   constructor(embeddings: EmbeddingsInterface, options: InMemoryVectorIndexOptions = {}) {
     super(embeddings, options);
-    this.capacity = Math.max(1, options.initialCapacity ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.initialCapacity);
+    this.initialCapacity = Math.max(1, options.initialCapacity ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.initialCapacity);
+    this.capacity = this.initialCapacity;
+    this.requestedLayout = options.layout ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.layout;
+    if (!["auto", "dense", "sparse"].includes(this.requestedLayout)) {
+      throw new InvalidInput(`InMemoryVectorIndex: layout must be "auto", "dense" or "sparse".`, {
+        context: { layout: this.requestedLayout },
+      });
+    }
+    this.current = this.requestedLayout === "dense" ? "dense" : "sparse";
   }
 
   _vectorstoreType(): string {
@@ -216,7 +344,12 @@ export class InMemoryVectorIndex extends VectorStore {
 
   /** Number of stored documents, without a filter. */
   get size(): number {
-    return this.rowIds.length;
+    return this.rowOf.size;
+  }
+
+  /** The layout the vectors are held in now (`auto` starts sparse and may turn dense). */
+  get layout(): "dense" | "sparse" {
+    return this.current;
   }
 
   /** Embeds and upserts documents; returns their ids in order. */
@@ -233,30 +366,30 @@ export class InMemoryVectorIndex extends VectorStore {
   ): Promise<string[]> {
     checkOneVectorPerDocument(vectors, documents);
     const ids = resolveIds(documents, options?.ids);
+    let dense = false;
     for (let i = 0; i < vectors.length; i++) {
       const vector = vectors[i];
-      if (this.dimension === 0 && this.rowIds.length === 0) this.setDimension(vector.length);
+      if (this.dimension === 0 && this.rowOf.size === 0) this.setDimension(vector.length);
       if (vector.length !== this.dimension) {
         throw new InvalidInput(
           `Vector of length ${vector.length} does not match the index dimension ${this.dimension}; every vector in one index must come from the same embeddings.`,
           { context: { id: ids[i], length: vector.length, dimension: this.dimension } },
         );
       }
-    }
-    for (let i = 0; i < vectors.length; i++) {
-      const id = ids[i];
-      let row = this.rowOf.get(id);
-      if (row === undefined) {
-        if (this.rowIds.length === this.capacity) this.grow();
-        row = this.rowIds.length;
-        this.rowIds.push(id);
-        this.rowDocs.push(new Document({ pageContent: "", id }));
-        this.rowOf.set(id, row);
+      if (!dense && this.requestedLayout === "auto" && this.current === "sparse") {
+        let nonzero = 0;
+        for (let d = 0; d < vector.length; d++) if (vector[d] !== 0) nonzero++;
+        dense = nonzero > SPARSE_MAX_NONZERO_SHARE * vector.length;
       }
-      this.writeRow(row, vectors[i]);
-      const doc = documents[i];
-      this.rowDocs[row] = new Document({ pageContent: doc.pageContent, metadata: { ...doc.metadata }, id });
     }
+    if (dense) this.toDense();
+    for (let i = 0; i < vectors.length; i++) {
+      const doc = documents[i];
+      const stored = new Document({ pageContent: doc.pageContent, metadata: { ...doc.metadata }, id: ids[i] });
+      if (this.current === "dense") this.putDense(ids[i], vectors[i], stored);
+      else this.putSparse(ids[i], vectors[i], stored);
+    }
+    this.maybeCompact();
     return ids;
   }
 
@@ -265,7 +398,115 @@ export class InMemoryVectorIndex extends VectorStore {
       throw new InvalidInput(`Vectors must have at least one dimension, got ${dimension}.`, { context: { dimension } });
     }
     this.dimension = dimension;
-    this.data = new Float32Array(this.capacity * dimension);
+    if (this.current === "dense") this.data = new Float32Array(this.capacity * dimension);
+    else this.postings = new Array<Postings | undefined>(dimension);
+  }
+
+  private putDense(id: string, vector: readonly number[], doc: Document): void {
+    let row = this.rowOf.get(id);
+    if (row === undefined) {
+      if (this.rowIds.length === this.capacity) this.grow();
+      row = this.rowIds.length;
+      this.rowIds.push(id);
+      this.rowDocs.push(doc);
+      this.rowOf.set(id, row);
+    }
+    this.writeRow(row, vector);
+    this.rowDocs[row] = doc;
+  }
+
+  /** A new slot for the vector; a replaced id's old slot is left dead until the next compaction. */
+  private putSparse(id: string, vector: readonly number[], doc: Document): void {
+    const old = this.rowOf.get(id);
+    if (old !== undefined) this.killSlot(old);
+    let s = 0;
+    for (let d = 0; d < vector.length; d++) s += vector[d] * vector[d];
+    const inv = s > 0 && Number.isFinite(s) ? 1 / Math.sqrt(s) : 0;
+    const dims: number[] = [];
+    const values: number[] = [];
+    for (let d = 0; d < vector.length; d++) {
+      // The float32 the dense layout would store; a zero there adds nothing to any score.
+      const x = Math.fround(vector[d] * inv);
+      if (x !== 0) {
+        dims.push(d);
+        values.push(x);
+      }
+    }
+    this.appendSlot(id, doc, Int32Array.from(dims), Float32Array.from(values));
+  }
+
+  private appendSlot(id: string, doc: Document, dims: Int32Array, values: Float32Array): void {
+    const slot = this.rowIds.length;
+    this.rowIds.push(id);
+    this.rowDocs.push(doc);
+    this.slotDims.push(dims);
+    this.slotValues.push(values);
+    this.rowOf.set(id, slot);
+    for (let j = 0; j < dims.length; j++) {
+      let list = this.postings[dims[j]];
+      if (list === undefined) this.postings[dims[j]] = list = new Postings();
+      list.push(slot, values[j]);
+    }
+  }
+
+  private killSlot(slot: number): void {
+    const id = this.rowIds[slot];
+    if (id === undefined) return;
+    this.rowOf.delete(id);
+    this.rowIds[slot] = undefined;
+    this.rowDocs[slot] = undefined;
+    this.deadSlots++;
+  }
+
+  /** Renumbers the live slots and rebuilds the posting lists once dead slots outnumber live ones. */
+  private maybeCompact(): void {
+    if (this.current !== "sparse" || this.deadSlots < 64 || this.deadSlots <= this.rowOf.size) return;
+    const ids = this.rowIds;
+    const docs = this.rowDocs;
+    const dims = this.slotDims;
+    const values = this.slotValues;
+    this.rowIds = [];
+    this.rowDocs = [];
+    this.slotDims = [];
+    this.slotValues = [];
+    this.rowOf = new Map();
+    this.postings = new Array<Postings | undefined>(this.dimension);
+    this.deadSlots = 0;
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot];
+      if (id !== undefined) this.appendSlot(id, docs[slot]!, dims[slot], values[slot]);
+    }
+  }
+
+  /** Moves every live vector into the dense layout (for good: `auto` met a dense vector). */
+  private toDense(): void {
+    const ids = this.rowIds;
+    const docs = this.rowDocs;
+    const dims = this.slotDims;
+    const values = this.slotValues;
+    const live = this.rowOf.size;
+    this.current = "dense";
+    this.capacity = this.initialCapacity;
+    while (this.capacity < live) this.capacity *= 2;
+    this.data = new Float32Array(this.capacity * this.dimension);
+    this.rowIds = [];
+    this.rowDocs = [];
+    this.rowOf = new Map();
+    this.slotDims = [];
+    this.slotValues = [];
+    this.postings = [];
+    this.deadSlots = 0;
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot];
+      if (id === undefined) continue;
+      const row = this.rowIds.length;
+      this.rowIds.push(id);
+      this.rowDocs.push(docs[slot]);
+      this.rowOf.set(id, row);
+      const d = dims[slot];
+      const v = values[slot];
+      for (let j = 0; j < d.length; j++) this.data[d[j] * this.capacity + row] = v[j];
+    }
   }
 
   private grow(): void {
@@ -291,12 +532,16 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   private removeRow(row: number): void {
+    if (this.current === "sparse") {
+      this.killSlot(row);
+      return;
+    }
     const last = this.rowIds.length - 1;
-    const id = this.rowIds[row];
+    const id = this.rowIds[row]!;
     if (row !== last) {
       const { data, capacity } = this;
       for (let d = 0; d < this.dimension; d++) data[d * capacity + row] = data[d * capacity + last];
-      const movedId = this.rowIds[last];
+      const movedId = this.rowIds[last]!;
       this.rowIds[row] = movedId;
       this.rowDocs[row] = this.rowDocs[last];
       this.rowOf.set(movedId, row);
@@ -320,51 +565,230 @@ export class InMemoryVectorIndex extends VectorStore {
       const row = this.rowOf.get(id);
       if (row !== undefined) this.removeRow(row);
     }
-    if (keep === undefined) return;
-    for (let row = this.rowIds.length - 1; row >= 0; row--) {
-      if (keep(this.rowDocs[row])) this.removeRow(row);
+    if (keep !== undefined) {
+      for (let row = this.rowIds.length - 1; row >= 0; row--) {
+        const doc = this.rowDocs[row];
+        if (doc !== undefined && keep(doc)) this.removeRow(row);
+      }
     }
+    this.maybeCompact();
   }
 
-  /** Removes every document; the next vector added sets the dimension afresh. */
+  /** Removes every document; the next vector added sets the dimension (and, for `auto`, the layout) afresh. */
   clear(): void {
     this.rowIds = [];
     this.rowDocs = [];
     this.rowOf = new Map();
     this.dimension = 0;
     this.data = new Float32Array(0);
+    this.capacity = this.initialCapacity;
+    this.slotDims = [];
+    this.slotValues = [];
+    this.postings = [];
+    this.deadSlots = 0;
+    this.current = this.requestedLayout === "dense" ? "dense" : "sparse";
   }
 
   /**
    * The `k` documents most similar to `query`, best first, with cosine similarity (higher is
-   * better). Exact: every stored vector is scored.
+   * better). Exact: in the dense layout every stored vector is scored; in the sparse layout only
+   * those sharing a nonzero dimension with the query, the rest scoring exactly 0. Same results as
+   * {@link exhaustiveSearchVectorWithScore}, scores to the bit and ties broken the same way.
    */
   async similaritySearchVectorWithScore(
     query: number[],
     k: number,
     filter?: InMemoryFilter,
   ): Promise<[DocumentInterface, number][]> {
-    const n = this.rowIds.length;
-    if (n === 0 || k <= 0) return [];
+    if (this.rowOf.size === 0 || k <= 0) return [];
+    this.checkQuery(query);
+    if (this.current === "dense") return this.searchDense(query, k, filter);
+    return this.finish(this.searchInverted(query, k, toPredicate(filter)));
+  }
+
+  /**
+   * {@link similaritySearchVectorWithScore} scoring every stored vector, in either layout: the
+   * reference the inverted search is checked against (tests, `bench/routing-latency.ts`).
+   */
+  async exhaustiveSearchVectorWithScore(
+    query: number[],
+    k: number,
+    filter?: InMemoryFilter,
+  ): Promise<[DocumentInterface, number][]> {
+    if (this.rowOf.size === 0 || k <= 0) return [];
+    this.checkQuery(query);
+    if (this.current === "dense") return this.searchDense(query, k, filter);
+    return this.finish(this.scanSparse(query, k, toPredicate(filter)));
+  }
+
+  private checkQuery(query: readonly number[]): void {
     if (query.length !== this.dimension) {
       throw new InvalidInput(
         `Query vector of length ${query.length} does not match the index dimension ${this.dimension}; embed the query with the embeddings that built the index.`,
         { context: { length: query.length, dimension: this.dimension } },
       );
     }
-    const scores = this.score(query);
-    const keep = toPredicate(filter);
-    const top = new TopK(Math.min(k, n), (row) => this.rowIds[row]);
-    for (let row = 0; row < n; row++) {
-      const s = scores[row];
-      if (!top.admits(s)) continue;
-      if (keep !== undefined && !keep(this.rowDocs[row])) continue;
-      top.push(s, row);
-    }
+  }
+
+  private finish(top: TopK): [DocumentInterface, number][] {
     return top.sorted().map(([row, score]) => [this.copyDoc(row), score]);
   }
 
-  /** Cosine of `query` with every row, in a reused scratch buffer of length >= size. */
+  private newTopK(k: number): TopK {
+    return new TopK(Math.min(k, this.rowOf.size), (row) => this.rowIds[row]!);
+  }
+
+  private searchDense(query: number[], k: number, filter: InMemoryFilter | undefined): [DocumentInterface, number][] {
+    const n = this.rowIds.length;
+    const scores = this.score(query);
+    const keep = toPredicate(filter);
+    const top = this.newTopK(k);
+    for (let row = 0; row < n; row++) {
+      const s = scores[row];
+      if (!top.admits(s)) continue;
+      if (keep !== undefined && !keep(this.rowDocs[row]!)) continue;
+      top.push(s, row);
+    }
+    return this.finish(top);
+  }
+
+  /** Sizes the per-slot search scratch to the slot count. */
+  private ensureScratch(): void {
+    const slots = this.rowIds.length;
+    if (this.acc.length >= slots) return;
+    const size = Math.max(slots, this.acc.length * 2, 64);
+    this.acc = new Float32Array(size);
+    this.groupSum = new Float64Array(size);
+    this.seen = new Int32Array(size);
+    this.groupSeen = new Int32Array(size);
+    this.touched = new Int32Array(size);
+    this.groupTouched = new Int32Array(size);
+    this.epoch = 0;
+    this.groupEpoch = 0;
+  }
+
+  private nextEpoch(): number {
+    if (++this.epoch >= MAX_EPOCH) {
+      this.seen.fill(0);
+      this.epoch = 1;
+    }
+    return this.epoch;
+  }
+
+  private nextGroupEpoch(): number {
+    if (++this.groupEpoch >= MAX_EPOCH) {
+      this.groupSeen.fill(0);
+      this.groupEpoch = 1;
+    }
+    return this.groupEpoch;
+  }
+
+  /**
+   * Sparse layout, inverted: walks the posting lists of the query's dimensions, group by group
+   * (see {@link QueryPlan}), summing each touched slot's products of a group in float64 and adding
+   * the group's sum to its float32 score, as the dense scan does. Untouched slots score 0.
+   */
+  private searchInverted(query: readonly number[], k: number, keep: DocumentPredicate | undefined): TopK {
+    this.ensureScratch();
+    const epoch = this.nextEpoch();
+    const plan = planQuery(query);
+    const { acc, groupSum, seen, groupSeen, touched, groupTouched, postings } = this;
+    let touchedCount = 0;
+    if (plan !== undefined) {
+      const { dims, weights, full } = plan;
+      let p = 0;
+      while (p < dims.length) {
+        const end = p < full ? p + 4 : p + 1;
+        const group = this.nextGroupEpoch();
+        let groupCount = 0;
+        for (; p < end; p++) {
+          const list = postings[dims[p]];
+          if (list === undefined) continue;
+          const w = weights[p];
+          const { rows, values, length } = list;
+          for (let j = 0; j < length; j++) {
+            const slot = rows[j];
+            const t = w * values[j];
+            if (groupSeen[slot] !== group) {
+              groupSeen[slot] = group;
+              groupSum[slot] = t;
+              groupTouched[groupCount++] = slot;
+            } else {
+              groupSum[slot] += t;
+            }
+          }
+        }
+        for (let i = 0; i < groupCount; i++) {
+          const slot = groupTouched[i];
+          if (seen[slot] !== epoch) {
+            seen[slot] = epoch;
+            acc[slot] = groupSum[slot];
+            touched[touchedCount++] = slot;
+          } else {
+            acc[slot] = acc[slot] + groupSum[slot];
+          }
+        }
+      }
+    }
+    const top = this.newTopK(k);
+    const ids = this.rowIds;
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i];
+      if (ids[slot] === undefined) continue;
+      const s = acc[slot];
+      if (!top.admits(s)) continue;
+      if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
+      top.push(s, slot);
+    }
+    // Every slot not touched scores 0: it can enter only if fewer than k slots scored above 0.
+    if (top.size < top.k || !(top.scores[0] > 0)) {
+      for (let slot = 0; slot < ids.length; slot++) {
+        if (ids[slot] === undefined || seen[slot] === epoch) continue;
+        if (!top.admits(0)) break;
+        if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
+        top.push(0, slot);
+      }
+    }
+    return top;
+  }
+
+  /** Sparse layout, exhaustive: scores every live slot from its own entries, in the plan's grouping. */
+  private scanSparse(query: readonly number[], k: number, keep: DocumentPredicate | undefined): TopK {
+    const plan = planQuery(query);
+    const position = new Int32Array(this.dimension).fill(-1);
+    if (plan !== undefined) plan.dims.forEach((d, p) => (position[d] = p));
+    const top = this.newTopK(k);
+    for (let slot = 0; slot < this.rowIds.length; slot++) {
+      if (this.rowIds[slot] === undefined) continue;
+      let score = 0;
+      if (plan !== undefined) {
+        const dims = this.slotDims[slot];
+        const values = this.slotValues[slot];
+        let group = -1;
+        let sum = 0;
+        for (let j = 0; j < dims.length; j++) {
+          const p = position[dims[j]];
+          if (p < 0) continue;
+          const g = groupOf(p, plan.full);
+          const t = plan.weights[p] * values[j];
+          if (g !== group) {
+            if (group >= 0) score = Math.fround(score + sum);
+            group = g;
+            sum = t;
+          } else {
+            sum += t;
+          }
+        }
+        if (group >= 0) score = Math.fround(score + sum);
+      }
+      if (!top.admits(score)) continue;
+      if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
+      top.push(score, slot);
+    }
+    return top;
+  }
+
+  /** Dense layout: cosine of `query` with every row, in a reused scratch buffer of length >= size. */
   private score(query: readonly number[]): Float32Array {
     const n = this.rowIds.length;
     const { data, capacity, dimension } = this;
@@ -405,7 +829,7 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   private copyDoc(row: number): Document {
-    const doc = this.rowDocs[row];
+    const doc = this.rowDocs[row]!;
     return new Document({ pageContent: doc.pageContent, metadata: { ...doc.metadata }, id: doc.id });
   }
 
@@ -423,6 +847,13 @@ export class InMemoryVectorIndex extends VectorStore {
   getVector(id: string): number[] | undefined {
     const row = this.rowOf.get(id);
     if (row === undefined) return undefined;
+    if (this.current === "sparse") {
+      const out = new Array<number>(this.dimension).fill(0);
+      const dims = this.slotDims[row];
+      const values = this.slotValues[row];
+      for (let j = 0; j < dims.length; j++) out[dims[j]] = values[j];
+      return out;
+    }
     const out = new Array<number>(this.dimension);
     for (let d = 0; d < this.dimension; d++) out[d] = this.data[d * this.capacity + row];
     return out;
@@ -431,9 +862,9 @@ export class InMemoryVectorIndex extends VectorStore {
   /** Number of stored documents the filter keeps (all of them without a filter). */
   async count(filter?: InMemoryFilter): Promise<number> {
     const keep = toPredicate(filter);
-    if (keep === undefined) return this.rowIds.length;
+    if (keep === undefined) return this.rowOf.size;
     let c = 0;
-    for (const doc of this.rowDocs) if (keep(doc)) c++;
+    for (const doc of this.rowDocs) if (doc !== undefined && keep(doc)) c++;
     return c;
   }
 
