@@ -205,7 +205,7 @@ export type VectorLayout = "auto" | "dense" | "sparse";
  * dense: past it, a posting (row number and value, 8 bytes) costs more to store and to walk than a
  * dense column's float. Lexical vectors hold well under 5% (a few hundred of 8192).
  */
-export const SPARSE_MAX_NONZERO_SHARE = 0.25;
+export const SPARSE_MAX_NONZERO_SHARE = 0.5;
 
 const EMPTY_ROWS = new Int32Array(0);
 const EMPTY_VALUES = new Float32Array(0);
@@ -233,15 +233,13 @@ class Postings {
 
 /**
  * The active dimensions of a query, ascending, with their weights (the query's entries over its
- * length), and how they are grouped when scores are summed: positions `< full` in groups of four,
- * the rest one by one, which is the order the dense scan sums them in. Both layouts sum a row's
- * products in exactly this grouping, so their scores agree to the bit.
+ * length). Both layouts score a row as one float64 sum of `weight × value` over these dimensions,
+ * added in ascending order (a product with a zero entry adds nothing, so skipping it changes no
+ * bit): their scores agree exactly, whatever rows a layout reads.
  */
 interface QueryPlan {
   dims: Int32Array;
   weights: Float64Array;
-  /** Positions below this are summed four at a time. */
-  full: number;
 }
 
 /** The plan of a query, or undefined for an all-zero or non-finite query (every score is 0). */
@@ -255,16 +253,8 @@ function planQuery(query: readonly number[]): QueryPlan | undefined {
   const dims = Int32Array.from(active);
   const weights = new Float64Array(dims.length);
   for (let i = 0; i < dims.length; i++) weights[i] = query[dims[i]] * inv;
-  return { dims, weights, full: dims.length - (dims.length % 4) };
+  return { dims, weights };
 }
-
-/** Group number of a position in a {@link QueryPlan}. */
-function groupOf(position: number, full: number): number {
-  return position < full ? position >> 2 : (full >> 2) + (position - full);
-}
-
-/** Epoch counters wrap here: the mark arrays are then cleared. */
-const MAX_EPOCH = 2 ** 30;
 
 /**
  * An exact in-memory `VectorStore` with stable ids and metadata filters.
@@ -306,7 +296,6 @@ export class InMemoryVectorIndex extends VectorStore {
   private rowIds: Array<string | undefined> = [];
   private rowDocs: Array<Document | undefined> = [];
   private rowOf = new Map<string, number>();
-  private scratch = new Float32Array(0);
 
   /** Sparse: each slot's nonzero dimensions (ascending) and values. */
   private slotDims: Int32Array[] = [];
@@ -315,15 +304,8 @@ export class InMemoryVectorIndex extends VectorStore {
   private postings: Array<Postings | undefined> = [];
   /** Sparse: slots deleted or replaced, still in the posting lists until the next compaction. */
   private deadSlots = 0;
-  /** Sparse search scratch, one entry per slot: scores, group sums, marks, touched lists. */
-  private acc = new Float32Array(0);
-  private groupSum = new Float64Array(0);
-  private seen = new Int32Array(0);
-  private groupSeen = new Int32Array(0);
-  private touched = new Int32Array(0);
-  private groupTouched = new Int32Array(0);
-  private epoch = 0;
-  private groupEpoch = 0;
+  /** Scores, one per row or slot (reused by every search). */
+  private scores = new Float64Array(0);
 
   constructor(embeddings: EmbeddingsInterface, options: InMemoryVectorIndexOptions = {}) {
     super(embeddings, options);
@@ -520,7 +502,6 @@ export class InMemoryVectorIndex extends VectorStore {
     }
     this.data = data;
     this.capacity = capacity;
-    if (this.scratch.length < capacity) this.scratch = new Float32Array(0);
   }
 
   private writeRow(row: number, vector: readonly number[]): void {
@@ -638,191 +619,109 @@ export class InMemoryVectorIndex extends VectorStore {
     return new TopK(Math.min(k, this.rowOf.size), (row) => this.rowIds[row]!);
   }
 
-  private searchDense(query: number[], k: number, filter: InMemoryFilter | undefined): [DocumentInterface, number][] {
-    const n = this.rowIds.length;
-    const scores = this.score(query);
-    const keep = toPredicate(filter);
+  /** The score buffer, at least `rows` long, zeroed over its first `rows` entries. */
+  private scoreBuffer(rows: number): Float64Array {
+    if (this.scores.length < rows) this.scores = new Float64Array(Math.max(rows, 2 * this.scores.length, 64));
+    else this.scores.fill(0, 0, rows);
+    return this.scores;
+  }
+
+  /** The best `k` of the first `rows` scores whose row is live and kept by the filter. */
+  private select(scores: Float64Array, rows: number, k: number, keep: DocumentPredicate | undefined): TopK {
     const top = this.newTopK(k);
-    for (let row = 0; row < n; row++) {
+    const ids = this.rowIds;
+    for (let row = 0; row < rows; row++) {
       const s = scores[row];
-      if (!top.admits(s)) continue;
+      if (!top.admits(s) || ids[row] === undefined) continue;
       if (keep !== undefined && !keep(this.rowDocs[row]!)) continue;
       top.push(s, row);
     }
-    return this.finish(top);
+    return top;
   }
 
-  /** Sizes the per-slot search scratch to the slot count. */
-  private ensureScratch(): void {
-    const slots = this.rowIds.length;
-    if (this.acc.length >= slots) return;
-    const size = Math.max(slots, this.acc.length * 2, 64);
-    this.acc = new Float32Array(size);
-    this.groupSum = new Float64Array(size);
-    this.seen = new Int32Array(size);
-    this.groupSeen = new Int32Array(size);
-    this.touched = new Int32Array(size);
-    this.groupTouched = new Int32Array(size);
-    this.epoch = 0;
-    this.groupEpoch = 0;
-  }
-
-  private nextEpoch(): number {
-    if (++this.epoch >= MAX_EPOCH) {
-      this.seen.fill(0);
-      this.epoch = 1;
-    }
-    return this.epoch;
-  }
-
-  private nextGroupEpoch(): number {
-    if (++this.groupEpoch >= MAX_EPOCH) {
-      this.groupSeen.fill(0);
-      this.groupEpoch = 1;
-    }
-    return this.groupEpoch;
+  private searchDense(query: number[], k: number, filter: InMemoryFilter | undefined): [DocumentInterface, number][] {
+    const n = this.rowIds.length;
+    return this.finish(this.select(this.score(query), n, k, toPredicate(filter)));
   }
 
   /**
-   * Sparse layout, inverted: walks the posting lists of the query's dimensions, group by group
-   * (see {@link QueryPlan}), summing each touched slot's products of a group in float64 and adding
-   * the group's sum to its float32 score, as the dense scan does. Untouched slots score 0.
+   * Sparse layout, inverted: walks the posting lists of the query's dimensions in ascending order,
+   * adding each product to its slot's score. A slot on none of the lists keeps the score 0 it
+   * would get from a full scan (no product to add), so selecting over every slot gives the
+   * exhaustive search's top-k, ties included.
    */
   private searchInverted(query: readonly number[], k: number, keep: DocumentPredicate | undefined): TopK {
-    this.ensureScratch();
-    const epoch = this.nextEpoch();
+    const slots = this.rowIds.length;
+    const scores = this.scoreBuffer(slots);
     const plan = planQuery(query);
-    const { acc, groupSum, seen, groupSeen, touched, groupTouched, postings } = this;
-    let touchedCount = 0;
     if (plan !== undefined) {
-      const { dims, weights, full } = plan;
-      let p = 0;
-      while (p < dims.length) {
-        const end = p < full ? p + 4 : p + 1;
-        const group = this.nextGroupEpoch();
-        let groupCount = 0;
-        for (; p < end; p++) {
-          const list = postings[dims[p]];
-          if (list === undefined) continue;
-          const w = weights[p];
-          const { rows, values, length } = list;
-          for (let j = 0; j < length; j++) {
-            const slot = rows[j];
-            const t = w * values[j];
-            if (groupSeen[slot] !== group) {
-              groupSeen[slot] = group;
-              groupSum[slot] = t;
-              groupTouched[groupCount++] = slot;
-            } else {
-              groupSum[slot] += t;
-            }
-          }
-        }
-        for (let i = 0; i < groupCount; i++) {
-          const slot = groupTouched[i];
-          if (seen[slot] !== epoch) {
-            seen[slot] = epoch;
-            acc[slot] = groupSum[slot];
-            touched[touchedCount++] = slot;
-          } else {
-            acc[slot] = acc[slot] + groupSum[slot];
-          }
-        }
+      const { dims, weights } = plan;
+      for (let p = 0; p < dims.length; p++) {
+        const list = this.postings[dims[p]];
+        if (list === undefined) continue;
+        const w = weights[p];
+        const { rows, values, length } = list;
+        for (let j = 0; j < length; j++) scores[rows[j]] += w * values[j];
       }
     }
-    const top = this.newTopK(k);
-    const ids = this.rowIds;
-    for (let i = 0; i < touchedCount; i++) {
-      const slot = touched[i];
-      if (ids[slot] === undefined) continue;
-      const s = acc[slot];
-      if (!top.admits(s)) continue;
-      if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
-      top.push(s, slot);
-    }
-    // Every slot not touched scores 0: it can enter only if fewer than k slots scored above 0.
-    if (top.size < top.k || !(top.scores[0] > 0)) {
-      for (let slot = 0; slot < ids.length; slot++) {
-        if (ids[slot] === undefined || seen[slot] === epoch) continue;
-        if (!top.admits(0)) break;
-        if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
-        top.push(0, slot);
-      }
-    }
-    return top;
+    return this.select(scores, slots, k, keep);
   }
 
-  /** Sparse layout, exhaustive: scores every live slot from its own entries, in the plan's grouping. */
+  /** Sparse layout, exhaustive: scores every live slot from its own entries, in ascending dimension order. */
   private scanSparse(query: readonly number[], k: number, keep: DocumentPredicate | undefined): TopK {
+    const slots = this.rowIds.length;
+    const scores = this.scoreBuffer(slots);
     const plan = planQuery(query);
-    const position = new Int32Array(this.dimension).fill(-1);
-    if (plan !== undefined) plan.dims.forEach((d, p) => (position[d] = p));
-    const top = this.newTopK(k);
-    for (let slot = 0; slot < this.rowIds.length; slot++) {
-      if (this.rowIds[slot] === undefined) continue;
-      let score = 0;
-      if (plan !== undefined) {
+    if (plan !== undefined) {
+      const weightOf = new Float64Array(this.dimension);
+      plan.dims.forEach((d, p) => (weightOf[d] = plan.weights[p]));
+      for (let slot = 0; slot < slots; slot++) {
+        if (this.rowIds[slot] === undefined) continue;
         const dims = this.slotDims[slot];
         const values = this.slotValues[slot];
-        let group = -1;
-        let sum = 0;
+        let s = 0;
         for (let j = 0; j < dims.length; j++) {
-          const p = position[dims[j]];
-          if (p < 0) continue;
-          const g = groupOf(p, plan.full);
-          const t = plan.weights[p] * values[j];
-          if (g !== group) {
-            if (group >= 0) score = Math.fround(score + sum);
-            group = g;
-            sum = t;
-          } else {
-            sum += t;
-          }
+          const w = weightOf[dims[j]];
+          if (w !== 0) s += w * values[j];
         }
-        if (group >= 0) score = Math.fround(score + sum);
+        scores[slot] = s;
       }
-      if (!top.admits(score)) continue;
-      if (keep !== undefined && !keep(this.rowDocs[slot]!)) continue;
-      top.push(score, slot);
     }
-    return top;
+    return this.select(scores, slots, k, keep);
   }
 
-  /** Dense layout: cosine of `query` with every row, in a reused scratch buffer of length >= size. */
-  private score(query: readonly number[]): Float32Array {
+  /** Dense layout: cosine of `query` with every row (the first `size` entries of the score buffer). */
+  private score(query: readonly number[]): Float64Array {
     const n = this.rowIds.length;
-    const { data, capacity, dimension } = this;
-    if (this.scratch.length < capacity) this.scratch = new Float32Array(capacity);
-    const scores = this.scratch;
-    scores.fill(0, 0, n);
-    let s = 0;
-    for (let d = 0; d < dimension; d++) s += query[d] * query[d];
-    if (!(s > 0) || !Number.isFinite(s)) return scores;
-    const inv = 1 / Math.sqrt(s);
-    const active: number[] = [];
-    for (let d = 0; d < dimension; d++) if (query[d] !== 0) active.push(d);
-    // Four dimensions per pass: a quarter of the loads and stores of `scores`.
+    const { data, capacity } = this;
+    const scores = this.scoreBuffer(n);
+    const plan = planQuery(query);
+    if (plan === undefined) return scores;
+    const { dims, weights } = plan;
+    // Four dimensions per pass (a quarter of the loads and stores of `scores`), added one after
+    // the other: the same sum, in the same order, as the inverted walk.
     let i = 0;
-    for (; i + 4 <= active.length; i += 4) {
-      const d0 = active[i],
-        d1 = active[i + 1],
-        d2 = active[i + 2],
-        d3 = active[i + 3];
-      const w0 = query[d0] * inv,
-        w1 = query[d1] * inv,
-        w2 = query[d2] * inv,
-        w3 = query[d3] * inv;
-      const b0 = d0 * capacity,
-        b1 = d1 * capacity,
-        b2 = d2 * capacity,
-        b3 = d3 * capacity;
+    for (; i + 4 <= dims.length; i += 4) {
+      const w0 = weights[i],
+        w1 = weights[i + 1],
+        w2 = weights[i + 2],
+        w3 = weights[i + 3];
+      const b0 = dims[i] * capacity,
+        b1 = dims[i + 1] * capacity,
+        b2 = dims[i + 2] * capacity,
+        b3 = dims[i + 3] * capacity;
       for (let row = 0; row < n; row++) {
-        scores[row] += w0 * data[b0 + row] + w1 * data[b1 + row] + w2 * data[b2 + row] + w3 * data[b3 + row];
+        let s = scores[row];
+        s += w0 * data[b0 + row];
+        s += w1 * data[b1 + row];
+        s += w2 * data[b2 + row];
+        s += w3 * data[b3 + row];
+        scores[row] = s;
       }
     }
-    for (; i < active.length; i++) {
-      const w = query[active[i]] * inv;
-      const base = active[i] * capacity;
+    for (; i < dims.length; i++) {
+      const w = weights[i];
+      const base = dims[i] * capacity;
       for (let row = 0; row < n; row++) scores[row] += w * data[base + row];
     }
     return scores;

@@ -43,7 +43,7 @@ describe("InMemoryVectorIndex, sparse layout (inverted index)", () => {
     await index.addVectors([sparse, sparse.slice().reverse()], [doc("a", {}), doc("b", {})], { ids: ["a", "b"] });
     expect(index.layout).toBe("sparse");
     const before = shape(await index.similaritySearchVectorWithScore([1, 0, 0, 0, 0, 0, 0, 1], 2));
-    await index.addVectors([[1, 1, 1, 0, 0, 0, 0, 0]], [doc("c", {})], { ids: ["c"] });
+    await index.addVectors([[1, 1, 1, 1, 1, 0, 0, 0]], [doc("c", {})], { ids: ["c"] });
     expect(index.layout).toBe("dense");
     expect(await index.getVector("a")).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
     const after = shape(await index.similaritySearchVectorWithScore([1, 0, 0, 0, 0, 0, 0, 1], 3));
