@@ -39,7 +39,8 @@ export interface ToolIndexOptions {
   embeddings?: EmbeddingsInterface;
   /**
    * Options of the default {@link LexicalEmbeddings} (not used when `embeddings` is given), e.g.
-   * `{ dimension: 2048 }` to keep a quarter of the memory per tool.
+   * `{ dimension: 2048 }` for a quarter of the bytes per tool in a dense store (Chroma); the
+   * default in-memory store keeps only nonzero entries, whatever the dimension.
    * @default {} (see DEFAULT_LEXICAL_EMBEDDINGS)
    */
   lexical?: LexicalEmbeddingsOptions;
