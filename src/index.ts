@@ -190,3 +190,6 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// Routing at scale: the in-memory index's layouts (issue 20).
+export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./index/memory-vector-store.js";
