@@ -271,9 +271,10 @@ function planQuery(query: readonly number[]): QueryPlan | undefined {
  * - **sparse** (lexical vectors, the default while vectors are sparse): each vector's nonzero
  *   entries, and per dimension a posting list of the rows nonzero there. A query walks only the
  *   posting lists of its own nonzero dimensions, so it touches only the rows that share a term with
- *   it; every other row's score is exactly 0 (no product to sum), and those rows are looked at only
- *   when fewer than `k` rows score above 0. Memory is 16 bytes per nonzero entry, not 4 per
- *   dimension: 100k lexical tools at 8192-d fit in a few hundred MB.
+ *   it; every other row's score is exactly 0 (no product to sum), what a full scan gives it, and
+ *   the top k is then selected over every row's score. Memory is 16 bytes per nonzero entry (its
+ *   row's copy and its posting), not 4 per dimension: 100k lexical tools at 8192-d fit in about
+ *   half a GB.
  * - **dense**: one contiguous column-major `Float32Array`, every row scored on each dimension
  *   where the query is nonzero (4 bytes per dimension per row). Deletes move the last row into
  *   the freed slot.
