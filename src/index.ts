@@ -256,3 +256,5 @@ export type { RevisionClaim } from "./ledger/collections/commit.js";
 export { RecordingDropped, RecordsPending } from "./errors.js";
 export { type FlushOptions, type FlushResult } from "./record/handler.js";
 export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";
+// Routing at scale: the in-memory index's layouts (issue 20).
+export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./index/memory-vector-store.js";

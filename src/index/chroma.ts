@@ -192,6 +192,14 @@ export function toChromaWhere(filter: MetadataFilter | undefined): ChromaWhere |
   return { $and: clauses };
 }
 
+/** Context reason of the `StoreUnavailable` raised when the open collection vanished from the server. */
+const COLLECTION_GONE = "collection_gone";
+
+/** True for the error the client raises for a collection the server does not have (any more). */
+function isCollectionGone(error: unknown): boolean {
+  return error instanceof Error && error.name === "ChromaNotFoundError";
+}
+
 /** True for the errors the client raises when no server answers. */
 function isConnectionError(error: unknown): boolean {
   if (error instanceof ChromaConnectionError) return true;
@@ -287,6 +295,15 @@ export class ChromaVectorIndex extends VectorStore {
     try {
       return await run();
     } catch (error) {
+      if (isCollectionGone(error) && this.collectionPromise !== undefined) {
+        // The server restarted without its data: forget the collection, so the next call opens
+        // (creates) it again; writes retry on it at once (see retryIfGone), reads fail typed.
+        this.collectionPromise = undefined;
+        throw new StoreUnavailable(
+          `Could not ${what} "${this.collectionName}": the collection is gone from ${this.where} (did it restart without its data?). The next call creates it again; ToolIndex.reindex() refills it from the ledger.`,
+          { cause: error, context: { collection: this.collectionName, reason: COLLECTION_GONE } },
+        );
+      }
       if (isConnectionError(error)) {
         throw new StoreUnavailable(
           `Could not ${what} "${this.collectionName}": ${this.where} did not answer. Start one with \`npx chroma run --path ./chroma-data\` (or startChromaServer() from "tool-lessons/chroma") and pass its host and port.`,
@@ -319,6 +336,30 @@ export class ChromaVectorIndex extends VectorStore {
     ids.forEach((id, i) => last.set(id, i));
     const rows = [...last.values()].sort((a, b) => a - b);
     const metadatas = rows.map((i) => toFlatMetadata(documents[i].metadata ?? {}, ids[i]));
+    await this.retryIfGone(() => this.addRows(vectors, documents, ids, rows, metadatas));
+    return ids;
+  }
+
+  /**
+   * Runs a write; when the collection turned out gone (the server lost its data), runs it once
+   * more on the collection opened afresh: a write means the same on an empty collection.
+   */
+  private async retryIfGone<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable) || error.context?.reason !== COLLECTION_GONE) throw error;
+      return write();
+    }
+  }
+
+  private async addRows(
+    vectors: number[][],
+    documents: DocumentInterface[],
+    ids: string[],
+    rows: number[],
+    metadatas: ReturnType<typeof toFlatMetadata>[],
+  ): Promise<void> {
     const collection = await this.collection();
     for (let start = 0; start < rows.length; start += this.batchSize) {
       const batch = rows.slice(start, start + this.batchSize);
@@ -359,7 +400,6 @@ export class ChromaVectorIndex extends VectorStore {
         );
       }
     }
-    return ids;
   }
 
   /**
@@ -371,13 +411,15 @@ export class ChromaVectorIndex extends VectorStore {
     if (params.filter !== undefined && where === undefined) {
       throw new InvalidInput("delete() got an empty filter; call clear() to remove every document.");
     }
-    const collection = await this.collection();
-    const ids = params.ids ?? [];
-    for (let start = 0; start < ids.length; start += this.batchSize) {
-      const batch = ids.slice(start, start + this.batchSize);
-      await this.call("delete records from", () => collection.delete({ ids: batch }));
-    }
-    if (where) await this.call("delete records from", () => collection.delete({ where }));
+    await this.retryIfGone(async () => {
+      const collection = await this.collection();
+      const ids = params.ids ?? [];
+      for (let start = 0; start < ids.length; start += this.batchSize) {
+        const batch = ids.slice(start, start + this.batchSize);
+        await this.call("delete records from", () => collection.delete({ ids: batch }));
+      }
+      if (where) await this.call("delete records from", () => collection.delete({ where }));
+    });
   }
 
   /** Drops the collection and creates it again, empty. */

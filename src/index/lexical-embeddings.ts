@@ -12,8 +12,10 @@ import { isContentWord, splitWords, stem } from "../text/tokenize.js";
 export interface LexicalEmbeddingsOptions {
   /**
    * Length of each vector. Words and n-grams are hashed (with a sign) into this many buckets, so a
-   * larger dimension means fewer collisions and more memory in the index (4 bytes per dimension
-   * per document in memory: 32 KB a tool at the default). Before any learning, on MetaTool, 2048
+   * larger dimension means fewer collisions. A vector is nonzero on a few hundred buckets only,
+   * and the in-memory index keeps just those (its sparse layout), so its memory grows with a
+   * tool's words, not with the dimension; a dense store (Chroma over HTTP, the dense layout) pays
+   * 4 bytes per dimension per tool. Before any learning, on MetaTool, 2048
    * routes clearly better than 1024 and 4096 a little better again (`bench/embeddings.ts`); once
    * tools carry example requests, their texts hold many more words and n-grams, and collisions
    * cost more: in the learning simulation (three eval folds), 8192 beat 2048 by about 1.5 points

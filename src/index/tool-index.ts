@@ -39,7 +39,8 @@ export interface ToolIndexOptions {
   embeddings?: EmbeddingsInterface;
   /**
    * Options of the default {@link LexicalEmbeddings} (not used when `embeddings` is given), e.g.
-   * `{ dimension: 2048 }` to keep a quarter of the memory per tool.
+   * `{ dimension: 2048 }` for a quarter of the bytes per tool in a dense store (Chroma); the
+   * default in-memory store keeps only nonzero entries, whatever the dimension.
    * @default {} (see DEFAULT_LEXICAL_EMBEDDINGS)
    */
   lexical?: LexicalEmbeddingsOptions;
@@ -217,10 +218,13 @@ export class ToolIndex {
    */
   async reindex(partition: string): Promise<number> {
     const cards = await this.ledger.listCards(partition);
+    // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
+    // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
+    this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
     const state = this.freshState(partition, cards);
-    this.partitions.set(partition, state);
     await this.embedCards(partition, state, cards, { fitMean: true });
+    this.partitions.set(partition, state);
     return cards.length;
   }
 
@@ -404,12 +408,13 @@ export class ToolIndex {
     const docs: Document[] = [];
     const ids: string[] = [];
     const spare: string[] = [];
+    const partCounts: number[] = [];
     for (const card of cards) {
       const pieces = this.pieces(card);
       // Parts beyond the new count (examples mode, fewer examples) go; the rest are replaced by id.
       for (let i = pieces.length; i < (state.parts.get(card.name) ?? 0); i++)
         spare.push(docId(partition, card.name, i));
-      state.parts.set(card.name, pieces.length);
+      partCounts.push(pieces.length);
       pieces.forEach((piece, i) => {
         ids.push(docId(partition, card.name, i));
         docs.push(
@@ -419,12 +424,17 @@ export class ToolIndex {
           }),
         );
       });
-      state.textHash.set(card.name, hashCard(card));
     }
     if (spare.length > 0) await this.store.delete({ ids: spare });
     // Unit vectors only, so that a distance store ranks as a similarity store (see `scores`).
     const vectors = (await this.embedAll(state, cards, options)).flat().map(unit);
     await this.store.addVectors(vectors, docs, { ids });
+    // Only once the store holds them: after a failed write (the store down) the same cards are
+    // still "changed", so the next upsertCards writes them instead of skipping them as done.
+    cards.forEach((card, i) => {
+      state.parts.set(card.name, partCounts[i]);
+      state.textHash.set(card.name, hashCard(card));
+    });
   }
 }
 
