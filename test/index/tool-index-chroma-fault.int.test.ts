@@ -85,7 +85,6 @@ async function ranked(index: ToolIndex): Promise<Array<Array<[string, number]>>>
  * The r-part router degrades instead of throwing when the index fails (`skipped` on its result).
  * Detected by its `skip` method, so this file runs on a branch without it, saying so.
  */
-const ROUTER_FALLS_BACK = typeof (ToolRouter.prototype as unknown as Record<string, unknown>).skip === "function";
 
 describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and restarted", () => {
   it("fails routing with StoreUnavailable while Chroma is down, records keep flowing, and reindex() restores identical rankings", async () => {
@@ -225,35 +224,28 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
     expect(top.tool).toBe("track_package");
   }, 60_000);
 
-  it.runIf(ROUTER_FALLS_BACK)(
-    "router.route during the outage sends every tool (skipped), and routes again once Chroma is back",
-    async () => {
-      const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-      await registerTools(ledger, TOOLS, { partition: PARTITION });
-      const collectionName = `fault_router_${process.pid}`;
-      const index = new ToolIndex({
-        ledger,
-        vectorStore: (embeddings) => new ChromaVectorIndex({ host: "127.0.0.1", port, collectionName, embeddings }),
-      });
-      await index.reindex(PARTITION);
-      const router = new ToolRouter({ index, partition: PARTITION, k: 2, onWarning: () => undefined } as never);
-      const up = await router.route("will it rain tomorrow");
-      expect(up.tools[0]).toBe("get_weather");
-      await server!.stop();
-      try {
-        const down = (await router.route("will it rain tomorrow")) as typeof up & { skipped?: { reason: string } };
-        expect(down.skipped?.reason).toBe("index_failed");
-        expect(down.allSent).toBe(true);
-      } finally {
-        server = await start(dataDir);
-      }
-      expect((await router.route("will it rain tomorrow")).tools[0]).toBe("get_weather");
-    },
-    60_000,
-  );
-  if (!ROUTER_FALLS_BACK) {
-    console.warn(
-      "[tool-index-chroma-fault.int] router test not run: this branch's ToolRouter.route throws when the index fails (the fallback is r-part's).",
-    );
-  }
+  it("router.route during the outage sends every tool (skipped), and routes again once Chroma is back", async () => {
+    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    await registerTools(ledger, TOOLS, { partition: PARTITION });
+    const collectionName = `fault_router_${process.pid}`;
+    const index = new ToolIndex({
+      ledger,
+      vectorStore: (embeddings) => new ChromaVectorIndex({ host: "127.0.0.1", port, collectionName, embeddings }),
+    });
+    await index.reindex(PARTITION);
+    const router = new ToolRouter({ index, partition: PARTITION, k: 2, onWarning: () => undefined });
+    const up = await router.route("the weather forecast for a city");
+    expect(up.tools[0]).toBe("get_weather");
+    await server!.stop();
+    try {
+      const down = (await router.route("the weather forecast for a city")) as typeof up & {
+        skipped?: { reason: string };
+      };
+      expect(down.skipped?.reason).toBe("index_failed");
+      expect(down.allSent).toBe(true);
+    } finally {
+      server = await start(dataDir);
+    }
+    expect((await router.route("the weather forecast for a city")).tools[0]).toBe("get_weather");
+  }, 60_000);
 });
