@@ -97,3 +97,55 @@ describe("WhatIf.chooseExamples", () => {
     ).toEqual([]);
   });
 });
+
+describe("WhatIf.chooseExampleSet", () => {
+  async function atCap(examples: string[]) {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: P });
+    const index = new ToolIndex({ ledger });
+    await index.reindex(P);
+    const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
+    const card = cards.get("refund_order")!;
+    cards.set("refund_order", {
+      ...card,
+      learned: { ...card.learned, examples: examples.map((text) => ({ text, source: "learned", addedAt: 1 })) },
+    });
+    return new WhatIf(index, P, 1, cards);
+  }
+  const OFF_TOPIC = "cancel the gym membership of my cousin";
+
+  it("with no free slot, a better wording takes the slot of the learned example the set needs least", async () => {
+    const w = await atCap([OFF_TOPIC]);
+    const { chosen, yielding } = await w.chooseExampleSet(
+      "refund_order",
+      [MONEY],
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0, replaceable: [OFF_TOPIC] },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(chosen.map((c) => [c.requestId, c.replaces])).toEqual([["m1", OFF_TOPIC]]);
+    expect(yielding).toEqual([OFF_TOPIC]);
+  });
+
+  it("keeps a learned example the set still needs, and never exchanges without replaceable examples", async () => {
+    const NEEDED = "I want my money back please";
+    const w = await atCap([NEEDED]);
+    const candidates = [{ requestId: "m4", request: "refund the order to the original payment method" }];
+    const kept = await w.chooseExampleSet(
+      "refund_order",
+      candidates,
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0, replaceable: [NEEDED] },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(kept).toEqual({ chosen: [], yielding: [] });
+    const none = await w.chooseExampleSet(
+      "refund_order",
+      [MONEY],
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0 },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(none).toEqual({ chosen: [], yielding: [] });
+  });
+});

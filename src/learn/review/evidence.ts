@@ -92,6 +92,11 @@ export interface ToolReviewEvidence {
   turnedDown: TurnedDown;
   /** What the proposer is given. */
   evidence: ToolEvidence;
+  /**
+   * Learned examples on the card that routing's choice of the set no longer needs, in the order
+   * they give way to its picks beyond the card's free slots (see {@link WhatIf.chooseExampleSet}).
+   */
+  yielding: string[];
 }
 
 /** The evidence of one due tool: misses covered against the index, the proposer's view built. */
@@ -102,7 +107,7 @@ export async function buildEvidence(
 ): Promise<ToolReviewEvidence> {
   const { card, detection: td } = due;
   const turnedDown = turnedDownOf(window.revisions.filter((r) => r.tool === card.name));
-  const covered = await coverMisses(routing, card, td, window.settings, turnedDown);
+  const { covered, yielding } = await coverMisses(routing, card, td, window.settings, turnedDown);
   // Only misses routing still misses count, each with what its wording would fix.
   const detection = { ...td, misses: covered.map((m): CoveredMiss => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
   const evidence = buildToolEvidence({
@@ -112,7 +117,7 @@ export async function buildEvidence(
     settings: window.settings,
     turnedDown,
   });
-  return { card, detection, covered, turnedDown, evidence };
+  return { card, detection, covered, turnedDown, evidence, yielding };
 }
 
 /**
@@ -130,7 +135,7 @@ async function coverMisses(
   td: ToolDetection,
   settings: Settings,
   turnedDown: TurnedDown,
-): Promise<CoveredMissRecord[]> {
+): Promise<{ covered: CoveredMissRecord[]; yielding: string[] }> {
   const { whatIf } = routing;
   const servedOwn = routing.servedByTool.get(card.name) ?? [];
   const recorded = td.misses.slice(-MAX_MISSES);
@@ -173,9 +178,12 @@ async function coverMisses(
       continue;
     candidates.push(miss);
   }
-  const learnedCount = card.learned.examples.filter((e) => e.source === "learned").length;
-  const limit = Math.min(settings.maxNewQueries, settings.maxQueries - learnedCount);
-  if (candidates.length === 0 || limit <= 0) return open.map(({ miss, probe }) => ({ miss, probe, pick: null }));
+  // The card's slots: synthetic examples give way in the vet; learned ones compete with the candidates.
+  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
+  const room = Math.max(0, settings.maxQueries - learned.length);
+  const limit = settings.maxNewQueries;
+  const none = { covered: open.map(({ miss, probe }) => ({ miss, probe, pick: null })), yielding: [] };
+  if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
   const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
   const ownIds = new Set(ownServed.map((t) => t.requestId));
@@ -185,20 +193,23 @@ async function coverMisses(
     if (t.servedBy === card.name || !intersects(words, whatIf.words(t.request))) continue;
     others.push({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! });
   }
-  const chosen = await whatIf.chooseExamples(
+  const { chosen, yielding } = await whatIf.chooseExampleSet(
     card.name,
     candidates,
     { own: [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))], others },
-    limit,
+    { limit, room, replaceable: learned },
     routing.objective,
   );
   const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
-  return open.map(({ miss, probe }) => ({
-    miss,
-    probe,
-    pick: picks.get(miss.requestId)?.pick ?? null,
-    gain: picks.get(miss.requestId)?.gain,
-  }));
+  return {
+    covered: open.map(({ miss, probe }) => ({
+      miss,
+      probe,
+      pick: picks.get(miss.requestId)?.pick ?? null,
+      gain: picks.get(miss.requestId)?.gain,
+    })),
+    yielding,
+  };
 }
 
 /**
