@@ -268,6 +268,47 @@ export class WhatIf {
     return weigh(at(this.k), at(1), this.depth > this.k ? at(this.depth) : 0, o);
   }
 
+  /**
+   * The cheap first pass of choosing examples: up to `n` of `candidates` as medoids of `targets`
+   * (greedy facility location on the request vectors: each step takes the candidate that most
+   * raises the summed best similarity of every target to the chosen wordings, `covered` counting
+   * as chosen already), in the order taken. Candidates that add nothing come last, in their
+   * given order. Dot products over cached vectors only: no card is embedded.
+   */
+  async medoids<C extends Pick<ServedRequest, "request">>(
+    candidates: readonly C[],
+    targets: readonly Pick<ServedRequest, "request">[],
+    covered: readonly string[],
+    n: number,
+  ): Promise<C[]> {
+    if (candidates.length <= n) return [...candidates];
+    const dense = await Promise.all(candidates.map(async (c) => unit(await this.vector(c.request))));
+    const points = await Promise.all(targets.map((t) => this.requestUnit(t.request)));
+    const best = new Float64Array(points.length);
+    if (covered.length > 0) {
+      const already = await Promise.all(covered.map(async (t) => unit(await this.vector(t))));
+      points.forEach((p, i) => (best[i] = Math.max(0, maxDot(p, already))));
+    }
+    const sims = dense.map((d) => points.map((p) => maxDot(p, [d])));
+    const out: C[] = [];
+    const left = new Set(candidates.map((_, i) => i));
+    while (out.length < n && left.size > 0) {
+      let pick = -1;
+      let gain = 0;
+      for (const i of left) {
+        let g = 0;
+        for (let t = 0; t < points.length; t++) if (sims[i][t] > best[t]) g += sims[i][t] - best[t];
+        if (g > gain) [pick, gain] = [i, g];
+      }
+      if (pick < 0) break;
+      left.delete(pick);
+      out.push(candidates[pick]);
+      for (let t = 0; t < points.length; t++) best[t] = Math.max(best[t], sims[pick][t]);
+    }
+    for (const i of left) if (out.length < n) out.push(candidates[i]);
+    return out;
+  }
+
   /** A request's vector at unit length, nonzero entries only (cached): scores are then dot products. */
   private async requestUnit(request: string): Promise<SparseVector> {
     let v = this.requestUnits.get(request);

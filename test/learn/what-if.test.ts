@@ -149,3 +149,20 @@ describe("WhatIf.chooseExampleSet", () => {
     expect(none).toEqual({ chosen: [], yielding: [] });
   });
 });
+
+describe("WhatIf.medoids", () => {
+  it("takes the wordings most like the tool's requests first, counting what the card covers already", async () => {
+    const w = await whatIf();
+    const candidates = [
+      { requestId: "a", request: "is my parcel lost" },
+      { requestId: "b", request: "I want my money back" },
+      { requestId: "c", request: "money back for the kettle please" },
+    ];
+    const own = [...OWN, { request: "kettle money back" }];
+    expect((await w.medoids(candidates, own, [], 1)).map((c) => c.requestId)).toEqual(["c"]);
+    // With the kettle wording on the card already, the next most useful one comes first.
+    const next = await w.medoids(candidates, own, ["money back for the kettle please"], 2);
+    expect(next.map((c) => c.requestId)[0]).toBe("b");
+    expect(await w.medoids(candidates, own, [], 5)).toHaveLength(3);
+  });
+});

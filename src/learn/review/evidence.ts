@@ -160,9 +160,9 @@ async function coverMisses(
     open.push({ miss, probe });
   }
   const tokens = new Map(open.map(({ miss }) => [miss.requestId, whatIf.words(miss.request)]));
-  const candidates: MissedRequest[] = [];
+  const eligible: MissedRequest[] = [];
   const seen = new Set<string>();
-  for (let i = open.length - 1; i >= 0 && candidates.length < MAX_CANDIDATES; i--) {
+  for (let i = open.length - 1; i >= 0; i--) {
     const { miss } = open[i];
     const text = miss.request.toLowerCase().trim();
     const own = tokens.get(miss.requestId)!;
@@ -174,19 +174,26 @@ async function coverMisses(
       (o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)),
     );
     if (cites.length < settings.minMisses) continue;
+    eligible.push(miss);
+  }
+  // Cheap first pass: the most representative wordings of the tool's requests (medoids), then
+  // the exact pass (routing's what-if) on those alone.
+  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
+  const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
+  const ownIds = new Set(ownServed.map((t) => t.requestId));
+  const own = [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))];
+  const candidates: MissedRequest[] = [];
+  for (const miss of await whatIf.medoids(eligible, own, learned, MAX_CANDIDATES)) {
     if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), routing.served))
       continue;
     candidates.push(miss);
   }
   // The card's slots: synthetic examples give way in the vet; learned ones compete with the candidates.
-  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
   const room = Math.max(0, settings.maxQueries - learned.length);
   const limit = settings.maxNewQueries;
   const none = { covered: open.map(({ miss, probe }) => ({ miss, probe, pick: null })), yielding: [] };
   if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
-  const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
-  const ownIds = new Set(ownServed.map((t) => t.requestId));
   const others: ServedRequest[] = [];
   for (let i = routing.served.length - 1; i >= 0 && others.length < MAX_OTHER_REQUESTS; i--) {
     const t = routing.served[i];
@@ -196,7 +203,7 @@ async function coverMisses(
   const { chosen, yielding } = await whatIf.chooseExampleSet(
     card.name,
     candidates,
-    { own: [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))], others },
+    { own, others },
     { limit, room, replaceable: learned },
     routing.objective,
   );
