@@ -190,3 +190,13 @@ export {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "./graph/index.js";
+
+// ---------------------------------------------------------------- select: examples as a set, the "no tool" path
+export {
+  abstainThreshold,
+  type AbstainOptions,
+  type AbstainSample,
+  calibrateAbstain,
+  DEFAULT_ABSTAIN_OPTIONS,
+} from "./index/abstain.js";
+export { type ChosenSet, type ExampleSlots } from "./learn/what-if.js";
