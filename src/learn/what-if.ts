@@ -208,9 +208,9 @@ export class WhatIf {
     // only the candidate on top is re-valued with the picks so far.
     const chosen: ChosenExample[] = [];
     let base = 0;
-    const queue = candidates.map((c) => ({ c, bound: Number.POSITIVE_INFINITY, at: -1 }));
+    const queue = candidates.map((c, order) => ({ c, bound: Number.POSITIVE_INFINITY, at: -1, order }));
     while (chosen.length < room && queue.length > 0) {
-      queue.sort((a, b) => b.bound - a.bound);
+      queue.sort((a, b) => b.bound - a.bound || a.order - b.order);
       const top = queue[0];
       if (top.at === chosen.length) {
         if (top.bound < objective.minGain) break;
@@ -221,6 +221,39 @@ export class WhatIf {
       }
       top.bound = (await valueOf([...chosen.map((c) => c.request), top.c.request])) - base;
       top.at = chosen.length;
+    }
+    queue.sort((a, b) => a.order - b.order);
+    // Fill: free slots left once no pick adds minGain take the most representative candidates
+    // (they come in medoid order) that routing still misses with the picks on the card and that
+    // do no harm on the recorded requests: the recorded traffic cannot tell which unseen wordings
+    // they will catch, but it can tell that they cost nothing.
+    let withPicks = (
+      await this.variant(
+        card,
+        chosen.map((x) => x.request),
+      )
+    ).map(unit);
+    for (let i = 0; i < queue.length && chosen.length < room;) {
+      const { c } = queue[i];
+      // A wording routing already offers the tool for, with the picks so far, adds nothing new.
+      const probe = await this.probe(c.request, tool);
+      const covered = rankOf(maxDot(await this.requestUnit(c.request), withPicks), probe) !== null;
+      const value = covered
+        ? Number.NEGATIVE_INFINITY
+        : (await valueOf([...chosen.map((x) => x.request), c.request])) - base;
+      if (value < objective.fillGain) {
+        i += 1;
+        continue;
+      }
+      queue.splice(i, 1);
+      chosen.push({ requestId: c.requestId, request: c.request, gain: value });
+      base += value;
+      withPicks = (
+        await this.variant(
+          card,
+          chosen.map((x) => x.request),
+        )
+      ).map(unit);
     }
     // Exchanges: only once the free slots are used (or none were), on a card holding learned examples.
     const yielding: string[] = [];
@@ -385,6 +418,13 @@ export interface ExampleObjective {
    */
   minGain: number;
   /**
+   * Least net value a candidate must add to fill a free slot once no candidate adds `minGain`;
+   * candidates are tried in the order given (the review gives them most representative first).
+   * 0: a wording that does no harm on the recorded requests fills a slot; `Infinity`: no fill.
+   * @default 0
+   */
+  fillGain: number;
+  /**
    * Width of the soft step a score crosses a threshold by (0: a hard step). Above 0, a request
    * counts in part as it nears the threshold, so picks that widen margins are preferred.
    * @default 0.01
@@ -400,6 +440,7 @@ export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<Required<ExampleObjective>> = O
   nearDepth: 5,
   lossWeight: 2,
   minGain: 1,
+  fillGain: 0,
   softness: 0.01,
 });
 

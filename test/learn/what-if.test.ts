@@ -87,8 +87,16 @@ describe("WhatIf.chooseExamples", () => {
       await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, {
         ...DEFAULT_EXAMPLE_OBJECTIVE,
         minGain: 100,
+        fillGain: Number.POSITIVE_INFINITY,
       }),
     ).toEqual([]);
+    // With the fill on, a free slot still takes a wording routing misses that costs nothing.
+    const filled = await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, {
+      ...DEFAULT_EXAMPLE_OBJECTIVE,
+      minGain: 100,
+    });
+    expect(filled.length).toBeGreaterThan(0);
+    expect(filled.every((c) => c.gain >= 0 && c.gain < 100)).toBe(true);
     expect(
       await w.chooseExamples("refund_order", [], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE),
     ).toEqual([]);
