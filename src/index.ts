@@ -258,3 +258,12 @@ export { type FlushOptions, type FlushResult } from "./record/handler.js";
 export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";
 // Routing at scale: the in-memory index's layouts (issue 20).
 export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./index/memory-vector-store.js";
+// ---------------------------------------------------------------- select: examples as a set, the "no tool" path
+export {
+  abstainThreshold,
+  type AbstainOptions,
+  type AbstainSample,
+  calibrateAbstain,
+  DEFAULT_ABSTAIN_OPTIONS,
+} from "./index/abstain.js";
+export { type ChosenSet, type ExampleSlots } from "./learn/what-if.js";

@@ -73,7 +73,7 @@ export function renderRevision(r: Revision): string[] {
     r.avoidAdded.map((n) => `${quote(n.text)} (-> ${n.tool})`),
   );
   if (r.callExample !== null) field("example call", r.callExample.replace(/^Example call:\s*/i, ""));
-  if (r.queriesDisplaced.length > 0) list("synthetic examples giving way", r.queriesDisplaced.map(quote));
+  if (r.queriesDisplaced.length > 0) list("examples giving way", r.queriesDisplaced.map(quote));
   if (r.queriesWithdrawn.length > 0) {
     out.push("  withdrawn on apply:");
     for (const d of r.displaced)

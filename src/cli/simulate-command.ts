@@ -69,7 +69,9 @@ Options:
                           the index's): more keeps tools that learned nothing in routing
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
-                          perTool, regressedTools, k, cycles, seconds, warnings
+                          perTool, noTool (before/after: auroc, precision, recall),
+                          requests (per tool: eval requests gained, lost), maxNetLoss,
+                          regressedTools, k, cycles, seconds, warnings
   -h, --help              this help
 
 Progress goes to stderr. Exit codes: 0 done, 1 failed while running, 2 bad arguments or files.

@@ -39,6 +39,7 @@ import {
   toolScores,
 } from "./confusion.js";
 import { type DiagnoseOptions, type Diagnosis, diagnose, type SelectionMode } from "./diagnose.js";
+import { type NoToolFigures, noToolFigures } from "./metrics.js";
 
 export type { SelectionMode } from "./diagnose.js";
 
@@ -58,6 +59,11 @@ export interface Selector {
   readonly warnings: readonly string[];
   /** The first tool this turn calls, or `null` when it calls none. Throws on failure. */
   select(turn: string, config?: RunnableConfig): Promise<string | null>;
+  /**
+   * Routing's best score for the turn, whatever `minScore` (the router's: -1 when it offers
+   * nothing), for the "no tool" AUROC. Absent for a selector that has no score (a chat model).
+   */
+  score?(turn: string, config?: RunnableConfig): Promise<number>;
 }
 
 /** A tool as a {@link ToolSource} (name, description, argument schema). */
@@ -149,6 +155,10 @@ export async function routerSelector(options: RouterSelectorOptions): Promise<Se
     async select(turn) {
       const [best] = await index.route(ROUTER_PARTITION, turn, { k: 1, minScore });
       return best?.tool ?? null;
+    },
+    async score(turn) {
+      const [best] = await index.route(ROUTER_PARTITION, turn, { k: 1 });
+      return best?.score ?? -1;
     },
   };
 }
@@ -390,6 +400,8 @@ export interface SelectionRun {
   /** Wall time, in seconds. */
   seconds: number;
   cases: CaseResult[];
+  /** The selector's best score of each case, in case order, when it has scores (the router). */
+  scores?: number[];
 }
 
 /** A run and what it adds up to. */
@@ -401,6 +413,13 @@ export interface SelectionReport extends SelectionRun {
   diagnoses: Diagnosis[];
   /** Case runs that ended in an error (never counted), in case order. */
   errors: { id: string; turn: string; run: number; error: string }[];
+  /**
+   * "No tool" from the selector's scores, when it has them and the cases hold both kinds: AUROC
+   * of the best score (cases with a tool against cases with none), and precision and recall of
+   * abstaining below `minScore` (0 without one). Compare a run with lessons and one without for
+   * before and after learning.
+   */
+  noTool?: NoToolFigures;
 }
 
 /** The longest error message kept per case run. */
@@ -467,6 +486,8 @@ export async function evaluateSelection(
   await Promise.all(Array.from({ length: Math.min(o.concurrency, tasks.length) }, worker));
 
   const selector = options.selector;
+  const scores: number[] | undefined = selector.score ? [] : undefined;
+  if (selector.score && scores) for (const c of options.cases) scores.push(await selector.score(c.turn, config));
   const run: SelectionRun = {
     mode: selector.mode,
     label: selector.label,
@@ -482,6 +503,7 @@ export async function evaluateSelection(
       ...(c.line !== undefined ? { line: c.line } : {}),
       outcomes: outcomes[i],
     })),
+    ...(scores ? { scores } : {}),
   };
   return summarizeSelection(run, o.diagnose);
 }
@@ -504,8 +526,10 @@ export function summarizeSelection(run: SelectionRun, options: DiagnoseOptions =
   const errors = run.cases.flatMap((c) =>
     c.outcomes.flatMap((o, r) => ("error" in o ? [{ id: c.id, turn: c.turn, run: r + 1, error: o.error }] : [])),
   );
+  const noTool = noToolOfRun(run);
   return {
     ...run,
+    ...(noTool ? { noTool } : {}),
     warnings: [...warnings],
     accuracy: accuracyOf(run.cases),
     matrix,
@@ -514,6 +538,16 @@ export function summarizeSelection(run: SelectionRun, options: DiagnoseOptions =
     diagnoses: diagnose({ matrix, runs, mode: run.mode, minScore: run.minScore }, options),
     errors,
   };
+}
+
+/** {@link NoToolFigures} of a run with one score per case and cases of both kinds; undefined otherwise. */
+function noToolOfRun(run: SelectionRun): NoToolFigures | undefined {
+  if (!run.scores || run.scores.length !== run.cases.length) return undefined;
+  const served: number[] = [];
+  const none: number[] = [];
+  run.cases.forEach((c, i) => (c.expect.length === 0 ? none : served).push(run.scores![i]));
+  if (served.length === 0 || none.length === 0) return undefined;
+  return noToolFigures(served, none, run.minScore);
 }
 
 const OutcomeSchema = z.union([z.object({ tool: z.string().nullable() }), z.object({ error: z.string() })]);
@@ -536,6 +570,7 @@ export const SelectionRunSchema = z.object({
       outcomes: z.array(OutcomeSchema),
     }),
   ),
+  scores: z.array(z.number()).optional(),
 });
 
 /**

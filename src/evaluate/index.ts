@@ -28,6 +28,8 @@ export {
   meanNdcgAtK,
   meanRecallAtK,
   ndcgAtK,
+  type NoToolFigures,
+  noToolFigures,
   type RankedCase,
   recallAtK,
   topKAccuracy,

@@ -110,3 +110,36 @@ export function auroc(positives: readonly number[], negatives: readonly number[]
   const u = rankSum - (p * (p + 1)) / 2;
   return u / (p * negatives.length);
 }
+
+/** How well routing's best score tells requests that need no tool from the rest. */
+export interface NoToolFigures {
+  /** {@link auroc} of the best score, served requests as positives, no-tool requests as negatives (NaN without both). */
+  auroc: number;
+  /** Of the requests scored below the threshold (routing would offer nothing), the share that need no tool; 0 when none is. */
+  precision: number;
+  /** Of the requests that need no tool, the share scored below the threshold; 0 without a threshold. */
+  recall: number;
+  /** The threshold the precision and recall are read at; absent when there is none (no abstention). */
+  threshold?: number;
+}
+
+/**
+ * "No tool" figures from routing's best score of each request: `served` are requests a tool
+ * serves, `noTool` those that need none; a request abstains when its score is below `threshold`.
+ */
+export function noToolFigures(
+  served: readonly number[],
+  noTool: readonly number[],
+  threshold: number | undefined,
+): NoToolFigures {
+  const out: NoToolFigures = { auroc: auroc(served, noTool), precision: 0, recall: 0 };
+  if (threshold === undefined) return out;
+  const hits = noTool.filter((s) => s < threshold).length;
+  const wrong = served.filter((s) => s < threshold).length;
+  return {
+    ...out,
+    precision: hits + wrong === 0 ? 0 : hits / (hits + wrong),
+    recall: noTool.length === 0 ? 0 : hits / noTool.length,
+    threshold,
+  };
+}

@@ -8,7 +8,8 @@ import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
 import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
-import { hitAtK, mean, ndcgAtK } from "./metrics.js";
+import { calibrateAbstain, type AbstainOptions } from "../index/abstain.js";
+import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
 import { seededRandom } from "../internal.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
@@ -72,6 +73,12 @@ export interface SimulateOptions {
    * @default undefined (file order)
    */
   shuffleSeed?: number;
+  /**
+   * Options of the "no tool" calibration (see `calibrateAbstain`): its threshold is fitted on the
+   * traffic, before learning with the index as registered, after learning with the index as learned.
+   * @default {} (its defaults, every traffic request read)
+   */
+  abstain?: AbstainOptions;
   /** Called after each cycle (progress). */
   onCycle?: (info: { cycle: number; revisions: number; examplesAdded: number }) => void;
 }
@@ -84,6 +91,19 @@ export interface SimulationReport {
   maxExamplesPerTool: number;
   /** Recall@5 per tool with at least 10 eval requests, before and after. */
   perTool: { tool: string; n: number; before: number; after: number }[];
+  /**
+   * "No tool" before and after learning: AUROC of routing's best score (eval requests with a
+   * label against those without), and precision and recall of abstaining below the threshold
+   * calibrated on the traffic's own requests (served against ended with no tool call).
+   */
+  noTool: { before: NoToolFigures; after: NoToolFigures };
+  /**
+   * Per tool with eval requests: how many of them entered the first `k` offered (`gained`) and
+   * how many left it (`lost`) with learning, as counts; sorted by net loss, worst first.
+   */
+  requests: { tool: string; n: number; gained: number; lost: number }[];
+  /** Largest net loss (`lost - gained`) of any tool, in eval requests (0 when none lost more than it gained). */
+  maxNetLoss: number;
   cycles: number;
   k: number;
   /** Seed of the replay order, when shuffled. */
@@ -124,7 +144,18 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   await index.reindex(PARTITION);
   const manager = new LessonManager({ ledger, index, proposer: options.proposer });
 
-  const beforeRanks = await routeAll(index, options.eval, k);
+  const beforeRoutes = await routeAll(index, options.eval, k);
+  const beforeRanks = beforeRoutes.map((r) => r.tools);
+  const abstain = { maxSamples: options.traffic.length, ...options.abstain };
+  const replayed = options.traffic.map((r) => {
+    const servedBy = r.expect.find((t) => known.has(t));
+    return {
+      request: maskRequest(r.query),
+      servedBy,
+      calls: servedBy ? [{ tool: servedBy, outcome: "success" as const }] : [],
+    };
+  });
+  const thresholdBefore = await calibrateAbstain(index, PARTITION, replayed, abstain);
   const lessons = { examplesAdded: 0, notForAdded: 0, withdrawn: 0 };
   const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
   const slices = split(traffic, cycles);
@@ -174,7 +205,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     lessons.examplesAdded += added;
     options.onCycle?.({ cycle: cycle + 1, revisions: review.revisions.length, examplesAdded: added });
   }
-  const afterRanks = await routeAll(index, options.eval, k);
+  const afterRoutes = await routeAll(index, options.eval, k);
+  const afterRanks = afterRoutes.map((r) => r.tools);
+  const thresholdAfter = await calibrateAbstain(index, PARTITION, await ledger.listTurns(PARTITION), abstain);
+  const requests = requestCounts(options.eval, beforeRanks, afterRanks, k);
 
   const cards = await ledger.listCards(PARTITION);
   const maxExamplesPerTool = Math.max(0, ...cards.map((c) => c.learned.examples.length));
@@ -184,19 +218,65 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     lessons,
     maxExamplesPerTool,
     perTool: perTool(options.eval, beforeRanks, afterRanks),
+    noTool: {
+      before: noToolOf(options.eval, beforeRoutes, thresholdBefore),
+      after: noToolOf(options.eval, afterRoutes, thresholdAfter),
+    },
+    requests,
+    maxNetLoss: Math.max(0, ...requests.map((r) => r.lost - r.gained)),
     cycles,
     k,
     shuffleSeed: options.shuffleSeed,
   };
 }
 
-async function routeAll(index: ToolIndex, cases: readonly LabelledRequest[], k: number): Promise<string[][]> {
-  const out: string[][] = [];
+/** Each request's offered tools (at least 5), best first, and the best score. */
+async function routeAll(
+  index: ToolIndex,
+  cases: readonly LabelledRequest[],
+  k: number,
+): Promise<{ tools: string[]; best: number }[]> {
+  const out: { tools: string[]; best: number }[] = [];
   for (const c of cases) {
     const offers = await index.route(PARTITION, c.query, { k: Math.max(k, 5) });
-    out.push(offers.map((o) => o.tool));
+    out.push({ tools: offers.map((o) => o.tool), best: offers[0]?.score ?? Number.NEGATIVE_INFINITY });
   }
   return out;
+}
+
+function noToolOf(
+  cases: readonly LabelledRequest[],
+  routes: readonly { best: number }[],
+  threshold: number | undefined,
+): NoToolFigures {
+  const served: number[] = [];
+  const none: number[] = [];
+  cases.forEach((c, i) => (c.expect.length === 0 ? none : served).push(routes[i].best));
+  return noToolFigures(served, none, threshold);
+}
+
+/** Per tool, eval requests that entered and left the first `k` offered. */
+function requestCounts(
+  cases: readonly LabelledRequest[],
+  before: readonly string[][],
+  after: readonly string[][],
+  k: number,
+): SimulationReport["requests"] {
+  const by = new Map<string, { n: number; gained: number; lost: number }>();
+  cases.forEach((c, i) => {
+    for (const tool of c.expect) {
+      const entry = by.get(tool) ?? { n: 0, gained: 0, lost: 0 };
+      const was = before[i].slice(0, k).includes(tool);
+      const is = after[i].slice(0, k).includes(tool);
+      entry.n += 1;
+      if (is && !was) entry.gained += 1;
+      if (was && !is) entry.lost += 1;
+      by.set(tool, entry);
+    }
+  });
+  return [...by]
+    .map(([tool, v]) => ({ tool, ...v }))
+    .sort((x, y) => y.lost - y.gained - (x.lost - x.gained) || x.tool.localeCompare(y.tool));
 }
 
 function scores(cases: readonly LabelledRequest[], ranked: readonly string[][]): RoutingScores {

@@ -31,6 +31,7 @@ import { allowedWords, type CitedRequest } from "../text/vocabulary.js";
 import { type EvidenceLimits, evidenceLimits } from "./limits.js";
 import type { Proposal, ProposedExample, ProposedNote, ProposedNotFor, TurnedDown } from "./types.js";
 import { oneLine } from "../internal.js";
+import { withoutExamples } from "./what-if.js";
 
 export type { RefusalReason } from "../ledger/schema.js";
 export type { TurnedDown } from "./types.js";
@@ -92,6 +93,13 @@ export interface VetContext {
    * @default nothing
    */
   turnedDown?: TurnedDown;
+  /**
+   * Learned examples on the card the review's choice of the set no longer needs, least needed
+   * first: at the cap, once no synthetic example is left to give way, a kept example takes the
+   * slot of the next of them (recorded as displaced; undo puts it back).
+   * @default none
+   */
+  yielding?: readonly string[];
 }
 
 /**
@@ -596,7 +604,8 @@ export interface VetResult {
  * - one equivalent to a synthetic example on the card replaces it (those are placed first, so a
  *   synthetic that has an equivalent is never taken for the cap rule below);
  * - otherwise it is added while the card holds fewer than `maxQueries`; at the cap it replaces
- *   the oldest remaining synthetic example; with none left it is refused `no_room`.
+ *   the oldest remaining synthetic example, then the next of `yielding` (learned examples the
+ *   review's set no longer needs); with none left it is refused `no_room`.
  *
  * "Equivalent" is {@link equivalent} at {@link EQUIVALENCE_THRESHOLD}.
  */
@@ -679,6 +688,8 @@ function placeExamples(
     .sort((a, b) => a.e.addedAt - b.e.addedAt || a.index - b.index)
     .map(({ e }) => e.text);
   const remaining = new Set(synthetic.map((_, i) => i));
+  const onCard = new Set(ctx.learned.examples.filter((e) => e.source === "learned").map((e) => e.text));
+  const yielding = [...new Set(ctx.yielding ?? [])].filter((t) => onCard.has(t));
   const displaced: string[] = [];
   const placed = new Set<number>();
 
@@ -709,6 +720,12 @@ function placeExamples(
     if (oldest >= 0) {
       remaining.delete(oldest);
       displaced.push(synthetic[oldest]);
+      kept.push(example);
+      return;
+    }
+    const learned = yielding.shift();
+    if (learned !== undefined) {
+      displaced.push(learned);
       kept.push(example);
       return;
     }
@@ -790,8 +807,8 @@ export function evidenceMaps(
 }
 
 /**
- * The card's examples after a vetted review is applied: the displaced synthetic ones removed
- * (each text once), the kept ones appended as `learned` with the revision id.
+ * The card's examples after a vetted review is applied: the displaced ones removed (each text
+ * once, a synthetic example first), the kept ones appended as `learned` with the revision id.
  */
 export function mergeExamples(
   current: readonly Example[],
@@ -800,13 +817,7 @@ export function mergeExamples(
   revisionId: string,
   now: number,
 ): Example[] {
-  const toRemove = [...displaced];
-  const out: Example[] = [];
-  for (const e of current) {
-    const at = e.source === "synthetic" ? toRemove.indexOf(e.text) : -1;
-    if (at >= 0) toRemove.splice(at, 1);
-    else out.push(e);
-  }
+  const out: Example[] = withoutExamples(current, displaced);
   for (const k of kept) out.push({ text: k.text, source: "learned", revisionId, addedAt: now });
   return out;
 }

@@ -151,8 +151,29 @@ export class WhatIf {
     limit: number,
     objective: ExampleObjective,
   ): Promise<ChosenExample[]> {
+    return (await this.chooseExampleSet(tool, candidates, requests, { limit }, objective)).chosen;
+  }
+
+  /**
+   * {@link chooseExamples} as a set: the card's examples and the candidates compete for its
+   * slots. Picks fill the free `room` greedily; then, while picks are left (`limit`), the learned
+   * example the set needs least (the smallest loss when it is taken out) gives way to the
+   * candidate that most improves on it, if the exchange adds at least `minGain`. Every value is
+   * the same objective over the same recorded requests (the tool's own, hits and misses, and the
+   * other tools' it could push out), so an exchange is kept only when the set covers more.
+   */
+  async chooseExampleSet(
+    tool: string,
+    candidates: readonly Pick<ServedRequest, "requestId" | "request">[],
+    requests: { own: readonly Pick<ServedRequest, "request">[]; others: readonly ServedRequest[] },
+    slots: ExampleSlots,
+    objective: ExampleObjective,
+  ): Promise<ChosenSet> {
     const card = this.cards.get(tool);
-    if (!card || limit <= 0 || candidates.length === 0) return [];
+    const limit = slots.limit;
+    const room = Math.min(limit, slots.room ?? limit);
+    const replaceable = [...new Set(slots.replaceable ?? [])];
+    if (!card || limit <= 0 || candidates.length === 0) return { chosen: [], yielding: [] };
     const current = await this.cardUnit(tool);
     // Identical requests (same text, same serving tool) are one target counted as many times.
     const byKey = new Map<string, Target>();
@@ -177,8 +198,8 @@ export class WhatIf {
     for (const r of requests.own) await add(r.request, null);
     for (const r of requests.others) await add(r.request, r.servedBy);
     const targets = [...byKey.values()];
-    const valueOf = async (examples: readonly string[]): Promise<number> => {
-      const vectors = (await this.variant(card, examples)).map(unit);
+    const valueOf = async (examples: readonly string[], out: readonly string[] = []): Promise<number> => {
+      const vectors = (await this.variant(card, examples, out)).map(unit);
       let total = 0;
       for (const t of targets) total += t.count * this.change(t, maxDot(t.vector, vectors), objective);
       return total;
@@ -187,9 +208,9 @@ export class WhatIf {
     // only the candidate on top is re-valued with the picks so far.
     const chosen: ChosenExample[] = [];
     let base = 0;
-    const queue = candidates.map((c) => ({ c, bound: Number.POSITIVE_INFINITY, at: -1 }));
-    while (chosen.length < limit && queue.length > 0) {
-      queue.sort((a, b) => b.bound - a.bound);
+    const queue = candidates.map((c, order) => ({ c, bound: Number.POSITIVE_INFINITY, at: -1, order }));
+    while (chosen.length < room && queue.length > 0) {
+      queue.sort((a, b) => b.bound - a.bound || a.order - b.order);
       const top = queue[0];
       if (top.at === chosen.length) {
         if (top.bound < objective.minGain) break;
@@ -201,7 +222,65 @@ export class WhatIf {
       top.bound = (await valueOf([...chosen.map((c) => c.request), top.c.request])) - base;
       top.at = chosen.length;
     }
-    return chosen;
+    queue.sort((a, b) => a.order - b.order);
+    // Fill: free slots left once no pick adds minGain take the most representative candidates
+    // (they come in medoid order) that routing still misses with the picks on the card and that
+    // do no harm on the recorded requests: the recorded traffic cannot tell which unseen wordings
+    // they will catch, but it can tell that they cost nothing.
+    let withPicks = (
+      await this.variant(
+        card,
+        chosen.map((x) => x.request),
+      )
+    ).map(unit);
+    for (let i = 0; i < queue.length && chosen.length < room;) {
+      const { c } = queue[i];
+      // A wording routing already offers the tool for, with the picks so far, adds nothing new.
+      const probe = await this.probe(c.request, tool);
+      const covered = rankOf(maxDot(await this.requestUnit(c.request), withPicks), probe) !== null;
+      const value = covered
+        ? Number.NEGATIVE_INFINITY
+        : (await valueOf([...chosen.map((x) => x.request), c.request])) - base;
+      if (value < objective.fillGain) {
+        i += 1;
+        continue;
+      }
+      queue.splice(i, 1);
+      chosen.push({ requestId: c.requestId, request: c.request, gain: value });
+      base += value;
+      withPicks = (
+        await this.variant(
+          card,
+          chosen.map((x) => x.request),
+        )
+      ).map(unit);
+    }
+    // Exchanges: only once the free slots are used (or none were), on a card holding learned examples.
+    const yielding: string[] = [];
+    const texts = (): string[] => chosen.map((c) => c.request);
+    while (chosen.length < limit && queue.length > 0 && chosen.length >= room) {
+      const left = replaceable.filter((r) => !yielding.includes(r));
+      if (left.length === 0) break;
+      // The example the set needs least: the one whose removal loses the least.
+      let weakest: { text: string; without: number } | undefined;
+      for (const text of left) {
+        const without = await valueOf(texts(), [...yielding, text]);
+        if (!weakest || without > weakest.without) weakest = { text, without };
+      }
+      // The candidates most promising so far (by their last marginal value), valued in its place.
+      queue.sort((a, b) => b.bound - a.bound);
+      let best: { at: number; value: number } | undefined;
+      for (let i = 0; i < Math.min(queue.length, MAX_EXCHANGE_TRIES); i++) {
+        const value = await valueOf([...texts(), queue[i].c.request], [...yielding, weakest!.text]);
+        if (!best || value > best.value) best = { at: i, value };
+      }
+      if (!best || best.value - base < objective.minGain) break;
+      const [{ c }] = queue.splice(best.at, 1);
+      chosen.push({ requestId: c.requestId, request: c.request, gain: best.value - base, replaces: weakest!.text });
+      yielding.push(weakest!.text);
+      base = best.value;
+    }
+    return { chosen, yielding };
   }
 
   /** Value of `tool` scoring `score` instead of its current score on one target. */
@@ -220,6 +299,47 @@ export class WhatIf {
     const overtakes = above(score, served) - above(t.current, served);
     const at = (p: number): number => (place === p ? -overtakes : 0);
     return weigh(at(this.k), at(1), this.depth > this.k ? at(this.depth) : 0, o);
+  }
+
+  /**
+   * The cheap first pass of choosing examples: up to `n` of `candidates` as medoids of `targets`
+   * (greedy facility location on the request vectors: each step takes the candidate that most
+   * raises the summed best similarity of every target to the chosen wordings, `covered` counting
+   * as chosen already), in the order taken. Candidates that add nothing come last, in their
+   * given order. Dot products over cached vectors only: no card is embedded.
+   */
+  async medoids<C extends Pick<ServedRequest, "request">>(
+    candidates: readonly C[],
+    targets: readonly Pick<ServedRequest, "request">[],
+    covered: readonly string[],
+    n: number,
+  ): Promise<C[]> {
+    if (candidates.length <= n) return [...candidates];
+    const dense = await Promise.all(candidates.map(async (c) => unit(await this.vector(c.request))));
+    const points = await Promise.all(targets.map((t) => this.requestUnit(t.request)));
+    const best = new Float64Array(points.length);
+    if (covered.length > 0) {
+      const already = await Promise.all(covered.map(async (t) => unit(await this.vector(t))));
+      points.forEach((p, i) => (best[i] = Math.max(0, maxDot(p, already))));
+    }
+    const sims = dense.map((d) => points.map((p) => maxDot(p, [d])));
+    const out: C[] = [];
+    const left = new Set(candidates.map((_, i) => i));
+    while (out.length < n && left.size > 0) {
+      let pick = -1;
+      let gain = 0;
+      for (const i of left) {
+        let g = 0;
+        for (let t = 0; t < points.length; t++) if (sims[i][t] > best[t]) g += sims[i][t] - best[t];
+        if (g > gain) [pick, gain] = [i, g];
+      }
+      if (pick < 0) break;
+      left.delete(pick);
+      out.push(candidates[pick]);
+      for (let t = 0; t < points.length; t++) best[t] = Math.max(best[t], sims[pick][t]);
+    }
+    for (const i of left) if (out.length < n) out.push(candidates[i]);
+    return out;
   }
 
   /** A request's vector at unit length, nonzero entries only (cached): scores are then dot products. */
@@ -298,6 +418,13 @@ export interface ExampleObjective {
    */
   minGain: number;
   /**
+   * Least net value a candidate must add to fill a free slot once no candidate adds `minGain`;
+   * candidates are tried in the order given (the review gives them most representative first).
+   * 0: a wording that does no harm on the recorded requests fills a slot; `Infinity`: no fill.
+   * @default 0
+   */
+  fillGain: number;
+  /**
    * Width of the soft step a score crosses a threshold by (0: a hard step). Above 0, a request
    * counts in part as it nears the threshold, so picks that widen margins are preferred.
    * @default 0.01
@@ -313,6 +440,7 @@ export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<Required<ExampleObjective>> = O
   nearDepth: 5,
   lossWeight: 2,
   minGain: 1,
+  fillGain: 0,
   softness: 0.01,
 });
 
@@ -321,7 +449,34 @@ export interface ChosenExample {
   requestId: string;
   request: string;
   gain: number;
+  /** The learned example it takes the slot of, when it was chosen in an exchange. */
+  replaces?: string;
 }
+
+/** The slots {@link WhatIf.chooseExampleSet} fills. */
+export interface ExampleSlots {
+  /** Most picks (new examples) in all. */
+  limit: number;
+  /**
+   * Free slots on the card: picks beyond them must each take a replaceable example's slot.
+   * @default limit
+   */
+  room?: number;
+  /**
+   * Examples on the card that may give way to a better pick (the learned ones).
+   * @default []
+   */
+  replaceable?: readonly string[];
+}
+
+/** What {@link WhatIf.chooseExampleSet} chose: the picks in order, and the examples giving way to them. */
+export interface ChosenSet {
+  chosen: ChosenExample[];
+  yielding: string[];
+}
+
+/** Candidates valued in an exchange (the most promising by their last marginal value): bounds its cost. */
+const MAX_EXCHANGE_TRIES = 8;
 
 /** A recorded request as routing sees it now, with `tool` left out. */
 interface Target {
@@ -382,12 +537,33 @@ export function rankOf(score: number, probe: Probe): number | null {
   return 1 + probe.others.filter((o) => o.score >= score).length;
 }
 
-/** A card with examples added (as learned) and synthetic ones removed. */
+/**
+ * A card with examples added (as learned) and others removed: each text of `remove` takes out one
+ * example with that text, a synthetic one first (as apply does).
+ */
 export function withExamples(card: ToolCard, add: readonly string[], remove: readonly string[] = []): ToolCard {
-  const gone = new Set(remove);
   const examples = [
-    ...card.learned.examples.filter((e) => !(e.source === "synthetic" && gone.has(e.text))),
+    ...withoutExamples(card.learned.examples, remove),
     ...add.map((text) => ({ text, source: "learned" as const, addedAt: 0 })),
   ];
   return { ...card, learned: { ...card.learned, examples } };
+}
+
+/** `examples` without one example per text of `remove`, a synthetic one first, then any other. */
+export function withoutExamples<E extends { text: string; source: string }>(
+  examples: readonly E[],
+  remove: readonly string[],
+): E[] {
+  const left = [...remove];
+  const gone = new Set<number>();
+  for (const synthetic of [true, false]) {
+    examples.forEach((e, i) => {
+      if (gone.has(i) || (e.source === "synthetic") !== synthetic) return;
+      const at = left.indexOf(e.text);
+      if (at < 0) return;
+      left.splice(at, 1);
+      gone.add(i);
+    });
+  }
+  return examples.filter((_, i) => !gone.has(i));
 }

@@ -42,6 +42,12 @@ describe("tool-lessons simulate", () => {
     expect(Object.keys(report.before).sort()).toEqual([...SCORE_KEYS].sort());
     expect(Object.keys(report.after).sort()).toEqual([...SCORE_KEYS].sort());
     expect(Object.keys(report.lessons).sort()).toEqual(["examplesAdded", "notForAdded", "withdrawn"]);
+    for (const side of [report.noTool.before, report.noTool.after])
+      expect(Object.keys(side)).toEqual(expect.arrayContaining(["auroc", "precision", "recall"]));
+    expect(report.requests[0]).toEqual(
+      expect.objectContaining({ tool: expect.any(String), gained: expect.any(Number), lost: expect.any(Number) }),
+    );
+    expect(typeof report.maxNetLoss).toBe("number");
     expect(report.before.n).toBe(EVAL.length);
     expect(report.k).toBe(2);
     expect(report.cycles).toBe(2);

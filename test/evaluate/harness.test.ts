@@ -50,6 +50,14 @@ describe("the harness in router mode", () => {
     expect(picks.slice(3)).toEqual([null, null]);
     expect(report.perTool.find((t) => t.tool === null)!.recall).toBe(1);
     expect(report.minScore).toBe(0.2);
+    // The "no tool" figures from the router's scores agree with the null column.
+    const nullColumn = report.perTool.find((t) => t.tool === null)!;
+    expect(report.noTool).toMatchObject({ precision: nullColumn.precision, recall: 1, threshold: 0.2 });
+    expect(report.noTool!.auroc).toBeGreaterThan(0.5);
+    expect(report.scores).toHaveLength(CASES.length);
+    // Without minScore: AUROC still, nothing abstains.
+    const off = await evaluateSelection({ cases: CASES, selector: await routerSelector({ tools: TOOLS }), runs: 1 });
+    expect(off.noTool).toEqual({ auroc: report.noTool!.auroc, precision: 0, recall: 0 });
   });
 
   it("routes with the learned examples of lessons: the after of a before/after", async () => {

@@ -6,6 +6,7 @@ import {
   meanNdcgAtK,
   meanRecallAtK,
   ndcgAtK,
+  noToolFigures,
   recallAtK,
   topKAccuracy,
 } from "../../src/evaluate/metrics.js";
@@ -73,5 +74,19 @@ describe("auroc", () => {
 
   it("is NaN with an empty side", () => {
     expect(auroc([], [1])).toBeNaN();
+  });
+});
+
+describe("noToolFigures", () => {
+  it("reads AUROC without a threshold and precision and recall of abstaining below one", () => {
+    const served = [0.9, 0.8, 0.7, 0.3];
+    const none = [0.1, 0.2, 0.75];
+    const off = noToolFigures(served, none, undefined);
+    expect(off).toEqual({ auroc: auroc(served, none), precision: 0, recall: 0 });
+    const on = noToolFigures(served, none, 0.35);
+    expect(on.recall).toBeCloseTo(2 / 3);
+    expect(on.precision).toBeCloseTo(2 / 3);
+    expect(on.threshold).toBe(0.35);
+    expect(noToolFigures(served, none, 0.05)).toMatchObject({ precision: 0, recall: 0 });
   });
 });

@@ -19,3 +19,40 @@ describe("simulate()", () => {
     await expect(run({ examples: { center: 2 } })).rejects.toThrow(InvalidInput);
   });
 });
+
+describe("simulate() no-tool and per-tool counts", () => {
+  const CHATTER = ["hello there friend", "thanks that is all", "good night", "ok cool", "haha nice one"];
+  const noTool = (n: number, offset: number) =>
+    Array.from({ length: n }, (_, i) => ({ query: `${CHATTER[i % CHATTER.length]} ${i + offset}`, expect: [] }));
+
+  it("reports no-tool AUROC before and after, the calibrated threshold's precision and recall, and requests gained and lost", async () => {
+    const report = await simulate({
+      tools: TOOLS,
+      traffic: [...TRAFFIC, ...noTool(12, 0)],
+      eval: [...EVAL, ...noTool(6, 100)],
+      k: 2,
+      cycles: 2,
+      abstain: { minServed: 10, minNoTool: 5 },
+    });
+    // Before learning, the descriptions lack the users' words: their requests score like chatter.
+    expect(report.noTool.after.auroc).toBeGreaterThan(Math.max(0.5, report.noTool.before.auroc));
+    expect(report.noTool.after.threshold).toBeDefined();
+    expect(report.noTool.after.recall).toBeGreaterThan(0);
+    expect(report.noTool.after.precision).toBeGreaterThan(0);
+    const gained = report.requests.reduce((n, r) => n + r.gained, 0);
+    const lost = report.requests.reduce((n, r) => n + r.lost, 0);
+    expect(gained).toBeGreaterThan(lost);
+    expect(report.requests.reduce((n, r) => n + r.n, 0)).toBe(EVAL.length);
+    expect(report.maxNetLoss).toBe(Math.max(0, ...report.requests.map((r) => r.lost - r.gained)));
+    // Without no-tool traffic there is nothing to calibrate on: no threshold, no abstention.
+    const bare = await simulate({
+      tools: TOOLS,
+      traffic: TRAFFIC,
+      eval: [...EVAL, ...noTool(6, 100)],
+      k: 2,
+      cycles: 2,
+    });
+    expect(bare.noTool.after).toMatchObject({ precision: 0, recall: 0 });
+    expect(bare.noTool.after.threshold).toBeUndefined();
+  });
+});

@@ -87,13 +87,90 @@ describe("WhatIf.chooseExamples", () => {
       await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, {
         ...DEFAULT_EXAMPLE_OBJECTIVE,
         minGain: 100,
+        fillGain: Number.POSITIVE_INFINITY,
       }),
     ).toEqual([]);
+    // With the fill on, a free slot still takes a wording routing misses that costs nothing.
+    const filled = await w.chooseExamples("refund_order", candidates, { own: OWN, others: OTHERS }, 4, {
+      ...DEFAULT_EXAMPLE_OBJECTIVE,
+      minGain: 100,
+    });
+    expect(filled.length).toBeGreaterThan(0);
+    expect(filled.every((c) => c.gain >= 0 && c.gain < 100)).toBe(true);
     expect(
       await w.chooseExamples("refund_order", [], { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE),
     ).toEqual([]);
     expect(
       await w.chooseExamples("no_such_tool", candidates, { own: OWN, others: OTHERS }, 4, DEFAULT_EXAMPLE_OBJECTIVE),
     ).toEqual([]);
+  });
+});
+
+describe("WhatIf.chooseExampleSet", () => {
+  async function atCap(examples: string[]) {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: P });
+    const index = new ToolIndex({ ledger });
+    await index.reindex(P);
+    const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
+    const card = cards.get("refund_order")!;
+    cards.set("refund_order", {
+      ...card,
+      learned: { ...card.learned, examples: examples.map((text) => ({ text, source: "learned", addedAt: 1 })) },
+    });
+    return new WhatIf(index, P, 1, cards);
+  }
+  const OFF_TOPIC = "cancel the gym membership of my cousin";
+
+  it("with no free slot, a better wording takes the slot of the learned example the set needs least", async () => {
+    const w = await atCap([OFF_TOPIC]);
+    const { chosen, yielding } = await w.chooseExampleSet(
+      "refund_order",
+      [MONEY],
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0, replaceable: [OFF_TOPIC] },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(chosen.map((c) => [c.requestId, c.replaces])).toEqual([["m1", OFF_TOPIC]]);
+    expect(yielding).toEqual([OFF_TOPIC]);
+  });
+
+  it("keeps a learned example the set still needs, and never exchanges without replaceable examples", async () => {
+    const NEEDED = "I want my money back please";
+    const w = await atCap([NEEDED]);
+    const candidates = [{ requestId: "m4", request: "refund the order to the original payment method" }];
+    const kept = await w.chooseExampleSet(
+      "refund_order",
+      candidates,
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0, replaceable: [NEEDED] },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(kept).toEqual({ chosen: [], yielding: [] });
+    const none = await w.chooseExampleSet(
+      "refund_order",
+      [MONEY],
+      { own: OWN, others: OTHERS },
+      { limit: 4, room: 0 },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(none).toEqual({ chosen: [], yielding: [] });
+  });
+});
+
+describe("WhatIf.medoids", () => {
+  it("takes the wordings most like the tool's requests first, counting what the card covers already", async () => {
+    const w = await whatIf();
+    const candidates = [
+      { requestId: "a", request: "is my parcel lost" },
+      { requestId: "b", request: "I want my money back" },
+      { requestId: "c", request: "money back for the kettle please" },
+    ];
+    const own = [...OWN, { request: "kettle money back" }];
+    expect((await w.medoids(candidates, own, [], 1)).map((c) => c.requestId)).toEqual(["c"]);
+    // With the kettle wording on the card already, the next most useful one comes first.
+    const next = await w.medoids(candidates, own, ["money back for the kettle please"], 2);
+    expect(next.map((c) => c.requestId)[0]).toBe("b");
+    expect(await w.medoids(candidates, own, [], 5)).toHaveLength(3);
   });
 });

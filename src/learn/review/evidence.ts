@@ -92,6 +92,11 @@ export interface ToolReviewEvidence {
   turnedDown: TurnedDown;
   /** What the proposer is given. */
   evidence: ToolEvidence;
+  /**
+   * Learned examples on the card that routing's choice of the set no longer needs, in the order
+   * they give way to its picks beyond the card's free slots (see {@link WhatIf.chooseExampleSet}).
+   */
+  yielding: string[];
 }
 
 /** The evidence of one due tool: misses covered against the index, the proposer's view built. */
@@ -102,7 +107,7 @@ export async function buildEvidence(
 ): Promise<ToolReviewEvidence> {
   const { card, detection: td } = due;
   const turnedDown = turnedDownOf(window.revisions.filter((r) => r.tool === card.name));
-  const covered = await coverMisses(routing, card, td, window.settings, turnedDown);
+  const { covered, yielding } = await coverMisses(routing, card, td, window.settings, turnedDown);
   // Only misses routing still misses count, each with what its wording would fix.
   const detection = { ...td, misses: covered.map((m): CoveredMiss => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
   const evidence = buildToolEvidence({
@@ -112,7 +117,7 @@ export async function buildEvidence(
     settings: window.settings,
     turnedDown,
   });
-  return { card, detection, covered, turnedDown, evidence };
+  return { card, detection, covered, turnedDown, evidence, yielding };
 }
 
 /**
@@ -130,7 +135,7 @@ async function coverMisses(
   td: ToolDetection,
   settings: Settings,
   turnedDown: TurnedDown,
-): Promise<CoveredMissRecord[]> {
+): Promise<{ covered: CoveredMissRecord[]; yielding: string[] }> {
   const { whatIf } = routing;
   const servedOwn = routing.servedByTool.get(card.name) ?? [];
   const recorded = td.misses.slice(-MAX_MISSES);
@@ -155,9 +160,9 @@ async function coverMisses(
     open.push({ miss, probe });
   }
   const tokens = new Map(open.map(({ miss }) => [miss.requestId, whatIf.words(miss.request)]));
-  const candidates: MissedRequest[] = [];
+  const eligible: MissedRequest[] = [];
   const seen = new Set<string>();
-  for (let i = open.length - 1; i >= 0 && candidates.length < MAX_CANDIDATES; i--) {
+  for (let i = open.length - 1; i >= 0; i--) {
     const { miss } = open[i];
     const text = miss.request.toLowerCase().trim();
     const own = tokens.get(miss.requestId)!;
@@ -169,36 +174,49 @@ async function coverMisses(
       (o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)),
     );
     if (cites.length < settings.minMisses) continue;
+    eligible.push(miss);
+  }
+  // Cheap first pass: the most representative wordings of the tool's requests (medoids), then
+  // the exact pass (routing's what-if) on those alone.
+  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
+  const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
+  const ownIds = new Set(ownServed.map((t) => t.requestId));
+  const own = [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))];
+  const candidates: MissedRequest[] = [];
+  for (const miss of await whatIf.medoids(eligible, own, learned, MAX_CANDIDATES)) {
     if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), routing.served))
       continue;
     candidates.push(miss);
   }
-  const learnedCount = card.learned.examples.filter((e) => e.source === "learned").length;
-  const limit = Math.min(settings.maxNewQueries, settings.maxQueries - learnedCount);
-  if (candidates.length === 0 || limit <= 0) return open.map(({ miss, probe }) => ({ miss, probe, pick: null }));
+  // The card's slots: synthetic examples give way in the vet; learned ones compete with the candidates.
+  const room = Math.max(0, settings.maxQueries - learned.length);
+  const limit = settings.maxNewQueries;
+  const none = { covered: open.map(({ miss, probe }) => ({ miss, probe, pick: null })), yielding: [] };
+  if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
-  const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
-  const ownIds = new Set(ownServed.map((t) => t.requestId));
   const others: ServedRequest[] = [];
   for (let i = routing.served.length - 1; i >= 0 && others.length < MAX_OTHER_REQUESTS; i--) {
     const t = routing.served[i];
     if (t.servedBy === card.name || !intersects(words, whatIf.words(t.request))) continue;
     others.push({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! });
   }
-  const chosen = await whatIf.chooseExamples(
+  const { chosen, yielding } = await whatIf.chooseExampleSet(
     card.name,
     candidates,
-    { own: [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))], others },
-    limit,
+    { own, others },
+    { limit, room, replaceable: learned },
     routing.objective,
   );
   const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
-  return open.map(({ miss, probe }) => ({
-    miss,
-    probe,
-    pick: picks.get(miss.requestId)?.pick ?? null,
-    gain: picks.get(miss.requestId)?.gain,
-  }));
+  return {
+    covered: open.map(({ miss, probe }) => ({
+      miss,
+      probe,
+      pick: picks.get(miss.requestId)?.pick ?? null,
+      gain: picks.get(miss.requestId)?.gain,
+    })),
+    yielding,
+  };
 }
 
 /**

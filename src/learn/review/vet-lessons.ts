@@ -36,7 +36,8 @@ export function valueCheck(window: Pick<ReviewWindow, "calls" | "fingerprintKey"
  */
 export function vetLessons(input: {
   window: Pick<ReviewWindow, "cards" | "settings">;
-  evidence: Pick<ToolReviewEvidence, "card" | "detection" | "turnedDown">;
+  evidence: Pick<ToolReviewEvidence, "card" | "detection" | "turnedDown"> &
+    Partial<Pick<ToolReviewEvidence, "yielding">>;
   proposal: Proposal;
   containsValue: ContainsValue;
   options?: VetOptions;
@@ -56,6 +57,7 @@ export function vetLessons(input: {
       ...evidenceMaps(detection),
       containsValue,
       turnedDown,
+      yielding: evidence.yielding,
     },
     input.options,
   );
