@@ -100,7 +100,8 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
   });
   const { ledger } = graph;
   try {
-    for (const partition of [ALICE, BOB]) await ledger.configure(partition, { minEvaluatedCalls: 3 });
+    // The review checks a missed wording against the partition's routingK: keep it the graph's k.
+    for (const partition of [ALICE, BOB]) await ledger.configure(partition, { minEvaluatedCalls: 3, routingK: 3 });
     const manager = new LessonManager({ ledger, index });
 
     /** One user message in a thread. Alice is named in metadata; bob only in configurable. */
