@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storedTexts } from "../helpers/stored-values.js";
 import { type CreateAgentDemoSummary, main } from "../../examples/create-agent.js";
 
 /** Values the users typed or the model passed as arguments; none may be stored. */
@@ -19,21 +19,6 @@ const PLANTED = [
   "northwind",
   "18.50",
 ];
-
-/** Token sequence of a text: runs of letters and digits, lower case. */
-function tokens(text: string): string {
-  return ` ${(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ")} `;
-}
-
-/** Every string leaf of a JSON value except the keyed fingerprints (hashes, not values). */
-function stringLeaves(value: unknown, out: string[] = []): string[] {
-  if (typeof value === "string") out.push(value);
-  else if (Array.isArray(value)) for (const v of value) stringLeaves(v, out);
-  else if (value !== null && typeof value === "object") {
-    for (const [key, v] of Object.entries(value)) if (key !== "fingerprints") stringLeaves(v, out);
-  }
-  return out;
-}
 
 describe("examples/create-agent (the support desk through createAgent + toolLessonsMiddleware)", () => {
   let dir: string;
@@ -84,24 +69,10 @@ describe("examples/create-agent (the support desk through createAgent + toolLess
   });
 
   it("stores no planted value in any row", () => {
-    const db = new Database(summary.ledgerPath, { readonly: true });
-    const rows = db.prepare("SELECT namespace, key, value FROM store").all() as {
-      namespace: string;
-      key: string;
-      value: string;
-    }[];
-    db.close();
-    expect(rows.length).toBeGreaterThan(30);
-    const texts = rows.flatMap((r) => [r.namespace, r.key, ...stringLeaves(JSON.parse(r.value))]).map(tokens);
-    for (const value of PLANTED) {
-      const needle = tokens(value);
-      expect(
-        texts.filter((t) => t.includes(needle)),
-        value,
-      ).toEqual([]);
-    }
-    const files = [summary.ledgerPath, `${summary.ledgerPath}-wal`].filter((f) => existsSync(f));
-    const raw = files.map((f) => readFileSync(f).toString("latin1").toLowerCase()).join("\n");
-    for (const value of ["whitfield", "northwind"]) expect(raw).not.toContain(value);
+    const stored = storedTexts(summary.ledgerPath);
+    expect(stored.rows).toBeGreaterThan(30);
+    for (const value of PLANTED) expect(stored.hits(value), value).toEqual([]);
+    // The raw file too (the letters-only values cannot turn up in a hash or id by chance).
+    for (const value of ["whitfield", "northwind"]) expect(stored.raw).not.toContain(value);
   });
 });
