@@ -191,7 +191,7 @@ export {
   type ToolLessonsState,
 } from "./graph/index.js";
 
-// ---------------------------------------------------------------- partitions and degraded routing (issue 16, part)
+// ---------------------------------------------------------------- partitions (one resolver) and routing that degrades
 export { PartitionUnresolved } from "./errors.js";
 export {
   callerOf,
@@ -206,7 +206,8 @@ export {
   resolveCaller,
 } from "./record/partition.js";
 export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";
-// ---------------------------------------------------------------- lessons nodes (classify → synthesize → vet → inject) and the ready agent
+
+// ---------------------------------------------------------------- the lessons nodes (classify → synthesize → vet → inject) and the ready agent
 export {
   classifyTurn,
   createClassifyNode,
@@ -242,7 +243,8 @@ export {
   type LessonsBlockOptions,
   renderLessonsBlock,
 } from "./prompt/lessons-block.js";
-// ---------------------------------------------------------------- races settled by the store (compare-and-set)
+
+// ---------------------------------------------------------------- races settled by the store (compare-and-set), for stores of your own
 export {
   type CasCheck,
   type CasFailure,
@@ -252,13 +254,16 @@ export {
   compareAndSet,
 } from "./ledger/cas.js";
 export type { RevisionClaim } from "./ledger/collections/commit.js";
-// ---------------------------------------------------------------- flow (recording under load and faults: flush results, close)
+
+// ---------------------------------------------------------------- recording under load and faults: flush results, close
 export { RecordingDropped, RecordsPending } from "./errors.js";
 export { type FlushOptions, type FlushResult } from "./record/handler.js";
 export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";
-// Routing at scale: the in-memory index's layouts (issue 20).
+
+// ---------------------------------------------------------------- the in-memory index's layouts (sparse vectors as an inverted index)
 export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./index/memory-vector-store.js";
-// ---------------------------------------------------------------- select: examples as a set, the "no tool" path
+
+// ---------------------------------------------------------------- examples chosen as a set, the "no tool" path
 export {
   abstainThreshold,
   type AbstainOptions,
