@@ -11,7 +11,8 @@ import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { InvalidInput } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
-import { type LessonsGraphOptions, ledgerOn } from "./context.js";
+import { ledgerOn } from "../ledger/on-store.js";
+import type { LessonsGraphOptions } from "./context.js";
 import { createLessonsGraph, createLessonsNode, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 

@@ -9,7 +9,8 @@ import type { BaseStore } from "@langchain/langgraph";
 import { ToolRouter } from "../index/router.js";
 import { ToolIndex } from "../index/tool-index.js";
 import type { ToolSource } from "../ledger/cards.js";
-import { Ledger } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { ledgerOn } from "../ledger/on-store.js";
 import { rankByCoverage } from "../learn/coverage.js";
 import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
@@ -115,30 +116,6 @@ export const DEFAULT_LESSONS_GRAPH = Object.freeze({
   register: true,
   onError: (message: string, error: unknown): void => console.warn(`[tool-lessons] ${message}`, error),
 });
-
-/** Ledgers made over a graph's store, one per store, shared by every graph and recorder in the process. */
-const ledgers = new WeakMap<BaseStore, Ledger>();
-
-/**
- * The store a graph was compiled with: LangGraph hands nodes `config.store` wrapped in its
- * `AsyncBatchedStore` (a new wrapper per run, whose `batch` is not for callers), so the wrapped
- * store is used.
- */
-export function unwrapStore(store: BaseStore): BaseStore {
-  const batched = store as BaseStore & { lg_name?: string; store?: BaseStore };
-  return batched.lg_name === "AsyncBatchedStore" && batched.store ? batched.store : store;
-}
-
-/** The one `Ledger` over a store (the recorder of `createToolLessonsAgent` writes through the same). */
-export function ledgerOn(given: BaseStore): Ledger {
-  const store = unwrapStore(given);
-  let ledger = ledgers.get(store);
-  if (!ledger) {
-    ledger = new Ledger(store);
-    ledgers.set(store, ledger);
-  }
-  return ledger;
-}
 
 /** What one node needs for one run. */
 export interface RunContext {

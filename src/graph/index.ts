@@ -5,7 +5,8 @@
  */
 export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./agent.js";
 export { classifyTurn, createClassifyNode, finishedTurns, type TurnView } from "./classify.js";
-export { DEFAULT_LESSONS_GRAPH, ledgerOn, type LessonsGraphOptions } from "./context.js";
+export { DEFAULT_LESSONS_GRAPH, type LessonsGraphOptions } from "./context.js";
+export { ledgerOn } from "../ledger/on-store.js";
 export { createInjectNode } from "./inject.js";
 export {
   createLessonsGraph,

@@ -16,12 +16,11 @@ import type { RoutingSkipped } from "../index/router.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { type BlockRule, type BlockTool, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { renderGuideline } from "../prompt/memory.js";
-import { latestHumanTurn, requestIdFor } from "../record/request.js";
+import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 import { isUnscoped } from "../rules/model.js";
 import { bindingRules } from "../rules/store.js";
 import type { Rule } from "../rules/model.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
-import { toolsInUse } from "./route-node.js";
 import { emptyReport, type LessonsReport } from "./state.js";
 
 /** The state inject reads. */

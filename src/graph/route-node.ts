@@ -8,7 +8,9 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
 import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
-import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
+import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
+
+export { toolsInUse };
 import type { Settings } from "../settings.js";
 import { redactError } from "../text/gate.js";
 import type { ToolLessonsState } from "./state.js";
@@ -113,17 +115,6 @@ async function routedCards(
     onError(error);
     return [];
   }
-}
-
-/** Tools the thread has already called (kept visible on later turns). */
-export function toolsInUse(messages: readonly BaseMessage[]): string[] {
-  const names = new Set<string>();
-  for (const message of messages) {
-    if (messageRole(message) !== "ai") continue;
-    const calls = (message as { tool_calls?: { name?: unknown }[] }).tool_calls ?? [];
-    for (const call of calls) if (typeof call.name === "string") names.add(call.name);
-  }
-  return [...names];
 }
 
 /**

@@ -15,12 +15,13 @@ import { ToolIndex } from "../index/tool-index.js";
 import { type RoutedTools, type RoutingSkipped, type RoutingWarning, ToolRouter } from "../index/router.js";
 import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";
-import { Ledger } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { ledgerOn } from "../ledger/on-store.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { renderMemoryBlock } from "../prompt/memory.js";
 import { renderRulesBlock } from "../prompt/rules-block.js";
 import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
-import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
+import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 import { recordEdicts } from "../rules/store.js";
 import { bindingRules } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
@@ -201,12 +202,11 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       return { ledger: options.ledger, router: options.router ?? defaultRouter(options.ledger) };
     }
     if (!store) return undefined;
-    store = storeBehind(store);
-    let found = routers.get(store);
+    const ledger = ledgerOn(store);
+    let found = routers.get(ledger.store);
     if (!found) {
-      const ledger = new Ledger(store);
       found = { ledger, router: options.router ?? newRouter(ledger) };
-      routers.set(store, found);
+      routers.set(ledger.store, found);
     }
     return found;
   }
@@ -417,28 +417,6 @@ async function routeTurn(
   });
   const always = o.alwaysInclude.filter((t) => names.includes(t) && !routed.tools.includes(t));
   return { ...routed, always: [...routed.always, ...always], tools: [...routed.tools, ...always] };
-}
-
-/** Tools the thread has already called (kept visible on later turns and steps). */
-function toolsInUse(messages: readonly BaseMessage[]): string[] {
-  const names = new Set<string>();
-  for (const message of messages) {
-    if (messageRole(message) !== "ai") continue;
-    const calls = (message as { tool_calls?: { name?: unknown }[] }).tool_calls ?? [];
-    for (const call of calls) if (typeof call.name === "string") names.add(call.name);
-  }
-  return [...names];
-}
-
-/**
- * The store a graph was given. LangGraph hands nodes its store wrapped in an `AsyncBatchedStore`,
- * whose `batch` (the one method a ledger calls) refuses to run; the wrapped store serves it.
- */
-function storeBehind(store: BaseStore): BaseStore {
-  const wrapped = store as { lg_name?: unknown; store?: unknown };
-  return wrapped.lg_name === "AsyncBatchedStore" && wrapped.store instanceof Object
-    ? (wrapped.store as BaseStore)
-    : store;
 }
 
 /** The run's config (metadata included), when called inside a run. */

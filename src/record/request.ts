@@ -114,3 +114,14 @@ export function hashedRequestId(threadId: string | undefined, turn: Pick<HumanTu
     .digest("hex");
   return `r_${digest.slice(0, 16)}`;
 }
+
+/** Tools the thread has already called (kept visible on later turns). */
+export function toolsInUse(messages: readonly unknown[]): string[] {
+  const names = new Set<string>();
+  for (const message of messages) {
+    if (messageRole(message) !== "ai") continue;
+    const calls = (message as { tool_calls?: { name?: unknown }[] }).tool_calls ?? [];
+    for (const call of calls) if (typeof call.name === "string") names.add(call.name);
+  }
+  return [...names];
+}

@@ -24,7 +24,7 @@ const PLANTED = [
   "18.50",
 ];
 
-describe("examples/quickstart (npm run demo)", () => {
+describe("examples/quickstart (the operator's loop with a hand-built graph)", () => {
   let dir: string;
   let summary: DemoSummary;
 
