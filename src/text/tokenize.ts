@@ -220,7 +220,30 @@ const DERIVATIONAL: ReadonlyArray<readonly [suffix: string, replacement: string,
  * a final "e".
  */
 export function stem(word: string): string {
-  if (word.length < 3 || !/^[a-z]+$/.test(word)) return word;
+  if (word.length < 3) return word;
+  const known = STEMS.get(word);
+  if (known !== undefined) return known;
+  const stemmed = stemOnce(word);
+  remember(STEMS, word, stemmed);
+  return stemmed;
+}
+
+/**
+ * Pure results kept for reuse: routing, detection and vetting tokenize the same words and
+ * requests over and over (a review reads thousands of requests). Each map is cleared when full,
+ * so memory stays bounded (about 16k words and 4k texts).
+ */
+const STEMS = new Map<string, string>();
+const WORDS_OF = new Map<string, readonly string[]>();
+const MAX_CACHED = { stems: 16_384, texts: 4_096, textLength: 2_000 };
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= (cache === STEMS ? MAX_CACHED.stems : MAX_CACHED.texts)) cache.clear();
+  cache.set(key, value);
+}
+
+function stemOnce(word: string): string {
+  if (!/^[a-z]+$/.test(word)) return word;
   if (word.length === 3) return word.endsWith("e") ? word.slice(0, -1) : word;
   let w = word;
 
@@ -258,6 +281,14 @@ export function stem(word: string): string {
  * Stopwords are kept here; see {@link tokenize}.
  */
 export function splitWords(text: string): string[] {
+  const known = WORDS_OF.get(text);
+  if (known !== undefined) return known.slice();
+  const words = splitOnce(text);
+  if (text.length <= MAX_CACHED.textLength) remember(WORDS_OF, text, words.slice());
+  return words;
+}
+
+function splitOnce(text: string): string[] {
   const spaced = text
     .normalize("NFKC")
     // Mask placeholders ("<value>", "<email>") stand for something removed: they are not words.

@@ -100,3 +100,29 @@ describe("mask placeholders", () => {
     expect(sharesWord("check <value> cluster", "send <value> now")).toBe(false);
   });
 });
+
+describe("reuse of results", () => {
+  it("gives every caller its own array: changing one result changes no later one", () => {
+    const text = "Refund the Order_Items of customerAccounts";
+    const first = splitWords(text);
+    const expected = [...first];
+    first.push("injected");
+    first[0] = "changed";
+    expect(splitWords(text)).toEqual(expected);
+    expect(tokenize(text)).toEqual(["refund", "order", "item", "custom", "account"]);
+  });
+
+  it("stems a word the same way the first time and every time after", () => {
+    const words = ["creating", "created", "creation", "creates", "running", "boxes", "happily"];
+    const once = words.map(stem);
+    expect(words.map(stem)).toEqual(once);
+    expect(once.slice(0, 4)).toEqual(["creat", "creat", "creat", "creat"]);
+  });
+
+  it("keeps working past the bound on remembered texts", () => {
+    const texts = Array.from({ length: 5000 }, (_, i) => `lookup item${i} inventory`);
+    for (const t of texts) splitWords(t);
+    expect(splitWords(texts[0])).toEqual(["lookup", "item0", "inventory"]);
+    expect(splitWords(texts[4999])).toEqual(["lookup", "item4999", "inventory"]);
+  });
+});
