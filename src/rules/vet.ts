@@ -6,10 +6,14 @@
  * It uses the gate's own stages (`src/text/`): its normalization, and its check for text aimed at
  * the model with the imperative tier skipped, since a rule is an instruction by design ("never
  * call wire_money"); markup, role markers, chat-template tokens and tool-call syntax are refused
- * all the same. Nothing is masked: the edict is the user's own, in the user's own partition.
+ * all the same. The user's words and numbers are kept (the edict is theirs, in their own partition,
+ * and its words are its meaning); what the gate's detectors find (emails, phones, cards, IBANs, API
+ * keys, tokens, credentials) is masked all the same: a rule is stored and shown on every later
+ * turn, and a secret or an address has no place there ("never email <email>").
  */
 import { oneLine } from "../internal.js";
 import { AIMED_AT_MODEL_PATTERNS, type AimedPattern, findAimedAtModel } from "../text/injection.js";
+import { gateText } from "../text/gate.js";
 import { normalizeText } from "../text/normalize.js";
 import type { RefusalReason } from "../ledger/schema.js";
 
@@ -53,5 +57,5 @@ export function vetEdictText(text: string): VettedRuleText {
   // On the text as given: hidden (tag) text and bidi controls are findings before normalizing removes them.
   const aimed = findAimedAtModel(text, { skipImperatives: true, extra: NEVER_A_RULE });
   if (aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: `it reads as ${aimed}` };
-  return { ok: true, text: normalized };
+  return { ok: true, text: gateText(normalized, { kind: "rule", skipImperatives: true }).text };
 }

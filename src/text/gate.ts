@@ -1,7 +1,7 @@
 import { ToolLessonsError } from "../errors.js";
 import { clip, oneLine } from "../internal.js";
 import { findAimedAtModel } from "./injection.js";
-import { createMasker, type Masker, type MaskOptions } from "./mask.js";
+import { createMasker, type Masker, maskPrivateData, type MaskOptions } from "./mask.js";
 import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefusal } from "./vocabulary.js";
 
 /**
@@ -16,6 +16,9 @@ import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefus
  *    depth, keys too, homoglyphs folded, partial echoes), every remaining digit.
  * 4. for lessons only, **keep allowed words** (`vocabulary.ts`): other words become `<word>`.
  *
+ * A user's rule (`rule`) is the one text whose words and numbers are its meaning ("never email
+ * Sarah", "never refund more than 500"): it keeps them, and only the detectors' spans are masked.
+ *
  * What each kind does with a finding:
  *
  * | kind | text aimed at the model | a value or private data masked now | unknown words |
@@ -23,6 +26,7 @@ import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefus
  * | `stored` | kept as data, reported in `aimed` | masked | kept |
  * | `log` | kept as data, reported in `aimed`; one line, clipped | masked | kept |
  * | `prompt` | refused (`aimed_at_model`) | masked | kept |
+ * | `rule` | reported in `aimed` (the rule's own vet decides) | detectors' spans masked; digits and the run's values kept | kept |
  * | `lesson` | refused (`aimed_at_model`) | refused (`contains_value`, `contains_private_data`) | masked as `<word>`; refused past a share |
  *
  * A refused result still carries the masked text (for an operator to read); it must never be
@@ -30,7 +34,7 @@ import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefus
  */
 
 /** Where a gated text goes. */
-export type GateKind = "stored" | "lesson" | "prompt" | "log";
+export type GateKind = "stored" | "lesson" | "prompt" | "log" | "rule";
 
 /** Why the gate refused a text. */
 export type GateRefusal = "aimed_at_model" | "contains_value" | "contains_private_data" | VocabularyRefusal;
@@ -109,8 +113,10 @@ export function gateText(text: string, options: GateOptions): GateResult {
   const aimed = findAimedAtModel(text, {
     skipImperatives: options.skipImperatives ?? DEFAULT_GATE_OPTIONS.skipImperatives,
   });
-  const mask = options.masker ?? createMasker(options.values, options);
-  const masked = mask(text);
+  const masked =
+    kind === "rule"
+      ? maskPrivateData(text, options.detectors)
+      : (options.masker ?? createMasker(options.values, options))(text);
   let out = masked.text;
   const what = [...masked.masked];
   let refused: GateRefusal | undefined;

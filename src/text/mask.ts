@@ -671,6 +671,28 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
   };
 }
 
+/**
+ * Only the detectors' spans of a text, each replaced by its placeholder (`<email>`, `<key>`,
+ * `<phone>` ...); words and digits are kept. For a text whose words and numbers are its meaning (a
+ * user's rule: "never refund more than 500"), where secrets and contact data must still never be
+ * kept. The text is normalized first, as {@link maskText} does.
+ */
+export function maskPrivateData(
+  raw: string,
+  detectors: readonly NamedDetector[] = DEFAULT_MASK_OPTIONS.detectors,
+): { text: string; masked: string[] } {
+  const text = normalizeText(raw);
+  const masked: string[] = [];
+  let out = "";
+  let last = 0;
+  for (const m of findPrivateData(text, detectors)) {
+    out += text.slice(last, m.start) + m.placeholder;
+    masked.push(m.name);
+    last = m.end;
+  }
+  return { text: out + text.slice(last), masked };
+}
+
 /** {@link createMasker} returning the masked text only. */
 export function createTextMasker(values?: unknown, options?: MaskOptions): TextMasker {
   const mask = createMasker(values, options);

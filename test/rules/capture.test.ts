@@ -83,7 +83,7 @@ describe("the rule's text", () => {
     expect(captureEdicts("never email Sarah at sarah@example.com.", { tools: ["send_email"] })).toEqual([
       {
         tool: "send_email",
-        rule: "Never email Sarah at sarah@example.com.",
+        rule: "Never email Sarah at <email>.",
         priority: "critical",
         source: "user_explicit",
         tags: ["edict"],

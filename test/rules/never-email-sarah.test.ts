@@ -136,7 +136,7 @@ describe('"never email Sarah", end to end in a LangGraph agent', () => {
     const [rule] = await manager.listRules({ partition: "u:alice" });
     expect(rule).toMatchObject({
       tool: "send_email",
-      rule: "Never email Sarah at sarah@example.com.",
+      rule: "Never email Sarah at <email>.",
       priority: "critical",
       source: "user_explicit",
       scope: "partition",
@@ -148,7 +148,7 @@ describe('"never email Sarah", end to end in a LangGraph agent', () => {
       as("alice", "alice-1"),
     );
     expect(firstPrompts[1]).toContain("## Tool-scoped rules");
-    expect(firstPrompts[1]).toContain("### `send_email`\n- [critical] Never email Sarah at sarah@example.com.");
+    expect(firstPrompts[1]).toContain("### `send_email`\n- [critical] Never email Sarah at <email>.");
     expect(sent).toHaveLength(1);
     const reply = turn2.messages.at(-1) as AIMessage;
     expect(reply.tool_calls ?? []).toEqual([]);

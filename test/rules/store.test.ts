@@ -140,7 +140,7 @@ describe("recordEdicts", () => {
       calledTools: ["book_hotel"],
     });
     expect(result.stored.map((r) => [r.tool, r.rule, r.priority, r.source])).toEqual([
-      ["send_email", "Never email Sarah at sarah@example.com.", "critical", "user_explicit"],
+      ["send_email", "Never email Sarah at <email>.", "critical", "user_explicit"],
     ]);
     expect(result.refused).toEqual([]);
     expect(await listRules(l, { partition: "u:bob" })).toEqual([]);
