@@ -210,13 +210,18 @@ export const SPARSE_MAX_NONZERO_SHARE = 0.5;
 const EMPTY_ROWS = new Int32Array(0);
 const EMPTY_VALUES = new Float32Array(0);
 
-/** One dimension's posting list: the rows nonzero there and their values, in the order added. */
+/**
+ * One dimension's posting list: the rows nonzero there and their values, in the order added, and
+ * the largest magnitude pushed (a bound on any row's entry; see {@link SearchCost}).
+ */
 class Postings {
   rows: Int32Array = EMPTY_ROWS;
   values: Float32Array = EMPTY_VALUES;
   length = 0;
+  maxAbs = 0;
 
   push(row: number, value: number): void {
+    if (Math.abs(value) > this.maxAbs) this.maxAbs = Math.abs(value);
     if (this.length === this.rows.length) {
       const size = Math.max(4, this.rows.length * 2);
       const rows = new Int32Array(size);
@@ -254,6 +259,30 @@ function planQuery(query: readonly number[]): QueryPlan | undefined {
   const weights = new Float64Array(dims.length);
   for (let i = 0; i < dims.length; i++) weights[i] = query[dims[i]] * inv;
   return { dims, weights };
+}
+
+/**
+ * What one top-k search walks in the sparse layout (see {@link InMemoryVectorIndex.searchCost}):
+ * how selective the query's dimensions are, and how much a bound-based ("max-score") walk could
+ * skip and stay exact.
+ */
+export interface SearchCost {
+  /** The query's nonzero dimensions that have a posting list. */
+  lists: number;
+  /** Postings on those lists: what the inverted walk adds up. */
+  postings: number;
+  /** Distinct rows on those lists: every other row scores exactly 0. */
+  rowsMet: number;
+  /** The k-th best score (the threshold a row must reach). */
+  kthScore: number;
+  /** The sum over the lists of the most each can add to one score (|weight| × largest |value|). */
+  boundSum: number;
+  /**
+   * Postings of the lists a max-score walk could leave out and stay exact, knowing the k-th score
+   * in advance: the lists of smallest bound whose bounds add up to less than it (an upper limit on
+   * what that pruning saves; it also re-scores the rows it met).
+   */
+  skippablePostings: number;
 }
 
 /**
@@ -601,6 +630,43 @@ export class InMemoryVectorIndex extends VectorStore {
     this.checkQuery(query);
     if (this.current === "dense") return this.searchDense(query, k, filter);
     return this.finish(this.scanSparse(query, k, toPredicate(filter)));
+  }
+
+  /**
+   * What a top-`k` search for `query` walks in the sparse layout ({@link SearchCost}): for
+   * benchmarks and for judging whether an embedding suits the inverted index (`bench/routing-latency.ts`).
+   * @throws InvalidInput in the dense layout, or for a query of the wrong length.
+   */
+  async searchCost(query: number[], k: number): Promise<SearchCost> {
+    if (this.current !== "sparse") throw new InvalidInput("searchCost() describes the sparse layout only.");
+    const cost: SearchCost = { lists: 0, postings: 0, rowsMet: 0, kthScore: 0, boundSum: 0, skippablePostings: 0 };
+    if (this.rowOf.size === 0 || k <= 0) return cost;
+    this.checkQuery(query);
+    const plan = planQuery(query);
+    if (plan === undefined) return cost;
+    const hits = await this.similaritySearchVectorWithScore(query, k);
+    cost.kthScore = hits.length > 0 ? hits[hits.length - 1][1] : 0;
+    const met = new Uint8Array(this.rowIds.length);
+    const lists: Array<{ bound: number; length: number }> = [];
+    for (let p = 0; p < plan.dims.length; p++) {
+      const list = this.postings[plan.dims[p]];
+      if (list === undefined || list.length === 0) continue;
+      const bound = Math.abs(plan.weights[p]) * list.maxAbs;
+      lists.push({ bound, length: list.length });
+      cost.boundSum += bound;
+      cost.postings += list.length;
+      for (let j = 0; j < list.length; j++) met[list.rows[j]] = 1;
+    }
+    cost.lists = lists.length;
+    for (let r = 0; r < met.length; r++) if (met[r] === 1 && this.rowIds[r] !== undefined) cost.rowsMet++;
+    lists.sort((a, b) => a.bound - b.bound);
+    let skipped = 0;
+    for (const { bound, length } of lists) {
+      if (skipped + bound >= cost.kthScore) break;
+      skipped += bound;
+      cost.skippablePostings += length;
+    }
+    return cost;
   }
 
   private checkQuery(query: readonly number[]): void {

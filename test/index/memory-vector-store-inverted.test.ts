@@ -161,6 +161,46 @@ describe("InMemoryVectorIndex, sparse layout (inverted index)", () => {
   });
 });
 
+describe("searchCost", () => {
+  it("counts the lists, postings and rows a search walks, and what a max-score walk could leave out", async () => {
+    const index = new InMemoryVectorIndex(unused, { layout: "sparse" });
+    // Rows a-c share dimension 0 (a common term, small values); a and b also hold a rare term each.
+    await index.addVectors(
+      [
+        [0.3, 1, 0, 0, 0, 0, 0, 0],
+        [0.3, 0, 1, 0, 0, 0, 0, 0],
+        [1, 0, 0, 0, 0, 0, 0, 0],
+        [0, 0, 0, 1, 0, 0, 0, 0],
+      ],
+      ["a", "b", "c", "d"].map((id) => doc(id, {})),
+      { ids: ["a", "b", "c", "d"] },
+    );
+    const query = [0.1, 1, 0, 0, 0, 0, 0, 0];
+    const cost = await index.searchCost(query, 1);
+    expect(cost.lists).toBe(2);
+    expect(cost.postings).toBe(4); // dimension 0: a, b, c; dimension 1: a
+    expect(cost.rowsMet).toBe(3); // d shares no dimension
+    const [[best, kth]] = await index.similaritySearchVectorWithScore(query, 1);
+    expect(best.id).toBe("a");
+    expect(cost.kthScore).toBe(kth);
+    // Rows are stored unit length. Dimension 0 can add at most 0.1 / |q| × 1 (row c's entry) to a
+    // score, less than a's score: a max-score walk could skip its 3 postings; dimension 1's bound
+    // (1 / |q| × a's entry) alone exceeds it.
+    const w = 1 / Math.hypot(0.1, 1);
+    expect(cost.boundSum).toBeCloseTo(0.1 * w + w / Math.hypot(0.3, 1), 6);
+    expect(cost.skippablePostings).toBe(3);
+    // A second row id replacing the first leaves a dead slot that no longer counts as met.
+    await index.addVectors([[0, 0, 0, 1, 0, 0, 0, 0]], [doc("c", {})], { ids: ["c"] });
+    expect((await index.searchCost(query, 1)).rowsMet).toBe(2);
+  });
+
+  it("is refused in the dense layout", async () => {
+    const index = new InMemoryVectorIndex(unused, { layout: "dense" });
+    await index.addVectors([[1, 0, 0, 0, 0, 0, 0, 0]], [doc("a", {})], { ids: ["a"] });
+    await expect(index.searchCost([1, 0, 0, 0, 0, 0, 0, 0], 1)).rejects.toThrow(/sparse layout only/);
+  });
+});
+
 const metatool = metaToolUnavailableReason();
 if (metatool !== null) console.warn(`skipped: ${metatool}`);
 
