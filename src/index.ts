@@ -203,6 +203,8 @@ export {
   type ResolvedCaller,
   rememberCaller,
   rememberedCaller,
+  refuseCaller,
+  isRefusedCaller,
   resolveCaller,
 } from "./record/partition.js";
 export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";

@@ -16,7 +16,7 @@ import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
 import type { Proposer } from "../learn/proposer.js";
 import { registerTools } from "../learn/register.js";
-import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
+import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
 import { LessonRetriever } from "../rules/retriever.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactError } from "../text/gate.js";
@@ -149,7 +149,13 @@ export class LessonsRuntime {
     const ledger = store ? ledgerOn(store) : this.options.ledger;
     const configurable = config?.configurable as Record<string, unknown> | undefined;
     const threadId = typeof configurable?.thread_id === "string" ? configurable.thread_id : undefined;
-    const partition = partitionOf(config as Parameters<typeof partitionOf>[0], this.options.partition);
+    let partition: string;
+    try {
+      partition = partitionOf(config as Parameters<typeof partitionOf>[0], this.options.partition);
+    } catch (error) {
+      refuseCaller(threadId);
+      throw error;
+    }
     rememberCaller(threadId, partition);
     return { ledger, partition, threadId };
   }

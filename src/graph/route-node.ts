@@ -7,7 +7,7 @@ import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../index/router.js";
-import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
+import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 
 export { toolsInUse };
@@ -65,18 +65,19 @@ export function createRouteNode(options: RouteNodeOptions) {
     const turn = latestHumanTurn(state.messages);
     if (!turn) return { routedTools: [], routedCards: [] };
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+    const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
     let partition: string;
     try {
       partition = partitionOf(config, options.partition);
-      rememberCaller(typeof configurable.thread_id === "string" ? configurable.thread_id : undefined, partition);
+      rememberCaller(threadId, partition);
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
+      refuseCaller(threadId);
       onError(error);
       return { routedTools: [], routedCards: [] };
     }
     const routed = await options.router.route(turn.text, { partition, sticky: toolsInUse(state.messages) }, config);
     if (options.ledger) {
-      const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
       const requestId = requestIdFor(threadId, state.messages);
       try {
         await options.ledger.appendRoutes([

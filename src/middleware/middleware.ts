@@ -20,7 +20,7 @@ import { ledgerOn } from "../ledger/on-store.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { renderMemoryBlock } from "../prompt/memory.js";
 import { renderRulesBlock } from "../prompt/rules-block.js";
-import { type PartitionResolver, partitionOf, rememberCaller } from "../record/partition.js";
+import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 import { recordEdicts } from "../rules/store.js";
 import { bindingRules } from "../rules/store.js";
@@ -271,14 +271,15 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     };
     const context = isPlainRecord(runtime.context) ? runtime.context : undefined;
     const metadata = (config?.metadata ?? {}) as Record<string, unknown>;
+    const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
     let partition: string;
     try {
       partition = partitionOf({ metadata, configurable, ...(context ? { context } : {}) }, o.partition);
     } catch (error) {
+      refuseCaller(threadId);
       warn("partition", error);
       return undefined;
     }
-    const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
     rememberCaller(threadId, partition);
     const requestId = requestIdFor(threadId, messages);
     if (requestId === undefined) return undefined;

@@ -28,7 +28,13 @@ import {
   maskRequest,
   valueFingerprints,
 } from "../text/mask.js";
-import { type PartitionSource, type PartitionSpec, rememberedCaller, resolveCaller } from "./partition.js";
+import {
+  isRefusedCaller,
+  type PartitionSource,
+  type PartitionSpec,
+  rememberedCaller,
+  resolveCaller,
+} from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord, oneLine } from "../internal.js";
 
@@ -656,6 +662,21 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
    * metadata named one keeps it, and a disagreement is reported once per pair with what to change.
    */
   private settlePartition(root: RootRun): void {
+    if (root.partitionFrom === "none" && isRefusedCaller(root.threadId)) {
+      // The node refused this caller's ids: no partition is guessed, nothing of the run is written.
+      root.partition = undefined;
+      this.noticeOnce(
+        "refused-caller",
+        new ToolLessonsError(
+          "A run's records were not written: the route node or middleware refused the caller's ids in its config " +
+            "(see its own error), and the run's callback metadata names no caller. Fix the ids passed on invoke; " +
+            "nothing is filed under a guessed partition. Warned once.",
+          { context: { stage: "partition" } },
+        ),
+        { stage: "event", event: "partition" },
+      );
+      return;
+    }
     const node = rememberedCaller(root.threadId);
     if (root.partitionFrom === "none" && (root.partition !== undefined || root.unresolved)) {
       if (node !== undefined) root.partition = node;

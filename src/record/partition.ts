@@ -268,7 +268,26 @@ export function rememberCaller(threadId: string | undefined, partition: string):
   if (callers.size > REMEMBERED_THREADS) callers.delete(callers.keys().next().value as string);
 }
 
-/** The partition last remembered for a thread by {@link rememberCaller}, if any. */
+/** What {@link refuseCaller} keeps for a thread: no partition (never a partition name, which has no NUL). */
+const REFUSED = "\u0000refused";
+
+/**
+ * Remember that a node or middleware refused the caller's ids of a thread (an id that is not one,
+ * a template it cannot fill): the recorder then writes none of the thread's records rather than
+ * filing them under a partition it would have to guess (`default`), which would mix one caller's
+ * records into another's.
+ */
+export function refuseCaller(threadId: string | undefined): void {
+  rememberCaller(threadId, REFUSED);
+}
+
+/** The partition last remembered for a thread by {@link rememberCaller}, if any (none once refused). */
 export function rememberedCaller(threadId: string | undefined): string | undefined {
-  return threadId === undefined ? undefined : callers.get(threadId);
+  const partition = threadId === undefined ? undefined : callers.get(threadId);
+  return partition === REFUSED ? undefined : partition;
+}
+
+/** True when the last word on a thread was {@link refuseCaller}. */
+export function isRefusedCaller(threadId: string | undefined): boolean {
+  return threadId !== undefined && callers.get(threadId) === REFUSED;
 }

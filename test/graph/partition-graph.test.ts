@@ -208,6 +208,33 @@ describe("one partition for every record of a request", () => {
     expect(await where(ledger, PLACES)).toEqual({});
   });
 
+  it("ids the node refuses, given only in configurable: the turn runs, nothing is filed under a guessed partition", async () => {
+    const { ledger, graph, recorder, recorded, nodeErrors } = await build();
+    const thread_id = `thread-${++threads}`;
+    for (let turn = 0; turn < 2; turn++) {
+      const state = await graph.invoke(
+        { messages: [new HumanMessage("Where is order 12345?")] },
+        { configurable: { thread_id, user_id: { id: "erin" } }, callbacks: [recorder] },
+      );
+      expect(state.messages.at(-1)?.content).toBe("done");
+    }
+    await recorder.flush();
+    expect(await where(ledger, PLACES)).toEqual({});
+    expect(nodeErrors.map((e) => (e as Error).name)).toEqual(["InvalidInput", "InvalidInput"]);
+    // Said once, by the recorder, with what to do; the ids themselves are never quoted.
+    const said = recorded.map((r) => (r.error as Error).message);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/refused the caller's ids/);
+    expect(said[0]).not.toContain("erin");
+    // The same thread with good ids afterwards is recorded again, in its own partition.
+    await graph.invoke(
+      { messages: [new HumanMessage("Where is order 777?")] },
+      { configurable: { thread_id, user_id: "erin" }, callbacks: [recorder] },
+    );
+    await recorder.flush();
+    expect(await where(ledger, PLACES)).toEqual({ "u:erin": { routes: 1, calls: 1, turns: 1 } });
+  });
+
   it("an unknown partition routes the default tools, with a warning, never silently", async () => {
     const { ledger, graph, model, recorder, routingWarnings } = await build({ partitions: ["default"] });
     await graph.invoke(

@@ -98,15 +98,23 @@ describe("toolLessonsMiddleware in createAgent", () => {
     expect((await ledger.listCalls("u:gail")).map((c) => c.requestId)).toEqual([turn.requestId, turn.requestId]);
   });
 
-  it("sends every tool and records nothing of the middleware's for a caller whose id is refused, and says so once", async () => {
+  it("sends every tool and records nothing for a caller whose id is refused (no partition guessed), and says so once each", async () => {
     const { ledger, agent, recorder, views, warnings } = setup();
-    const turn = await ask(agent, recorder, " ", "Track the parcel for ORD-590114 please.");
+    const thread = `mw-refused-${++threads}`;
+    const turn = await ask(agent, recorder, " ", "Track the parcel for ORD-590114 please.", thread);
+    await ask(agent, recorder, " ", "Where is order 482913?", thread);
     expect(turn.calls).toEqual([{ tool: "track_shipment", ok: true }]);
     expect(views[0].tools).toHaveLength(8);
-    expect(warnings).toHaveLength(1);
+    // The middleware's warning (why the ids were refused), then the recorder's (nothing written).
+    expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/partition ids were refused/);
     expect(warnings[0]).toMatch(/blank string/);
-    for (const p of await ledger.listPartitions()) expect(await ledger.listRoutes(p)).toEqual([]);
+    expect(warnings[1]).toMatch(/records were not written/);
+    for (const p of [DEFAULT_PARTITION, ...(await ledger.listPartitions())]) {
+      expect(await ledger.listRoutes(p)).toEqual([]);
+      expect(await ledger.listCalls(p)).toEqual([]);
+      expect(await ledger.listTurns(p)).toEqual([]);
+    }
   });
 
   it("narrows every model call of a request to the routed tools, sent as the registered instances", async () => {
