@@ -224,23 +224,13 @@ export class WhatIf {
     }
     queue.sort((a, b) => a.order - b.order);
     // Fill: free slots left once no pick adds minGain take the most representative candidates
-    // (they come in medoid order) that routing still misses with the picks on the card and that
-    // do no harm on the recorded requests: the recorded traffic cannot tell which unseen wordings
-    // they will catch, but it can tell that they cost nothing.
-    let withPicks = (
-      await this.variant(
-        card,
-        chosen.map((x) => x.request),
-      )
-    ).map(unit);
+    // (they come in medoid order) that do no harm on the recorded requests: the recorded traffic
+    // cannot tell which unseen wordings they will catch, but it can tell that they cost nothing.
+    // A wording routing already offers the tool for still counts: its words widen what the set
+    // catches of the requests not yet seen.
     for (let i = 0; i < queue.length && chosen.length < room;) {
       const { c } = queue[i];
-      // A wording routing already offers the tool for, with the picks so far, adds nothing new.
-      const probe = await this.probe(c.request, tool);
-      const covered = rankOf(maxDot(await this.requestUnit(c.request), withPicks), probe) !== null;
-      const value = covered
-        ? Number.NEGATIVE_INFINITY
-        : (await valueOf([...chosen.map((x) => x.request), c.request])) - base;
+      const value = (await valueOf([...chosen.map((x) => x.request), c.request])) - base;
       if (value < objective.fillGain) {
         i += 1;
         continue;
@@ -248,12 +238,6 @@ export class WhatIf {
       queue.splice(i, 1);
       chosen.push({ requestId: c.requestId, request: c.request, gain: value });
       base += value;
-      withPicks = (
-        await this.variant(
-          card,
-          chosen.map((x) => x.request),
-        )
-      ).map(unit);
     }
     // Exchanges: only once the free slots are used (or none were), on a card holding learned examples.
     const yielding: string[] = [];
@@ -305,8 +289,9 @@ export class WhatIf {
    * The cheap first pass of choosing examples: up to `n` of `candidates` as medoids of `targets`
    * (greedy facility location on the request vectors: each step takes the candidate that most
    * raises the summed best similarity of every target to the chosen wordings, `covered` counting
-   * as chosen already), in the order taken. Candidates that add nothing come last, in their
-   * given order. Dot products over cached vectors only: no card is embedded.
+   * as chosen already), in the order taken, so a caller filling slots in this order takes the
+   * most representative first. Candidates that add nothing come last, in their given order. Dot
+   * products over cached vectors only: no card is embedded.
    */
   async medoids<C extends Pick<ServedRequest, "request">>(
     candidates: readonly C[],
@@ -314,7 +299,6 @@ export class WhatIf {
     covered: readonly string[],
     n: number,
   ): Promise<C[]> {
-    if (candidates.length <= n) return [...candidates];
     const dense = await Promise.all(candidates.map(async (c) => unit(await this.vector(c.request))));
     const points = await Promise.all(targets.map((t) => this.requestUnit(t.request)));
     const best = new Float64Array(points.length);

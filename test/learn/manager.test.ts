@@ -331,8 +331,8 @@ describe("LessonManager.review", () => {
     expect(second.offered).not.toContain("refund_order");
     const revision = revisionOf(await w.manager.review(), "refund_order");
     expect(revision.tool).toBe("refund_order");
-    expect(revision.queriesAdded).toHaveLength(1);
-    expect(MONEY_BACK).toContain(revision.queriesAdded[0]);
+    // The pick, then the other wording: covered by the pick in-sample, it does no harm and widens the set.
+    expect([...revision.queriesAdded].sort()).toEqual([...MONEY_BACK].sort());
     expect(revision.evidence).toEqual([
       { kind: "missed_request", requestId: only1.requestId, request: MONEY_BACK[0], how: "served_unoffered" },
       { kind: "missed_request", requestId: second.requestId, request: MONEY_BACK[1], how: "served_unoffered" },
@@ -346,7 +346,7 @@ describe("LessonManager.review", () => {
   });
 
   it("does not propose again an example an operator dismissed or undid; other wordings stay open", async () => {
-    const w = await world();
+    const w = await world({ settings: { maxNewQueries: 1 } });
     await w.moneyBack();
     const first = revisionOf(await w.manager.review(), "refund_order");
     const [dismissed] = first.queriesAdded;
@@ -457,10 +457,19 @@ describe("LessonManager.review", () => {
     const added = [first.queriesAdded[0], second.queriesAdded[0]];
     expect(added.filter((q) => MONEY_BACK.includes(q))).toHaveLength(1);
     expect(added.filter((q) => reimburse.includes(q))).toHaveLength(1);
-    // Nothing left: the next look proposes nothing.
+    // The wordings those cover in-sample stay candidates: later looks add those that do no harm,
+    // one a review, until none is left and a look proposes nothing.
+    for (let look = 0; look < MONEY_BACK.length + reimburse.length; look++) {
+      const next = (await w.manager.review({ autoApply: true })).revisions.filter((r) => r.tool === "refund_order");
+      if (next.length === 0) break;
+      expect(next[0].queriesAdded).toHaveLength(1);
+      added.push(next[0].queriesAdded[0]);
+    }
     expect((await w.manager.review({ autoApply: true })).revisions.filter((r) => r.tool === "refund_order")).toEqual(
       [],
     );
+    expect(new Set(added).size).toBe(added.length);
+    expect(added.every((q) => [...MONEY_BACK, ...reimburse].includes(q))).toBe(true);
     expect((await w.card("refund_order")).learned.examples.map((e) => e.text).sort()).toEqual([...added].sort());
   });
 
@@ -571,9 +580,15 @@ describe("LessonManager.apply", () => {
     const after = await w.card("refund_order");
     expect(after.version).toBe(before.version + 1);
     expect(after.author).toEqual(before.author);
-    expect(after.learned.examples).toEqual([
-      { text: proposed.queriesAdded[0], source: "learned", revisionId: proposed.id, addedAt: expect.any(Number) },
-    ]);
+    expect(proposed.queriesAdded.length).toBeGreaterThan(0);
+    expect(after.learned.examples).toEqual(
+      proposed.queriesAdded.map((text) => ({
+        text,
+        source: "learned",
+        revisionId: proposed.id,
+        addedAt: expect.any(Number),
+      })),
+    );
     // Routing now offers the tool for the missed wordings, and for a new one like them.
     for (const request of [...MONEY_BACK, unseen]) expect(await w.routeFor(request)).toContain("refund_order");
     // A learned example is a routing key: the model is not shown it.

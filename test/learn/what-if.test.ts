@@ -173,4 +173,58 @@ describe("WhatIf.medoids", () => {
     expect(next.map((c) => c.requestId)[0]).toBe("b");
     expect(await w.medoids(candidates, own, [], 5)).toHaveLength(3);
   });
+
+  it("orders every candidate by what it adds, also when there are fewer than n (a fill takes them in that order)", async () => {
+    const w = await whatIf();
+    const candidates = [
+      { requestId: "a", request: "is my parcel lost" },
+      { requestId: "b", request: "I want my money back" },
+      { requestId: "c", request: "money back for the kettle please" },
+    ];
+    const own = [...OWN, { request: "kettle money back" }];
+    const order = (await w.medoids(candidates, own, [], 5)).map((c) => c.requestId);
+    expect(order[0]).toBe("c");
+    expect(order[2]).toBe("a");
+  });
+});
+
+describe("WhatIf.chooseExampleSet fill", () => {
+  it("fills a free slot with a wording routing already offers the tool for, when it does no harm", async () => {
+    const w = await whatIf();
+    // The first wording alone brings refund_order in for every money-back request: the second is
+    // covered in-sample, yet its words widen what the set catches of requests not seen yet.
+    const candidates = [
+      { requestId: "m1", request: "I want my money back please" },
+      { requestId: "m3", request: "give me my money back now" },
+    ];
+    const { chosen } = await w.chooseExampleSet(
+      "refund_order",
+      candidates,
+      { own: OWN, others: OTHERS },
+      { limit: 4 },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(chosen.map((c) => c.requestId).sort()).toEqual(["m1", "m3"]);
+    // Off (fillGain Infinity), only the picks that add minGain are kept.
+    const picks = await w.chooseExampleSet(
+      "refund_order",
+      candidates,
+      { own: OWN, others: OTHERS },
+      { limit: 4 },
+      { ...DEFAULT_EXAMPLE_OBJECTIVE, fillGain: Number.POSITIVE_INFINITY },
+    );
+    expect(picks.chosen.length).toBeLessThan(chosen.length);
+  });
+
+  it("does not fill with a wording that takes rank 1 from the tool that served other requests", async () => {
+    const w = await whatIf();
+    const { chosen } = await w.chooseExampleSet(
+      "refund_order",
+      [{ requestId: "p1", request: "where is my parcel now" }],
+      { own: OWN, others: OTHERS },
+      { limit: 4 },
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    expect(chosen).toEqual([]);
+  });
 });

@@ -1,9 +1,10 @@
 import { speaksToModel } from "../detect.js";
 /**
  * Evidence: what one tool's review rests on, with routing asked "what if" against the index as
- * it is now. Of the tool's missed requests, only those routing still misses count, each marked
- * with whether routing would choose its wording as an example (`pick`, `gain`: see
- * {@link CoveredMiss}); the proposer is then given exactly that, as {@link ToolEvidence}.
+ * it is now. Each of the tool's recorded missed requests (and each served request routing no
+ * longer offers it for) is marked with whether routing would choose its wording as an example
+ * (`pick`, `gain`: see {@link CoveredMiss}); the proposer is then given exactly that, as
+ * {@link ToolEvidence}.
  *
  * Reads the index (cached per review in {@link ReviewRouting}), never the ledger.
  */
@@ -43,6 +44,8 @@ export interface ReviewRouting {
   routedBefore: ReadonlySet<string>;
   /** Each request's place in the window's turns. */
   position: ReadonlyMap<string, number>;
+  /** The tools routing offered for each request routed with a choice (not every tool sent). */
+  offeredThen: ReadonlyMap<string, ReadonlySet<string>>;
   /** Every registered tool, as a proposer sees its neighbours. */
   neighbours: readonly NeighbourTool[];
 }
@@ -68,6 +71,9 @@ export function reviewRouting(window: ReviewWindow, index: ToolIndex, objective:
     servedByTool,
     routedBefore,
     position: new Map(window.turns.map((t, i) => [t.requestId, i])),
+    offeredThen: new Map(
+      window.routes.filter((r) => !r.allSent).map((r) => [r.requestId, new Set(r.offered.map((o) => o.tool))]),
+    ),
     neighbours: window.cards.map((c) => ({ name: c.name, description: c.author.description })),
   };
 }
@@ -84,9 +90,13 @@ export interface CoveredMissRecord {
 /** What one tool's review rests on. */
 export interface ToolReviewEvidence {
   card: ToolCard;
-  /** What detection found, with only the misses routing still misses, each with `pick` and `gain`. */
+  /**
+   * What detection found, its misses each with `pick` and `gain`: the recorded ones (routing may
+   * offer the tool for some of them now: their wordings still compete as examples) and the
+   * served requests routing no longer offers the tool for.
+   */
   detection: Omit<ToolDetection, "misses"> & { misses: CoveredMiss[] };
-  /** The same misses with where routing puts each (for the ranks before and after). */
+  /** The misses routing still misses, with where routing puts each (for the ranks before and after). */
   covered: CoveredMissRecord[];
   /** What an operator turned down for this tool. */
   turnedDown: TurnedDown;
@@ -107,9 +117,9 @@ export async function buildEvidence(
 ): Promise<ToolReviewEvidence> {
   const { card, detection: td } = due;
   const turnedDown = turnedDownOf(window.revisions.filter((r) => r.tool === card.name));
-  const { covered, yielding } = await coverMisses(routing, card, td, window.settings, turnedDown);
-  // Only misses routing still misses count, each with what its wording would fix.
-  const detection = { ...td, misses: covered.map((m): CoveredMiss => ({ ...m.miss, pick: m.pick, gain: m.gain })) };
+  const { misses, covered, yielding } = await coverMisses(routing, card, td, window.settings, turnedDown);
+  // The recorded misses, each with what its wording would do as an example.
+  const detection = { ...td, misses };
   const evidence = buildToolEvidence({
     card,
     detection,
@@ -121,13 +131,18 @@ export async function buildEvidence(
 }
 
 /**
- * The tool's missed requests that routing still misses today (an earlier revision may have
- * fixed some), with the routed requests it served that routing offered it for then but would not
- * today (`no_longer_offered`: a card changed since), oldest first, each marked with whether
- * routing would choose its wording as an example (see {@link WhatIf.chooseExamples}): scored on
- * the requests this tool served and on those other tools served that share a word with a
- * candidate. A wording that alone would push another tool out of routing for a request that
- * tool served is never a candidate: apply would withdraw it.
+ * The tool's recorded missed requests (the newest {@link MAX_MISSES}) with the routed requests it
+ * served that routing offered it for then but would not today (`no_longer_offered`: a card
+ * changed since), oldest first, each marked with whether routing would choose its wording as an
+ * example (see {@link WhatIf.chooseExampleSet}): scored on the requests this tool served and on
+ * those other tools served that share a word with a candidate. Every recorded miss of routing is
+ * a candidate, whether routing still misses it or the learned examples cover it now (the tool's
+ * own text alone would not): a wording covered in-sample still catches the unseen ones like it,
+ * and the set is chosen for what it covers, not for what is left open. A miss the tool's own
+ * text covers today needs no example. `covered` holds the misses routing still misses (their ranks
+ * before and after go on the revision). A wording that alone would push another tool out of
+ * routing for a request that tool served is never a candidate: apply would withdraw it; nor is
+ * one the card already holds (the vet would refuse it `already_kept`).
  */
 async function coverMisses(
   routing: ReviewRouting,
@@ -135,7 +150,7 @@ async function coverMisses(
   td: ToolDetection,
   settings: Settings,
   turnedDown: TurnedDown,
-): Promise<{ covered: CoveredMissRecord[]; yielding: string[] }> {
+): Promise<{ misses: CoveredMiss[]; covered: CoveredMissRecord[]; yielding: string[] }> {
   const { whatIf } = routing;
   const servedOwn = routing.servedByTool.get(card.name) ?? [];
   const recorded = td.misses.slice(-MAX_MISSES);
@@ -153,35 +168,49 @@ async function coverMisses(
     }));
   const at = (m: MissedRequest): number => routing.position.get(m.requestId) ?? -1;
   const current = await whatIf.cardVectors(card.name);
+  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
+  // The card without its learned examples: what the tool's own text covers.
+  const bare = learned.length > 0 ? await whatIf.variant(card, [], learned) : current;
   const open: { miss: MissedRequest; probe: Probe }[] = [];
+  const misses: MissedRequest[] = [];
+  const recordedIds = new Set(recorded.map((m) => m.requestId));
   for (const miss of [...recorded, ...moved].sort((a, b) => at(a) - at(b))) {
     const probe = await whatIf.probe(miss.request, card.name);
-    if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) !== null) continue;
-    open.push({ miss, probe });
+    if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) === null) {
+      misses.push(miss);
+      open.push({ miss, probe });
+      continue;
+    }
+    // Routing offers the tool for it today. It stays the set's to cover when it is a recorded
+    // miss of routing (not one routing offered the tool for then, the model choosing another: a
+    // confusion of that one, which a routing key cannot fix) that the learned examples are what
+    // covers now: the tool's own text alone would still miss it.
+    if (!recordedIds.has(miss.requestId) || !missedByRouting(routing, miss)) continue;
+    if (bare === current || rankOf(ToolIndex.bestScore(probe.vector, bare), probe) !== null) continue;
+    misses.push(miss);
   }
-  const tokens = new Map(open.map(({ miss }) => [miss.requestId, whatIf.words(miss.request)]));
+  const tokens = new Map(misses.map((miss) => [miss.requestId, whatIf.words(miss.request)]));
+  const onCard = card.learned.examples.filter((e) => e.source !== "synthetic").map((e) => e.text);
   const eligible: MissedRequest[] = [];
   const seen = new Set<string>();
-  for (let i = open.length - 1; i >= 0; i--) {
-    const { miss } = open[i];
+  for (let i = misses.length - 1; i >= 0; i--) {
+    const miss = misses[i];
     const text = miss.request.toLowerCase().trim();
     const own = tokens.get(miss.requestId)!;
     if (seen.has(text) || own.size === 0 || miss.request.length > settings.maxLineLength) continue;
     seen.add(text);
     if (turnedDown.examples.some((t) => equivalent(miss.request, t))) continue;
+    if (onCard.some((t) => equivalent(miss.request, t))) continue;
     // It must rest on enough misses it shares a word with (itself included).
-    const cites = open.filter(
-      (o) => o.miss.requestId === miss.requestId || intersects(own, tokens.get(o.miss.requestId)),
-    );
+    const cites = misses.filter((o) => o.requestId === miss.requestId || intersects(own, tokens.get(o.requestId)));
     if (cites.length < settings.minMisses) continue;
     eligible.push(miss);
   }
   // Cheap first pass: the most representative wordings of the tool's requests (medoids), then
   // the exact pass (routing's what-if) on those alone.
-  const learned = card.learned.examples.filter((e) => e.source === "learned").map((e) => e.text);
   const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
   const ownIds = new Set(ownServed.map((t) => t.requestId));
-  const own = [...ownServed, ...open.map((o) => o.miss).filter((m) => !ownIds.has(m.requestId))];
+  const own = [...ownServed, ...misses.filter((m) => !ownIds.has(m.requestId))];
   const candidates: MissedRequest[] = [];
   for (const miss of await whatIf.medoids(eligible, own, learned, MAX_CANDIDATES)) {
     if (await whatIf.displaces(card.name, miss.request, await whatIf.variant(card, [miss.request]), routing.served))
@@ -191,7 +220,11 @@ async function coverMisses(
   // The card's slots: synthetic examples give way in the vet; learned ones compete with the candidates.
   const room = Math.max(0, settings.maxQueries - learned.length);
   const limit = settings.maxNewQueries;
-  const none = { covered: open.map(({ miss, probe }) => ({ miss, probe, pick: null })), yielding: [] };
+  const none = {
+    misses: misses.map((m): CoveredMiss => ({ ...m, pick: null })),
+    covered: open.map(({ miss, probe }) => ({ miss, probe, pick: null })),
+    yielding: [],
+  };
   if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
   const others: ServedRequest[] = [];
@@ -208,15 +241,22 @@ async function coverMisses(
     routing.objective,
   );
   const picks = new Map(chosen.map((c, i) => [c.requestId, { pick: i + 1, gain: c.gain }]));
+  const marked = (miss: MissedRequest): { pick: number | null; gain?: number } => ({
+    pick: picks.get(miss.requestId)?.pick ?? null,
+    gain: picks.get(miss.requestId)?.gain,
+  });
   return {
-    covered: open.map(({ miss, probe }) => ({
-      miss,
-      probe,
-      pick: picks.get(miss.requestId)?.pick ?? null,
-      gain: picks.get(miss.requestId)?.gain,
-    })),
+    misses: misses.map((m): CoveredMiss => ({ ...m, ...marked(m) })),
+    covered: open.map(({ miss, probe }) => ({ miss, probe, ...marked(miss) })),
     yielding,
   };
+}
+
+/** Whether routing, given a choice, left the tool out when the missed request was routed. */
+function missedByRouting(routing: ReviewRouting, miss: MissedRequest): boolean {
+  if (miss.how === "served_unoffered") return true;
+  const offered = routing.offeredThen.get(miss.requestId);
+  return offered !== undefined && !offered.has(miss.tool);
 }
 
 /**

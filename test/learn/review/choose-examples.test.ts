@@ -19,6 +19,49 @@ const MONEY_BACK = [
   "can I get my money back for the kettle",
 ];
 
+/** Requests refund_order served, each routed (k 1) to the tracker: misses of routing. */
+async function recordMisses(ledger: Ledger, requests: readonly string[], from = 0): Promise<void> {
+  let seq = from;
+  for (const request of requests) {
+    seq += 1;
+    const requestId = `r${seq}`;
+    const threadId = `t${seq}`;
+    await ledger.appendRoutes([
+      {
+        partition: P,
+        threadId,
+        requestId,
+        offered: [{ tool: "track_shipment", rank: 1, score: 0.2 }],
+        allSent: false,
+        k: 1,
+      },
+    ]);
+    await ledger.appendCalls([
+      {
+        partition: P,
+        tool: "refund_order",
+        runId: requestId,
+        threadId,
+        requestId,
+        args: [],
+        fingerprints: [],
+        outcome: "success",
+        source: "api",
+      },
+    ]);
+    await ledger.appendTurns([
+      {
+        partition: P,
+        threadId,
+        requestId,
+        request,
+        calls: [{ tool: "refund_order", outcome: "success" }],
+        servedBy: "refund_order",
+      },
+    ]);
+  }
+}
+
 /** A partition whose refund_order card is full (maxQueries 1) with a learned example nobody asks for. */
 async function fullCard() {
   const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
@@ -91,5 +134,35 @@ describe("examples chosen as a set", () => {
 
     await manager.undo("refund_order", { partition: P, approvedBy: "op" });
     expect((await ledger.getCard(P, "refund_order"))!.learned.examples.map((e) => e.text)).toEqual([OFF_TOPIC]);
+  });
+
+  it("re-chooses over misses the learned examples cover now, but proposes none for misses the tool's own text covers", async () => {
+    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    await ledger.configure(P, { routingK: 1, maxNewQueries: 1, minCalls: 1 });
+    await registerTools(ledger, TOOLS, { partition: P });
+    const index = new ToolIndex({ ledger });
+    await index.reindex(P);
+    const manager = new LessonManager({ ledger, index });
+    // Missed then, yet the tool's own words answer them today: no example is needed.
+    const ownWords = ["refund an order in full to the original payment method", "refund the order in part"];
+    await recordMisses(ledger, ownWords);
+    for (const request of ownWords) expect((await index.route(P, request, { k: 1 }))[0].tool).toBe("refund_order");
+    expect((await manager.review({ partition: P })).revisions.filter((r) => r.tool === "refund_order")).toEqual([]);
+
+    // Misses in the users' words: one review takes one (maxNewQueries 1); the next takes another,
+    // though the first example covers it now.
+    await recordMisses(ledger, MONEY_BACK, ownWords.length);
+    const first = (await manager.review({ partition: P, autoApply: true })).revisions.find(
+      (r) => r.tool === "refund_order",
+    );
+    expect(first?.queriesAdded).toHaveLength(1);
+    const covered = MONEY_BACK.filter((q) => q !== first!.queriesAdded[0]);
+    for (const request of covered) expect((await index.route(P, request, { k: 1 }))[0].tool).toBe("refund_order");
+    const second = (await manager.review({ partition: P, autoApply: true })).revisions.find(
+      (r) => r.tool === "refund_order",
+    );
+    expect(second?.queriesAdded).toHaveLength(1);
+    expect(covered).toContain(second!.queriesAdded[0]);
+    expect(ownWords).not.toContain(second!.queriesAdded[0]);
   });
 });
