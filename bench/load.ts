@@ -25,7 +25,7 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { openPostgresStore } from "../src/ledger/postgres.js";
 import { SqliteStore } from "../src/ledger/sqlite-store.js";
 import { ToolLessonsCallbackHandler } from "../src/record/handler.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel } from "../test/helpers/record-agent.js";
+import { buildAgent, echoTool, echoTwice, ScriptedChatModel } from "../test/helpers/record-agent.js";
 import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../test/helpers/postgres.js";
 
 const PROCS = Number(process.env.BENCH_LOAD_PROCS ?? 2);
@@ -51,16 +51,7 @@ class SlowScriptedChatModel extends ScriptedChatModel {
 }
 
 function agent(modelMs = 0) {
-  const model = new SlowScriptedChatModel(
-    planScript((step) =>
-      step === 0
-        ? [
-            { name: "echo", args: { n: 1 } },
-            { name: "echo", args: { n: 2 } },
-          ]
-        : undefined,
-    ),
-  );
+  const model = new SlowScriptedChatModel(echoTwice);
   model.ms = modelMs;
   return buildAgent({ model, tools: [echoTool] });
 }

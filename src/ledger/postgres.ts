@@ -36,6 +36,17 @@ interface StoreRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** A row of the store table as the `Item` `PostgresStore` itself returns. */
+function itemOfRow(row: StoreRow): SearchItem {
+  return {
+    namespace: row.namespace_path.split(":"),
+    key: row.key,
+    value: row.value,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
 /** `PostgresStore`'s private `core`: its pool, schema and (absent here) vector and TTL config. */
 interface StoreCore {
   pool: PgPool;
@@ -91,13 +102,7 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
          ORDER BY updated_at DESC, namespace_path, key LIMIT $2 OFFSET $3`,
         [`${namespacePrefix.join(":")}%`, options.limit ?? 10, options.offset ?? 0],
       );
-      return rows.map((row) => ({
-        namespace: row.namespace_path.split(":"),
-        key: row.key,
-        value: row.value,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-      }));
+      return rows.map(itemOfRow);
     } finally {
       client.release();
     }
@@ -247,13 +252,7 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
     } finally {
       client.release();
     }
-    return rows.map((row) => ({
-      namespace: row.namespace_path.split(":"),
-      key: row.key,
-      value: row.value,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }));
+    return rows.map(itemOfRow);
   }
 
   /**

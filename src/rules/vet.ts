@@ -12,9 +12,8 @@
  * turn, and a secret or an address has no place there ("never email <email>").
  */
 import { oneLine } from "../internal.js";
-import { AIMED_AT_MODEL_PATTERNS, type AimedPattern, findAimedAtModel } from "../text/injection.js";
+import { AIMED_AT_MODEL_PATTERNS, type AimedPattern } from "../text/injection.js";
 import { gateText } from "../text/gate.js";
-import { normalizeText } from "../text/normalize.js";
 import type { RefusalReason } from "../ledger/schema.js";
 
 /** Longest rule text, in characters, after normalizing. */
@@ -40,12 +39,16 @@ const NEVER_A_RULE: readonly AimedPattern[] = AIMED_AT_MODEL_PATTERNS.filter((p)
  * invisible, bidi and tag characters removed, controls replaced), whitespace collapsed to one
  * line; refused when blank, longer than {@link MAX_RULE_LENGTH} characters, or when it carries
  * structural text aimed at the model (role markers, chat-template tokens, tool-call syntax,
- * markup, links, hidden text). The user's words are kept.
+ * markup, links, hidden text). The user's words and numbers are kept; what the gate's detectors
+ * find (emails, keys, phones ...) is masked.
  *
  * @example vetEdictText("Never  email\u200b Sarah.") // { ok: true, text: "Never email Sarah." }
  */
 export function vetEdictText(text: string): VettedRuleText {
-  const normalized = oneLine(normalizeText(text));
+  // The gate checks the text as given (hidden tag text and bidi controls are findings before
+  // normalizing removes them), then normalizes it and masks the detectors' spans.
+  const gated = gateText(text, { kind: "rule", skipImperatives: true, extraAimed: NEVER_A_RULE });
+  const normalized = oneLine(gated.text);
   if (normalized === "") return { ok: false, reason: "empty", detail: "the text is blank" };
   if (normalized.length > MAX_RULE_LENGTH) {
     return {
@@ -54,8 +57,6 @@ export function vetEdictText(text: string): VettedRuleText {
       detail: `${normalized.length} characters, over the ${MAX_RULE_LENGTH} a rule may have`,
     };
   }
-  // On the text as given: hidden (tag) text and bidi controls are findings before normalizing removes them.
-  const aimed = findAimedAtModel(text, { skipImperatives: true, extra: NEVER_A_RULE });
-  if (aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: `it reads as ${aimed}` };
-  return { ok: true, text: gateText(normalized, { kind: "rule", skipImperatives: true }).text };
+  if (gated.aimed !== undefined) return { ok: false, reason: "aimed_at_model", detail: `it reads as ${gated.aimed}` };
+  return { ok: true, text: normalized };
 }

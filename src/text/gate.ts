@@ -1,6 +1,6 @@
 import { ToolLessonsError } from "../errors.js";
 import { clip, oneLine } from "../internal.js";
-import { findAimedAtModel } from "./injection.js";
+import { type AimedPattern, findAimedAtModel } from "./injection.js";
 import { createMasker, type Masker, maskPrivateData, type MaskOptions } from "./mask.js";
 import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefusal } from "./vocabulary.js";
 
@@ -71,6 +71,11 @@ export interface GateOptions extends MaskOptions {
    */
   skipImperatives?: boolean;
   /**
+   * More patterns of text aimed at the model, checked with the built-in ones (see `injection.ts`).
+   * @default [] (none)
+   */
+  extraAimed?: readonly AimedPattern[];
+  /**
    * Longest log line, in characters.
    * @default 1000
    */
@@ -112,6 +117,7 @@ export function gateText(text: string, options: GateOptions): GateResult {
   const { kind } = options;
   const aimed = findAimedAtModel(text, {
     skipImperatives: options.skipImperatives ?? DEFAULT_GATE_OPTIONS.skipImperatives,
+    ...(options.extraAimed ? { extra: options.extraAimed } : {}),
   });
   const masked =
     kind === "rule"

@@ -224,7 +224,7 @@ export function stem(word: string): string {
   const known = STEMS.get(word);
   if (known !== undefined) return known;
   const stemmed = stemOnce(word);
-  remember(STEMS, word, stemmed);
+  remember(STEMS, MAX_CACHED.stems, word, stemmed);
   return stemmed;
 }
 
@@ -237,8 +237,8 @@ const STEMS = new Map<string, string>();
 const WORDS_OF = new Map<string, readonly string[]>();
 const MAX_CACHED = { stems: 16_384, texts: 4_096, textLength: 2_000 };
 
-function remember<V>(cache: Map<string, V>, key: string, value: V): void {
-  if (cache.size >= (cache === STEMS ? MAX_CACHED.stems : MAX_CACHED.texts)) cache.clear();
+function remember<V>(cache: Map<string, V>, max: number, key: string, value: V): void {
+  if (cache.size >= max) cache.clear();
   cache.set(key, value);
 }
 
@@ -284,7 +284,7 @@ export function splitWords(text: string): string[] {
   const known = WORDS_OF.get(text);
   if (known !== undefined) return known.slice();
   const words = splitOnce(text);
-  if (text.length <= MAX_CACHED.textLength) remember(WORDS_OF, text, words.slice());
+  if (text.length <= MAX_CACHED.textLength) remember(WORDS_OF, MAX_CACHED.texts, text, words.slice());
   return words;
 }
 

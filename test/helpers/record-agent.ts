@@ -114,6 +114,21 @@ export const echoTool = tool(async ({ n }) => `ok ${n}`, {
   schema: z.object({ n: z.number() }),
 });
 
+/** Two echo calls in the first step, then the answer: a run of 2 call records and 1 turn. */
+export const echoTwice: Script = planScript((step) =>
+  step === 0
+    ? [
+        { name: "echo", args: { n: 1 } },
+        { name: "echo", args: { n: 2 } },
+      ]
+    : undefined,
+);
+
+/** {@link buildAgent} with {@link echoTwice} and {@link echoTool}. */
+export function echoTwiceAgent() {
+  return buildAgent({ model: new ScriptedChatModel(echoTwice), tools: [echoTool] });
+}
+
 /** A few ordinary tools with zod schemas. */
 export function shopTools() {
   const lookupOrder = tool(

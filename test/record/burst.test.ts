@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { type RecordingErrorContext, ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel } from "../helpers/record-agent.js";
+import { echoTwiceAgent } from "../helpers/record-agent.js";
 
 /**
  * Bursts on a healthy store lose nothing. Back-to-back runs of a scripted agent never yield to
@@ -34,19 +34,7 @@ async function setup() {
     maxBuffer: MAX_BUFFER,
     onError: (e, c) => errors.push([e, c]),
   });
-  const graph = buildAgent({
-    model: new ScriptedChatModel(
-      planScript((step) =>
-        step === 0
-          ? [
-              { name: "echo", args: { n: 1 } },
-              { name: "echo", args: { n: 2 } },
-            ]
-          : undefined,
-      ),
-    ),
-    tools: [echoTool],
-  });
+  const graph = echoTwiceAgent();
   const run = (i: number) =>
     graph.invoke(
       { messages: [new HumanMessage(`go ${i}`)] },

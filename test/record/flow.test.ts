@@ -8,7 +8,7 @@ import {
   ToolLessonsCallbackHandler,
   type ToolLessonsCallbackHandlerOptions,
 } from "../../src/record/handler.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel } from "../helpers/record-agent.js";
+import { echoTwiceAgent } from "../helpers/record-agent.js";
 
 /**
  * A store whose writes can be made to hang, fail or take turns, switched by the test. Reads
@@ -45,19 +45,7 @@ async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   await ledger.fingerprintKey();
   const errors: [unknown, RecordingErrorContext][] = [];
   const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e, c) => errors.push([e, c]), ...options });
-  const graph = buildAgent({
-    model: new ScriptedChatModel(
-      planScript((step) =>
-        step === 0
-          ? [
-              { name: "echo", args: { n: 1 } },
-              { name: "echo", args: { n: 2 } },
-            ]
-          : undefined,
-      ),
-    ),
-    tools: [echoTool],
-  });
+  const graph = echoTwiceAgent();
   const run = (i: number) =>
     graph.invoke(
       { messages: [new HumanMessage(`go ${i}`)] },

@@ -19,6 +19,7 @@ import { requestIdFor } from "../../src/record/request.js";
 import {
   buildAgent,
   echoTool,
+  echoTwiceAgent,
   planScript,
   ScriptedChatModel,
   shopTools,
@@ -301,19 +302,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     const onError = vi.fn();
     // A long flush interval keeps everything in the buffer while the runs finish.
     const handler = new ToolLessonsCallbackHandler({ ledger, maxBuffer: 5, flushEveryMs: 60_000, onError });
-    const graph = buildAgent({
-      model: new ScriptedChatModel(
-        planScript((step) =>
-          step === 0
-            ? [
-                { name: "echo", args: { n: 1 } },
-                { name: "echo", args: { n: 2 } },
-              ]
-            : undefined,
-        ),
-      ),
-      tools: [echoTool],
-    });
+    const graph = echoTwiceAgent();
     for (let i = 0; i < 3; i += 1)
       await graph.invoke({ messages: [new HumanMessage(`go ${i}`)] }, { callbacks: [handler] });
     // Each run is 3 records (2 calls + 1 turn): the first fits; each next one waited for the

@@ -6,7 +6,7 @@ import type { RecordingDropped } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openPostgresStore, type PostgresStore } from "../../src/ledger/postgres.js";
 import { type RecordingErrorContext, ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { buildAgent, echoTool, planScript, ScriptedChatModel } from "../helpers/record-agent.js";
+import { echoTwiceAgent } from "../helpers/record-agent.js";
 import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../helpers/postgres.js";
 
 /**
@@ -72,19 +72,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
   let ledger: Ledger;
   let handler: ToolLessonsCallbackHandler;
   const errors: [unknown, RecordingErrorContext][] = [];
-  const graph = buildAgent({
-    model: new ScriptedChatModel(
-      planScript((step) =>
-        step === 0
-          ? [
-              { name: "echo", args: { n: 1 } },
-              { name: "echo", args: { n: 2 } },
-            ]
-          : undefined,
-      ),
-    ),
-    tools: [echoTool],
-  });
+  const graph = echoTwiceAgent();
   let runs = 0;
   /** n runs of 2 calls and a turn each (3 records), all of which must succeed. */
   const burst = async (n: number) => {
