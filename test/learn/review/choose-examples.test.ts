@@ -19,7 +19,7 @@ const MONEY_BACK = [
   "can I get my money back for the kettle",
 ];
 
-/** Requests refund_order served, each routed (k 1) to the tracker: misses of routing. */
+/** Requests refund_order served, each routed (k 1) to the tracker (offered the tracker; served anyway): misses of routing. */
 async function recordMisses(ledger: Ledger, requests: readonly string[], from = 0): Promise<void> {
   let seq = from;
   for (const request of requests) {
@@ -74,46 +74,7 @@ async function fullCard() {
   });
   const index = new ToolIndex({ ledger });
   await index.reindex(P);
-  let seq = 0;
-  for (const request of MONEY_BACK) {
-    seq += 1;
-    const requestId = `r${seq}`;
-    const threadId = `t${seq}`;
-    // Routing offered the tracker; refund_order served it anyway (a miss).
-    await ledger.appendRoutes([
-      {
-        partition: P,
-        threadId,
-        requestId,
-        offered: [{ tool: "track_shipment", rank: 1, score: 0.2 }],
-        allSent: false,
-        k: 1,
-      },
-    ]);
-    await ledger.appendCalls([
-      {
-        partition: P,
-        tool: "refund_order",
-        runId: requestId,
-        threadId,
-        requestId,
-        args: [],
-        fingerprints: [],
-        outcome: "success",
-        source: "api",
-      },
-    ]);
-    await ledger.appendTurns([
-      {
-        partition: P,
-        threadId,
-        requestId,
-        request,
-        calls: [{ tool: "refund_order", outcome: "success" }],
-        servedBy: "refund_order",
-      },
-    ]);
-  }
+  await recordMisses(ledger, MONEY_BACK);
   return { ledger, index, manager: new LessonManager({ ledger, index }) };
 }
 
