@@ -7,7 +7,7 @@ export function tokens(text: string): string {
 }
 
 /** Every string leaf of a JSON value except the keyed fingerprints (hashes, not values). */
-function stringLeaves(value: unknown, out: string[] = []): string[] {
+export function stringLeaves(value: unknown, out: string[] = []): string[] {
   if (typeof value === "string") out.push(value);
   else if (Array.isArray(value)) for (const v of value) stringLeaves(v, out);
   else if (value !== null && typeof value === "object") {

@@ -1,5 +1,7 @@
 /** Helpers for reading what went over the wire. */
 
+import { tokens } from "../helpers/stored-values.js";
+
 /**
  * A JSON schema with its `$ref`s to `#/$defs/...` inlined and the keys that differ only in how a
  * client serialises it (`$schema`, `$defs`, `title`) dropped: two schemas equal after this say
@@ -25,11 +27,6 @@ export function normalizedSchema(schema: unknown): unknown {
     return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
   };
   return walk(schema);
-}
-
-/** Token sequence of a text: runs of letters and digits, lower case, space-delimited. */
-function tokens(text: string): string {
-  return ` ${(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ")} `;
 }
 
 /**

@@ -8,12 +8,17 @@ import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { buildAgent, planScript, ScriptedChatModel, shopTools } from "../helpers/record-agent.js";
+import { stringLeaves, tokens } from "../helpers/stored-values.js";
 
 const PLANTED = ["sarah.connor@example.com", "ORD-918273", "4821.77", "Sarah Connor"];
 /** Every piece of the planted values that would give one away. */
 const FORBIDDEN = ["sarah", "connor", "example.com", "918273", "4821", "ord-918273"];
 
-/** Every row of the store, as JSON: namespaces, keys and values. */
+/**
+ * Every row of the store, as JSON: namespaces, keys and values. The checks below read each row as
+ * token sequences of its namespace, key and string leaves except the keyed fingerprints, so a hash
+ * such as `8b256e4821b328ac` is one token and never matches a planted `4821` by chance.
+ */
 async function dumpStore(store: BaseStore): Promise<string[]> {
   const rows: string[] = [];
   const namespaces = await store.listNamespaces({ limit: 10_000 });
@@ -73,9 +78,11 @@ async function runPlantedAgent(store: BaseStore): Promise<string[]> {
 function expectNoPlantedValue(rows: string[]): void {
   expect(rows.length).toBeGreaterThan(6);
   for (const row of rows) {
-    const lower = row.toLowerCase();
-    for (const value of [...PLANTED, ...FORBIDDEN]) {
-      expect(lower, `a stored row holds "${value}": ${row}`).not.toContain(value.toLowerCase());
+    const { ns, key, value } = JSON.parse(row) as { ns: string[]; key: string; value: unknown };
+    const texts = [...ns, key, ...stringLeaves(value)].map(tokens);
+    for (const planted of [...PLANTED, ...FORBIDDEN]) {
+      const hit = texts.find((t) => t.includes(tokens(planted)));
+      expect(hit, `a stored row holds "${planted}": ${row}`).toBeUndefined();
     }
   }
 }
