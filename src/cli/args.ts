@@ -7,6 +7,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { nearestNames } from "../evaluate/cases.js";
+import { EXAMPLE_OBJECTIVE_FIELDS, type ExampleObjective, parseExampleObjective } from "../learn/what-if.js";
 import { parseSettings, SettingsSchema, type SettingsInput } from "../settings.js";
 
 /** The command line was wrong (unknown flag, missing value, bad number): exit code 2. */
@@ -178,21 +179,12 @@ export const SETTING_NAMES: readonly string[] = Object.keys(SettingsSchema.shape
  */
 export function parseSettingAssignments(assignments: readonly string[], where?: string): SettingsInput {
   const prefix = where === undefined ? "" : `${where}: `;
-  const input: Record<string, unknown> = {};
-  for (const assignment of assignments) {
-    const eq = assignment.indexOf("=");
-    if (eq <= 0) {
-      throw new UsageError(`${prefix}expected key=value, got ${JSON.stringify(assignment)} (e.g. minMisses=3).`);
-    }
-    const key = assignment.slice(0, eq).trim();
-    const raw = assignment.slice(eq + 1).trim();
-    if (!SETTING_NAMES.includes(key)) {
-      const [near] = nearestNames(key, SETTING_NAMES);
-      const hint = near ? `did you mean ${near}?` : `known settings: ${SETTING_NAMES.join(", ")}.`;
-      throw new UsageError(`${prefix}unknown setting ${JSON.stringify(key)}; ${hint}`);
-    }
-    input[key] = settingValue(raw);
-  }
+  const input = namedAssignments(assignments, {
+    names: SETTING_NAMES,
+    what: "setting",
+    prefix,
+    example: "minMisses=3",
+  });
   try {
     parseSettings(input);
   } catch (error) {
@@ -203,8 +195,54 @@ export function parseSettingAssignments(assignments: readonly string[], where?: 
   return input as SettingsInput;
 }
 
+/**
+ * Turn `--objective key=value` assignments into an `exampleObjective` override (numbers, and
+ * `Infinity` for a gain that turns its step off), validated by its schema.
+ * @throws UsageError for a malformed assignment, an unknown field or a bad value.
+ */
+export function parseObjectiveAssignments(assignments: readonly string[]): Partial<ExampleObjective> {
+  const prefix = "--objective: ";
+  const input = namedAssignments(assignments, {
+    names: EXAMPLE_OBJECTIVE_FIELDS,
+    what: "objective field",
+    prefix,
+    example: "lossWeight=1",
+  });
+  try {
+    parseExampleObjective(input as Partial<ExampleObjective>);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.replace(/^Invalid exampleObjective: /, "") : String(error);
+    throw new UsageError(`${prefix}bad value: ${detail}`, { cause: error });
+  }
+  return input as Partial<ExampleObjective>;
+}
+
+/** `key=value` assignments as an object, every key one of `names` (a "did you mean" otherwise). */
+function namedAssignments(
+  assignments: readonly string[],
+  o: { names: readonly string[]; what: string; prefix: string; example: string },
+): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const assignment of assignments) {
+    const eq = assignment.indexOf("=");
+    if (eq <= 0) {
+      throw new UsageError(`${o.prefix}expected key=value, got ${JSON.stringify(assignment)} (e.g. ${o.example}).`);
+    }
+    const key = assignment.slice(0, eq).trim();
+    const raw = assignment.slice(eq + 1).trim();
+    if (!o.names.includes(key)) {
+      const [near] = nearestNames(key, o.names);
+      const hint = near ? `did you mean ${near}?` : `known ${o.what}s: ${o.names.join(", ")}.`;
+      throw new UsageError(`${o.prefix}unknown ${o.what} ${JSON.stringify(key)}; ${hint}`);
+    }
+    input[key] = settingValue(raw);
+  }
+  return input;
+}
+
 function settingValue(raw: string): unknown {
   if (raw === "true") return true;
+  if (raw === "Infinity") return Number.POSITIVE_INFINITY;
   if (raw === "false") return false;
   if (/^-?\d[\d_]*(\.\d+)?$/.test(raw)) return Number(raw.replace(/_/g, ""));
   return raw;

@@ -5,6 +5,7 @@ import {
   foldsOption,
   type OptionSpec,
   parseCommandArgs,
+  parseObjectiveAssignments,
   parseSettingAssignments,
   positiveIntOption,
   shareOption,
@@ -36,13 +37,15 @@ const OPTIONS: OptionSpec = {
   shuffle: { type: "string" },
   center: { type: "string" },
   set: { type: "string", multiple: true },
+  objective: { type: "string", multiple: true },
   json: { type: "boolean" },
 };
 
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
                               [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
-                              [--center SHARE] [--set key=value ...] [--json]
+                              [--center SHARE] [--set key=value ...] [--objective key=value ...]
+                              [--json]
 
 How much would learning help on this traffic? Registers the tools in a throw-away in-memory
 ledger, replays the traffic as routed turns (each served by its first expected tool), reviews and
@@ -68,6 +71,9 @@ Options:
                           tool's examples, 0 to 1 (the index option examples.center; default
                           the index's): more keeps tools that learned nothing in routing
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
+  --objective key=value   a field of how a review values candidate examples (repeatable; the
+                          manager's exampleObjective), e.g. --objective lossWeight=1; a gain may
+                          be Infinity (fillGain=Infinity: no fill)
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
                           perTool, noTool (before/after: auroc, precision, recall),
                           requests (per tool: eval requests gained, lost), maxNetLoss,
@@ -123,6 +129,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const center = shareOption(values, "center");
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
+  const exampleObjective = parseObjectiveAssignments(stringList(values, "objective"));
   const { traffic, evaluation } = await readTraffic(values);
   const tools = await readTools(toolsFile);
 
@@ -148,6 +155,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     cycles,
     shuffleSeed,
     settings,
+    exampleObjective,
     index: center === undefined ? undefined : { examples: { center } },
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(

@@ -6,6 +6,7 @@ import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
+import type { ExampleObjective } from "../learn/what-if.js";
 import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { calibrateAbstain, type AbstainOptions } from "../index/abstain.js";
@@ -64,6 +65,12 @@ export interface SimulateOptions {
    * @default {} (the index's defaults)
    */
   index?: Omit<ToolIndexOptions, "ledger">;
+  /**
+   * How a review values candidate examples (the manager's `exampleObjective`, e.g.
+   * `{ lossWeight: 1 }`), to try another trade-off on this traffic; validated.
+   * @default DEFAULT_EXAMPLE_OBJECTIVE
+   */
+  exampleObjective?: Partial<ExampleObjective>;
   /** Settings for the simulated partition (e.g. `{ maxNewQueries: 12 }`), validated. */
   settings?: SettingsInput;
   /**
@@ -142,7 +149,12 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   );
   const index = new ToolIndex({ ...options.index, ledger });
   await index.reindex(PARTITION);
-  const manager = new LessonManager({ ledger, index, proposer: options.proposer });
+  const manager = new LessonManager({
+    ledger,
+    index,
+    proposer: options.proposer,
+    exampleObjective: options.exampleObjective,
+  });
 
   const beforeRoutes = await routeAll(index, options.eval, k);
   const beforeRanks = beforeRoutes.map((r) => r.tools);

@@ -38,7 +38,7 @@ import { type SkipReason, selectDue } from "./review/select.js";
 import { storeReview } from "./review/store.js";
 import { keptNothing, valueCheck, vetLessons } from "./review/vet-lessons.js";
 import { DEFAULT_VET_OPTIONS, type VetOptions } from "./vet.js";
-import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "./what-if.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective, parseExampleObjective } from "./what-if.js";
 
 /** Who applies a revision under `autoApply`. */
 export const AUTO_APPROVER = "tool-lessons:auto";
@@ -61,7 +61,8 @@ export interface LessonManagerOptions {
   model?: BaseChatModel;
   /**
    * How routing values a candidate example (see {@link WhatIf.chooseExamples}); fields not given
-   * keep their default.
+   * keep their default. Checked when the manager is made: an unknown field or a value out of
+   * range throws `InvalidInput`.
    * @default DEFAULT_EXAMPLE_OBJECTIVE
    */
   exampleObjective?: Partial<ExampleObjective>;
@@ -195,7 +196,7 @@ export class LessonManager {
     const o = { ...DEFAULT_LESSON_MANAGER_OPTIONS, ...definedOnly(options) };
     this.ledger = options.ledger;
     this.index = options.index;
-    this.objective = { ...DEFAULT_EXAMPLE_OBJECTIVE, ...definedOnly(o.exampleObjective) };
+    this.objective = parseExampleObjective(o.exampleObjective);
     this.vetOptions = { ...DEFAULT_VET_OPTIONS, ...definedOnly(o.vet) };
     this.proposer = o.model ? new ModelProposer(o.model) : o.proposer;
     this.memory = new ToolMemory({ ...o.memory, ledger: options.ledger });

@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { InvalidInput } from "../errors.js";
 import { ToolIndex } from "../index/tool-index.js";
 import { intersects, tokenize } from "../text/tokenize.js";
 import { norm } from "../internal.js";
@@ -427,6 +429,45 @@ export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<Required<ExampleObjective>> = O
   fillGain: 0,
   softness: 0.01,
 });
+
+/** A number, `Infinity` allowed (a gain no candidate reaches turns its step off). */
+const gainNumber = z.custom<number>((v) => typeof v === "number" && !Number.isNaN(v), {
+  message: "expected a number (Infinity allowed)",
+});
+
+/** Fields of {@link ExampleObjective} as a caller may set them (checked at the manager and the CLI). */
+export const ExampleObjectiveSchema = z
+  .object({
+    offeredWeight: z.number().min(0),
+    firstWeight: z.number().min(0),
+    nearWeight: z.number().min(0),
+    nearDepth: z.number().int().min(1),
+    lossWeight: z.number().min(0),
+    minGain: gainNumber,
+    fillGain: gainNumber,
+    softness: z.number().min(0),
+  })
+  .partial()
+  .strict();
+
+/** Names of the {@link ExampleObjective} fields. */
+export const EXAMPLE_OBJECTIVE_FIELDS: readonly string[] = Object.keys(ExampleObjectiveSchema.shape);
+
+/**
+ * The objective with `input`'s fields over the defaults; undefined fields are left out.
+ * @throws InvalidInput for an unknown field or a value out of range.
+ */
+export function parseExampleObjective(input: Partial<ExampleObjective> | undefined): ExampleObjective {
+  const defined = Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
+  const parsed = ExampleObjectiveSchema.safeParse(defined);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "exampleObjective"}: ${i.message}`);
+    throw new InvalidInput(`Invalid exampleObjective: ${detail.join("; ")}.`, {
+      context: { fields: EXAMPLE_OBJECTIVE_FIELDS },
+    });
+  }
+  return { ...DEFAULT_EXAMPLE_OBJECTIVE, ...parsed.data };
+}
 
 /** A wording chosen as an example, in the order chosen, with the net value it added. */
 export interface ChosenExample {

@@ -151,6 +151,23 @@ describe("tool-lessons simulate", () => {
     expect((await runCli(...base, "--set", "maxQueriez=3")).code).toBe(2);
   });
 
+  it("--objective reaches the review: with every gain step off no example is chosen; a bad field or value exits 2", async () => {
+    const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--json"];
+    const plain = JSON.parse((await runCli(...args)).stdout);
+    const off = await runCli(...args, "--objective", "minGain=Infinity", "--objective", "fillGain=Infinity");
+    expect(off.code, off.stderr).toBe(0);
+    expect(plain.lessons.examplesAdded).toBeGreaterThan(0);
+    expect(JSON.parse(off.stdout).lessons.examplesAdded).toBe(0);
+    const typo = await runCli(...args, "--objective", "lossWieght=1");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/--objective: unknown objective field "lossWieght"; did you mean lossWeight\?/);
+    const negative = await runCli(...args, "--objective", "lossWeight=-1");
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toMatch(/--objective: bad value: lossWeight: /);
+    expect((await runCli(...args, "--objective", "nearDepth=0.5")).code).toBe(2);
+    expect((await runCli(...args, "--objective", "softness")).code).toBe(2);
+  });
+
   it("--center reaches the index: the same traffic routes differently with examples centered", async () => {
     const args = [
       "simulate",

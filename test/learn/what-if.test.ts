@@ -2,7 +2,9 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { ToolIndex } from "../../src/index/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
-import { DEFAULT_EXAMPLE_OBJECTIVE, WhatIf } from "../../src/learn/what-if.js";
+import { InvalidInput } from "../../src/errors.js";
+import { LessonManager } from "../../src/learn/manager.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, parseExampleObjective, WhatIf } from "../../src/learn/what-if.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 
 const P = "p";
@@ -226,5 +228,36 @@ describe("WhatIf.chooseExampleSet fill", () => {
       DEFAULT_EXAMPLE_OBJECTIVE,
     );
     expect(chosen).toEqual([]);
+  });
+});
+
+describe("parseExampleObjective", () => {
+  it("lays the given fields over the defaults, undefined ones left out, Infinity allowed for a gain", () => {
+    expect(parseExampleObjective(undefined)).toEqual(DEFAULT_EXAMPLE_OBJECTIVE);
+    expect(parseExampleObjective({ lossWeight: 1, softness: undefined, fillGain: Infinity })).toEqual({
+      ...DEFAULT_EXAMPLE_OBJECTIVE,
+      lossWeight: 1,
+      fillGain: Infinity,
+    });
+  });
+
+  it("refuses an unknown field or a value out of range with InvalidInput naming the field, also from the manager", () => {
+    const bad: Record<string, unknown>[] = [
+      { lossWieght: 1 },
+      { lossWeight: -1 },
+      { nearDepth: 0 },
+      { nearDepth: 2.5 },
+      { softness: Number.NaN },
+      { minGain: "1" },
+      { offeredWeight: Infinity },
+    ];
+    for (const input of bad) {
+      const field = Object.keys(input)[0];
+      expect(() => parseExampleObjective(input as never), field).toThrow(InvalidInput);
+      expect(() => parseExampleObjective(input as never), field).toThrow(new RegExp(field));
+    }
+    const ledger = new Ledger(new InMemoryStore());
+    const index = new ToolIndex({ ledger });
+    expect(() => new LessonManager({ ledger, index, exampleObjective: { lossWeight: -2 } })).toThrow(InvalidInput);
   });
 });
