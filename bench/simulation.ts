@@ -10,11 +10,15 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { InMemoryStore } from "@langchain/langgraph";
 import { auroc, hitAtK, mean, ndcgAtK } from "../src/evaluate/metrics.js";
 import { seededRandom } from "../src/internal.js";
-import { WhatIf } from "../src/learn/what-if.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, WhatIf, withExamples } from "../src/learn/what-if.js";
+import { DEFAULT_SETTINGS } from "../src/settings.js";
 import { type LabelledRequest, simulate, type SimulationReport, type ToolSpec } from "../src/evaluate/simulate.js";
 import { ToolIndex, type ToolIndexOptions } from "../src/index/tool-index.js";
 import { registerTools } from "../src/learn/register.js";
 import { Ledger } from "../src/ledger/ledger.js";
+import { cardWords } from "../src/ledger/cards.js";
+import { gateLesson } from "../src/learn/vet.js";
+import { maskRequest } from "../src/text/mask.js";
 
 const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
@@ -66,7 +70,23 @@ export async function referenceRow(
     missed: readonly string[];
     whatIf: WhatIf;
   }) => Promise<readonly string[]> | readonly string[],
-  options: { evalFold?: number; examples?: ToolIndexOptions["examples"] } = {},
+  options: {
+    evalFold?: number;
+    examples?: ToolIndexOptions["examples"];
+    /**
+     * Give `pick` the texts as the learning loop sees them: every request masked as the recorder
+     * masks it, and the missed ones through the vet's gate (`gateLesson`: a wording it refuses is
+     * left out, words it does not allow become `<word>`), citing the tool's missed requests.
+     */
+    gated?: boolean;
+    /**
+     * Hold the reference to the rules apply enforces as well: no example longer than the
+     * `maxLineLength` setting (220), and, with every tool's examples in place, each example that
+     * would push another tool out of the first 5 for a traffic request that tool served withdrawn
+     * (`WhatIf.displaces`, as apply re-checks).
+     */
+    rules?: boolean;
+  } = {},
 ): Promise<ReferenceRow> {
   const evalFold = options.evalFold ?? 1;
   const tools = readJsonl<ToolSpec>("tools.jsonl");
@@ -86,9 +106,26 @@ export async function referenceRow(
   }
   const cards = await ledger.listCards("p");
   const whatIf = new WhatIf(bare, "p", 5, new Map(cards.map((c) => [c.name, c])));
+  const names = cards.map((c) => c.name);
   for (const card of cards) {
     const own = traffic.filter((q) => q.expect[0] === card.name).map((q) => q.query);
-    const texts = await pick({ tool: card.name, own, missed: missed.get(card.name) ?? [], whatIf });
+    let seen = missed.get(card.name) ?? [];
+    if (options.gated) {
+      const masked = seen.map((q) => maskRequest(q));
+      const cited = masked.map((text, i) => ({ id: String(i), text }));
+      const ctx = { tool: card.name, card: cardWords(card), registeredTools: names, containsValue: () => false };
+      seen = masked.flatMap((text) => {
+        const gated = gateLesson("example", text, ctx, cited);
+        return gated.refusal ? [] : [gated.text];
+      });
+    }
+    if (options.rules) seen = seen.filter((text) => text.length <= DEFAULT_SETTINGS.maxLineLength);
+    const texts = await pick({
+      tool: card.name,
+      own: options.gated ? own.map((q) => maskRequest(q)) : own,
+      missed: seen,
+      whatIf,
+    });
     if (texts.length === 0) continue;
     await ledger.putCard({
       ...card,
@@ -98,6 +135,7 @@ export async function referenceRow(
       },
     });
   }
+  if (options.rules) await withdrawDisplacing(ledger, traffic, options.examples);
   const index = new ToolIndex({ ledger, examples: options.examples });
   const top1: number[] = [];
   const recall5: number[] = [];
@@ -120,6 +158,32 @@ export async function referenceRow(
   return { top1: mean(top1), recall5: mean(recall5), ndcg5: mean(ndcg5), noToolAuroc: auroc(served, none) };
 }
 
+/**
+ * Apply's routing re-check over the reference's cards: with every tool's examples in place, each
+ * tool's examples in turn (with the ones it keeps before) are withdrawn when they push another
+ * tool out of the first 5 for a traffic request that tool served.
+ */
+async function withdrawDisplacing(
+  ledger: Ledger,
+  traffic: readonly LabelledRequest[],
+  examples: ToolIndexOptions["examples"],
+): Promise<void> {
+  const index = new ToolIndex({ ledger, examples });
+  const cards = await ledger.listCards("p");
+  const whatIf = new WhatIf(index, "p", 5, new Map(cards.map((c) => [c.name, c])));
+  const served = traffic.map((q) => ({ request: maskRequest(q.query), servedBy: q.expect[0] }));
+  for (const card of cards) {
+    const texts = card.learned.examples.map((e) => e.text);
+    const bare = withExamples(card, [], texts);
+    const kept: string[] = [];
+    for (const text of texts) {
+      const variant = await whatIf.variant(bare, [...kept, text]);
+      if ((await whatIf.displaces(card.name, text, variant, served)) === null) kept.push(text);
+    }
+    if (kept.length < texts.length) await ledger.putCard(withExamples(bare, kept));
+  }
+}
+
 /** `n` distinct texts of `from` drawn with a seeded generator (all of them when there are fewer). */
 function drawn(from: readonly string[], n: number, next: () => number): string[] {
   const distinct = [...new Set(from)];
@@ -139,6 +203,52 @@ export async function randomExamplesReference(
 ): Promise<ReferenceRow> {
   const next = seededRandom(options.seed ?? 7);
   return referenceRow(({ own, missed }) => drawn(options.missedOnly ? missed : own, n, next), { examples });
+}
+
+/** Up to 12 medoids of a tool's missed requests over its traffic (`WhatIf.medoids`), the reference the loop is held to. */
+export async function medoidsOfMissed(input: {
+  own: readonly string[];
+  missed: readonly string[];
+  whatIf: WhatIf;
+}): Promise<string[]> {
+  const { own, missed, whatIf } = input;
+  const distinct = [...new Set(missed)].map((request) => ({ request }));
+  const chosen = await whatIf.medoids(
+    distinct,
+    own.map((request) => ({ request })),
+    [],
+    12,
+  );
+  return chosen.map((c) => c.request);
+}
+
+/**
+ * The exact pass over a tool's missed requests, once: its 24 medoids valued by routing's what-if
+ * (`WhatIf.chooseExamples`, ≤ 12, the default objective) on the tool's own traffic and the
+ * newest 600 of other tools' traffic requests sharing a word with a candidate.
+ */
+function greedyOfMissed(
+  traffic: readonly { request: string; servedBy: string }[],
+): (input: { tool: string; own: readonly string[]; missed: readonly string[]; whatIf: WhatIf }) => Promise<string[]> {
+  return async ({ tool, own, missed, whatIf }) => {
+    const distinct = [...new Set(missed)].map((request, i) => ({ requestId: `m${i}`, request }));
+    const targets = own.map((request) => ({ request }));
+    const candidates = await whatIf.medoids(distinct, targets, [], 24);
+    if (candidates.length === 0) return [];
+    const words = new Set(candidates.flatMap((c) => [...whatIf.words(c.request)]));
+    const others = traffic
+      .filter((t) => t.servedBy !== tool && [...whatIf.words(t.request)].some((w) => words.has(w)))
+      .slice(-600)
+      .map((t, i) => ({ requestId: `o${i}`, ...t }));
+    const chosen = await whatIf.chooseExamples(
+      tool,
+      candidates,
+      { own: targets, others },
+      12,
+      DEFAULT_EXAMPLE_OBJECTIVE,
+    );
+    return chosen.map((c) => c.request);
+  };
 }
 
 const pct = (x: number): string => x.toFixed(3);
@@ -196,18 +306,18 @@ export async function benchSimulation(): Promise<string> {
   const [missed, missedS] = await timed(() =>
     Promise.all(seeds.map((seed) => randomExamplesReference(12, undefined, { seed, missedOnly: true }))),
   );
-  const [medoids, medoidsS] = await timed(() =>
-    referenceRow(async ({ own, missed: m, whatIf }) =>
-      (
-        await whatIf.medoids(
-          m.map((request) => ({ request })),
-          own.map((request) => ({ request })),
-          [],
-          12,
-        )
-      ).map((c) => c.request),
-    ),
-  );
+  const [medoids, medoidsS] = await timed(() => referenceRow(medoidsOfMissed));
+  const [gated, gatedS] = await timed(() => referenceRow(medoidsOfMissed, { gated: true }));
+  const [ruled, ruledS] = await timed(() => referenceRow(medoidsOfMissed, { gated: true, rules: true }));
+  const maskedTraffic = readJsonl<Folded>("queries.jsonl")
+    .filter((q) => q.fold !== 1 && q.expect.length > 0)
+    .map((q) => ({ request: maskRequest(q.query), servedBy: q.expect[0] }));
+  const [greedy, greedyS] = await timed(() => referenceRow(greedyOfMissed(maskedTraffic), { gated: true }));
+  // The reference under the gate and apply's rules on the other eval folds, beside the loop's runs on them.
+  const ruledFolds = [ruled];
+  for (const evalFold of [2, 3]) {
+    ruledFolds.push(await referenceRow(medoidsOfMissed, { gated: true, rules: true, evalFold }));
+  }
   const [all, allS] = await timed(() => referenceRow(({ own }) => own));
   const learning = runs[0].report;
   const refRows = [
@@ -216,6 +326,9 @@ export async function benchSimulation(): Promise<string> {
     ref("12 random **missed** requests (seeds 1-3)", missed, missedS / seeds.length),
     `| the package's learning (\`simulate\`, defaults; the first row below) | ${pct(learning.after.top1)} | ${pct(learning.after["recall@5"])} | ${pct(learning.noTool.after.auroc)} | ${learning.seconds.toFixed(0)} |`,
     ref("medoids of the missed requests (≤ 12, `WhatIf.medoids`)", [medoids], medoidsS),
+    ref("the same, masked and through the vet's gate as the loop sees them", [gated], gatedS),
+    ref("the same, also held to apply's rules (≤ 220 characters, routing re-check over the traffic)", [ruled], ruledS),
+    ref("the exact pass once (`WhatIf.chooseExamples` on 24 medoids, ≤ 12), masked and gated", [greedy], greedyS),
     ref("all traffic requests of each tool", [all], allS),
   ];
   const met = verdicts.filter((v) => v.all).map((v) => v.label);
@@ -237,6 +350,16 @@ export async function benchSimulation(): Promise<string> {
     "| examples on each tool | top-1 | recall@5 | no-tool AUROC | seconds (each) |",
     "|---|---:|---:|---:|---:|",
     ...refRows,
+    "",
+    "The medoids reference masked, gated and held to apply's rules, per eval fold, beside the learning loop on the same fold (the runs above, file order), and the targets:",
+    "",
+    "| eval fold | reference top-1 | loop top-1 | reference recall@5 | loop recall@5 | reference no-tool AUROC | loop no-tool AUROC |",
+    "|---:|---:|---:|---:|---:|---:|---:|",
+    ...ruledFolds.map((g, i) => {
+      const r = runs[i].report;
+      return `| ${i + 1} | ${pct(g.top1)} | ${pct(r.after.top1)} | ${pct(g.recall5)} | ${pct(r.after["recall@5"])} | ${pct(g.noToolAuroc)} | ${pct(r.noTool.after.auroc)} |`;
+    }),
+    `| target | ${TARGETS.top1} | ${TARGETS.top1} | ${TARGETS.recall5} | ${TARGETS.recall5} | ${TARGETS.noToolAuroc} | ${TARGETS.noToolAuroc} |`,
   ].join("\n");
 }
 

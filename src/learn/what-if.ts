@@ -112,7 +112,7 @@ export class WhatIf {
     tool: string,
     query: string,
     variant: readonly number[][],
-    served: readonly TurnRecord[],
+    served: readonly Pick<TurnRecord, "request" | "servedBy">[],
   ): Promise<Displacement | null> {
     const words = this.words(query);
     let checked = 0;
