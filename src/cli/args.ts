@@ -178,21 +178,14 @@ export const SETTING_NAMES: readonly string[] = Object.keys(SettingsSchema.shape
  * @throws UsageError for a malformed assignment, an unknown setting or a bad value.
  */
 export function parseSettingAssignments(assignments: readonly string[], where?: string): SettingsInput {
-  const prefix = where === undefined ? "" : `${where}: `;
-  const input = namedAssignments(assignments, {
+  return checkedAssignments(assignments, {
     names: SETTING_NAMES,
     what: "setting",
-    prefix,
+    prefix: where === undefined ? "" : `${where}: `,
     example: "minMisses=3",
-  });
-  try {
-    parseSettings(input);
-  } catch (error) {
-    const detail =
-      error instanceof Error ? error.message.replace(/^Invalid tool-lessons settings: /, "") : String(error);
-    throw new UsageError(`${prefix}bad setting value: ${detail}.`, { cause: error });
-  }
-  return input as SettingsInput;
+    check: parseSettings,
+    schemaPrefix: /^Invalid tool-lessons settings: /,
+  }) as SettingsInput;
 }
 
 /**
@@ -201,26 +194,30 @@ export function parseSettingAssignments(assignments: readonly string[], where?: 
  * @throws UsageError for a malformed assignment, an unknown field or a bad value.
  */
 export function parseObjectiveAssignments(assignments: readonly string[]): Partial<ExampleObjective> {
-  const prefix = "--objective: ";
-  const input = namedAssignments(assignments, {
+  return checkedAssignments(assignments, {
     names: EXAMPLE_OBJECTIVE_FIELDS,
     what: "objective field",
-    prefix,
+    prefix: "--objective: ",
     example: "lossWeight=1",
-  });
-  try {
-    parseExampleObjective(input as Partial<ExampleObjective>);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message.replace(/^Invalid exampleObjective: /, "") : String(error);
-    throw new UsageError(`${prefix}bad value: ${detail}`, { cause: error });
-  }
-  return input as Partial<ExampleObjective>;
+    check: parseExampleObjective,
+    schemaPrefix: /^Invalid exampleObjective: /,
+  }) as Partial<ExampleObjective>;
 }
 
-/** `key=value` assignments as an object, every key one of `names` (a "did you mean" otherwise). */
-function namedAssignments(
+/**
+ * `key=value` assignments as an object, every key one of `names` (a "did you mean" otherwise),
+ * then passed to `check`, whose error becomes a `UsageError` (its own prefix dropped).
+ */
+function checkedAssignments(
   assignments: readonly string[],
-  o: { names: readonly string[]; what: string; prefix: string; example: string },
+  o: {
+    names: readonly string[];
+    what: string;
+    prefix: string;
+    example: string;
+    check: (input: never) => unknown;
+    schemaPrefix: RegExp;
+  },
 ): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const assignment of assignments) {
@@ -236,6 +233,12 @@ function namedAssignments(
       throw new UsageError(`${o.prefix}unknown ${o.what} ${JSON.stringify(key)}; ${hint}`);
     }
     input[key] = settingValue(raw);
+  }
+  try {
+    o.check(input as never);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.replace(o.schemaPrefix, "") : String(error);
+    throw new UsageError(`${o.prefix}bad ${o.what} value: ${detail.replace(/\.$/, "")}.`, { cause: error });
   }
   return input;
 }

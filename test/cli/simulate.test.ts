@@ -163,7 +163,7 @@ describe("tool-lessons simulate", () => {
     expect(typo.stderr).toMatch(/--objective: unknown objective field "lossWieght"; did you mean lossWeight\?/);
     const negative = await runCli(...args, "--objective", "lossWeight=-1");
     expect(negative.code).toBe(2);
-    expect(negative.stderr).toMatch(/--objective: bad value: lossWeight: /);
+    expect(negative.stderr).toMatch(/--objective: bad objective field value: lossWeight: /);
     expect((await runCli(...args, "--objective", "nearDepth=0.5")).code).toBe(2);
     expect((await runCli(...args, "--objective", "softness")).code).toBe(2);
   });
