@@ -19,6 +19,7 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { cardWords } from "../src/ledger/cards.js";
 import { gateLesson } from "../src/learn/vet.js";
 import { maskRequest } from "../src/text/mask.js";
+import { intersects } from "../src/text/tokenize.js";
 
 const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
@@ -59,17 +60,27 @@ export interface ReferenceRow {
 
 type Folded = LabelledRequest & { fold: number; source?: string };
 
+/** A traffic request's text (masked when gated) and the tool that served it. */
+type ServedText = { request: string; servedBy: string };
+
+/** What a reference's `pick` is given for one tool. */
+interface PickInput {
+  tool: string;
+  /** The tool's traffic requests. */
+  own: readonly string[];
+  /** Those routing by description alone misses (through the gate when gated). */
+  missed: readonly string[];
+  /** Every traffic request with its serving tool, in file order. */
+  traffic: readonly ServedText[];
+  whatIf: WhatIf;
+}
+
 /**
  * Fold 1 routed after `pick` chose each tool's examples from its traffic requests (folds other
  * than `evalFold`), given also the ones routing by description alone misses (not in the first 5).
  */
 export async function referenceRow(
-  pick: (input: {
-    tool: string;
-    own: readonly string[];
-    missed: readonly string[];
-    whatIf: WhatIf;
-  }) => Promise<readonly string[]> | readonly string[],
+  pick: (input: PickInput) => Promise<readonly string[]> | readonly string[],
   options: {
     evalFold?: number;
     examples?: ToolIndexOptions["examples"];
@@ -99,6 +110,10 @@ export async function referenceRow(
   );
   const bare = new ToolIndex({ ledger, examples: options.examples });
   const traffic = queries.filter((q) => q.fold !== evalFold && q.expect.length > 0);
+  const texts: ServedText[] = traffic.map((q) => ({
+    request: options.gated ? maskRequest(q.query) : q.query,
+    servedBy: q.expect[0],
+  }));
   const missed = new Map<string, string[]>();
   for (const q of traffic) {
     const offered = (await bare.route("p", q.query, { k: 5 })).map((o) => o.tool);
@@ -108,7 +123,7 @@ export async function referenceRow(
   const whatIf = new WhatIf(bare, "p", 5, new Map(cards.map((c) => [c.name, c])));
   const names = cards.map((c) => c.name);
   for (const card of cards) {
-    const own = traffic.filter((q) => q.expect[0] === card.name).map((q) => q.query);
+    const own = texts.filter((t) => t.servedBy === card.name).map((t) => t.request);
     let seen = missed.get(card.name) ?? [];
     if (options.gated) {
       const masked = seen.map((q) => maskRequest(q));
@@ -120,22 +135,17 @@ export async function referenceRow(
       });
     }
     if (options.rules) seen = seen.filter((text) => text.length <= DEFAULT_SETTINGS.maxLineLength);
-    const texts = await pick({
-      tool: card.name,
-      own: options.gated ? own.map((q) => maskRequest(q)) : own,
-      missed: seen,
-      whatIf,
-    });
-    if (texts.length === 0) continue;
+    const picked = await pick({ tool: card.name, own, missed: seen, traffic: texts, whatIf });
+    if (picked.length === 0) continue;
     await ledger.putCard({
       ...card,
       learned: {
         ...card.learned,
-        examples: [...new Set(texts)].map((text) => ({ text, source: "learned" as const, addedAt: 1 })),
+        examples: [...new Set(picked)].map((text) => ({ text, source: "learned" as const, addedAt: 1 })),
       },
     });
   }
-  if (options.rules) await withdrawDisplacing(ledger, traffic, options.examples);
+  if (options.rules) await withdrawDisplacing(ledger, texts, options.examples);
   const index = new ToolIndex({ ledger, examples: options.examples });
   const top1: number[] = [];
   const recall5: number[] = [];
@@ -165,13 +175,12 @@ export async function referenceRow(
  */
 async function withdrawDisplacing(
   ledger: Ledger,
-  traffic: readonly LabelledRequest[],
+  served: readonly ServedText[],
   examples: ToolIndexOptions["examples"],
 ): Promise<void> {
   const index = new ToolIndex({ ledger, examples });
   const cards = await ledger.listCards("p");
   const whatIf = new WhatIf(index, "p", 5, new Map(cards.map((c) => [c.name, c])));
-  const served = traffic.map((q) => ({ request: maskRequest(q.query), servedBy: q.expect[0] }));
   for (const card of cards) {
     const texts = card.learned.examples.map((e) => e.text);
     const bare = withExamples(card, [], texts);
@@ -205,21 +214,20 @@ export async function randomExamplesReference(
   return referenceRow(({ own, missed }) => drawn(options.missedOnly ? missed : own, n, next), { examples });
 }
 
-/** Up to 12 medoids of a tool's missed requests over its traffic (`WhatIf.medoids`), the reference the loop is held to. */
-export async function medoidsOfMissed(input: {
-  own: readonly string[];
-  missed: readonly string[];
-  whatIf: WhatIf;
-}): Promise<string[]> {
-  const { own, missed, whatIf } = input;
-  const distinct = [...new Set(missed)].map((request) => ({ request }));
-  const chosen = await whatIf.medoids(
+/** Up to `n` medoids of a tool's distinct missed requests over its traffic (`WhatIf.medoids`). */
+async function medoidsOf(input: PickInput, n: number): Promise<{ requestId: string; request: string }[]> {
+  const distinct = [...new Set(input.missed)].map((request, i) => ({ requestId: `m${i}`, request }));
+  return input.whatIf.medoids(
     distinct,
-    own.map((request) => ({ request })),
+    input.own.map((request) => ({ request })),
     [],
-    12,
+    n,
   );
-  return chosen.map((c) => c.request);
+}
+
+/** Up to 12 medoids of a tool's missed requests: the reference the loop is held to. */
+async function medoidsOfMissed(input: PickInput): Promise<string[]> {
+  return (await medoidsOf(input, 12)).map((c) => c.request);
 }
 
 /**
@@ -227,28 +235,18 @@ export async function medoidsOfMissed(input: {
  * (`WhatIf.chooseExamples`, ≤ 12, the default objective) on the tool's own traffic and the
  * newest 600 of other tools' traffic requests sharing a word with a candidate.
  */
-function greedyOfMissed(
-  traffic: readonly { request: string; servedBy: string }[],
-): (input: { tool: string; own: readonly string[]; missed: readonly string[]; whatIf: WhatIf }) => Promise<string[]> {
-  return async ({ tool, own, missed, whatIf }) => {
-    const distinct = [...new Set(missed)].map((request, i) => ({ requestId: `m${i}`, request }));
-    const targets = own.map((request) => ({ request }));
-    const candidates = await whatIf.medoids(distinct, targets, [], 24);
-    if (candidates.length === 0) return [];
-    const words = new Set(candidates.flatMap((c) => [...whatIf.words(c.request)]));
-    const others = traffic
-      .filter((t) => t.servedBy !== tool && [...whatIf.words(t.request)].some((w) => words.has(w)))
-      .slice(-600)
-      .map((t, i) => ({ requestId: `o${i}`, ...t }));
-    const chosen = await whatIf.chooseExamples(
-      tool,
-      candidates,
-      { own: targets, others },
-      12,
-      DEFAULT_EXAMPLE_OBJECTIVE,
-    );
-    return chosen.map((c) => c.request);
-  };
+async function greedyOfMissed(input: PickInput): Promise<string[]> {
+  const { tool, own, traffic, whatIf } = input;
+  const candidates = await medoidsOf(input, 24);
+  if (candidates.length === 0) return [];
+  const words = new Set(candidates.flatMap((c) => [...whatIf.words(c.request)]));
+  const others = traffic
+    .filter((t) => t.servedBy !== tool && intersects(words, whatIf.words(t.request)))
+    .slice(-600)
+    .map((t, i) => ({ requestId: `o${i}`, ...t }));
+  const targets = own.map((request) => ({ request }));
+  const chosen = await whatIf.chooseExamples(tool, candidates, { own: targets, others }, 12, DEFAULT_EXAMPLE_OBJECTIVE);
+  return chosen.map((c) => c.request);
 }
 
 const pct = (x: number): string => x.toFixed(3);
@@ -309,10 +307,7 @@ export async function benchSimulation(): Promise<string> {
   const [medoids, medoidsS] = await timed(() => referenceRow(medoidsOfMissed));
   const [gated, gatedS] = await timed(() => referenceRow(medoidsOfMissed, { gated: true }));
   const [ruled, ruledS] = await timed(() => referenceRow(medoidsOfMissed, { gated: true, rules: true }));
-  const maskedTraffic = readJsonl<Folded>("queries.jsonl")
-    .filter((q) => q.fold !== 1 && q.expect.length > 0)
-    .map((q) => ({ request: maskRequest(q.query), servedBy: q.expect[0] }));
-  const [greedy, greedyS] = await timed(() => referenceRow(greedyOfMissed(maskedTraffic), { gated: true }));
+  const [greedy, greedyS] = await timed(() => referenceRow(greedyOfMissed, { gated: true }));
   // The reference under the gate and apply's rules on the other eval folds, beside the loop's runs on them.
   const ruledFolds = [ruled];
   for (const evalFold of [2, 3]) {

@@ -178,14 +178,14 @@ export const SETTING_NAMES: readonly string[] = Object.keys(SettingsSchema.shape
  * @throws UsageError for a malformed assignment, an unknown setting or a bad value.
  */
 export function parseSettingAssignments(assignments: readonly string[], where?: string): SettingsInput {
-  return checkedAssignments(assignments, {
+  return checkedAssignments<SettingsInput>(assignments, {
     names: SETTING_NAMES,
     what: "setting",
     prefix: where === undefined ? "" : `${where}: `,
     example: "minMisses=3",
     check: parseSettings,
     schemaPrefix: /^Invalid tool-lessons settings: /,
-  }) as SettingsInput;
+  });
 }
 
 /**
@@ -194,31 +194,31 @@ export function parseSettingAssignments(assignments: readonly string[], where?: 
  * @throws UsageError for a malformed assignment, an unknown field or a bad value.
  */
 export function parseObjectiveAssignments(assignments: readonly string[]): Partial<ExampleObjective> {
-  return checkedAssignments(assignments, {
+  return checkedAssignments<Partial<ExampleObjective>>(assignments, {
     names: EXAMPLE_OBJECTIVE_FIELDS,
     what: "objective field",
     prefix: "--objective: ",
     example: "lossWeight=1",
     check: parseExampleObjective,
     schemaPrefix: /^Invalid exampleObjective: /,
-  }) as Partial<ExampleObjective>;
+  });
 }
 
 /**
  * `key=value` assignments as an object, every key one of `names` (a "did you mean" otherwise),
  * then passed to `check`, whose error becomes a `UsageError` (its own prefix dropped).
  */
-function checkedAssignments(
+function checkedAssignments<T>(
   assignments: readonly string[],
   o: {
     names: readonly string[];
     what: string;
     prefix: string;
     example: string;
-    check: (input: never) => unknown;
+    check: (input: T) => unknown;
     schemaPrefix: RegExp;
   },
-): Record<string, unknown> {
+): T {
   const input: Record<string, unknown> = {};
   for (const assignment of assignments) {
     const eq = assignment.indexOf("=");
@@ -232,18 +232,19 @@ function checkedAssignments(
       const hint = near ? `did you mean ${near}?` : `known ${o.what}s: ${o.names.join(", ")}.`;
       throw new UsageError(`${o.prefix}unknown ${o.what} ${JSON.stringify(key)}; ${hint}`);
     }
-    input[key] = settingValue(raw);
+    input[key] = assignedValue(raw);
   }
   try {
-    o.check(input as never);
+    o.check(input as T);
   } catch (error) {
     const detail = error instanceof Error ? error.message.replace(o.schemaPrefix, "") : String(error);
     throw new UsageError(`${o.prefix}bad ${o.what} value: ${detail.replace(/\.$/, "")}.`, { cause: error });
   }
-  return input;
+  return input as T;
 }
 
-function settingValue(raw: string): unknown {
+/** An assigned value as a number (`Infinity` too), a boolean, or else the text as given. */
+function assignedValue(raw: string): unknown {
   if (raw === "true") return true;
   if (raw === "Infinity") return Number.POSITIVE_INFINITY;
   if (raw === "false") return false;

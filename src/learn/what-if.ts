@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { ToolIndex } from "../index/tool-index.js";
 import { intersects, tokenize } from "../text/tokenize.js";
-import { norm } from "../internal.js";
+import { definedOnly, norm } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 
 /** Where routing puts a request today, with one tool left out. */
@@ -458,8 +458,7 @@ export const EXAMPLE_OBJECTIVE_FIELDS: readonly string[] = Object.keys(ExampleOb
  * @throws InvalidInput for an unknown field or a value out of range.
  */
 export function parseExampleObjective(input: Partial<ExampleObjective> | undefined): ExampleObjective {
-  const defined = Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
-  const parsed = ExampleObjectiveSchema.safeParse(defined);
+  const parsed = ExampleObjectiveSchema.safeParse(definedOnly(input ?? {}));
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "exampleObjective"}: ${i.message}`);
     throw new InvalidInput(`Invalid exampleObjective: ${detail.join("; ")}.`, {

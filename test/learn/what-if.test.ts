@@ -161,14 +161,19 @@ describe("WhatIf.chooseExampleSet", () => {
 });
 
 describe("WhatIf.medoids", () => {
-  it("takes the wordings most like the tool's requests first, counting what the card covers already", async () => {
-    const w = await whatIf();
-    const candidates = [
+  /** Three wordings, one of them closest to the tool's requests (the kettle one). */
+  const MEDOID_CASE = {
+    candidates: [
       { requestId: "a", request: "is my parcel lost" },
       { requestId: "b", request: "I want my money back" },
       { requestId: "c", request: "money back for the kettle please" },
-    ];
-    const own = [...OWN, { request: "kettle money back" }];
+    ],
+    own: [...OWN, { request: "kettle money back" }],
+  };
+
+  it("takes the wordings most like the tool's requests first, counting what the card covers already", async () => {
+    const w = await whatIf();
+    const { candidates, own } = MEDOID_CASE;
     expect((await w.medoids(candidates, own, [], 1)).map((c) => c.requestId)).toEqual(["c"]);
     // With the kettle wording on the card already, the next most useful one comes first.
     const next = await w.medoids(candidates, own, ["money back for the kettle please"], 2);
@@ -178,12 +183,7 @@ describe("WhatIf.medoids", () => {
 
   it("orders every candidate by what it adds, also when there are fewer than n (a fill takes them in that order)", async () => {
     const w = await whatIf();
-    const candidates = [
-      { requestId: "a", request: "is my parcel lost" },
-      { requestId: "b", request: "I want my money back" },
-      { requestId: "c", request: "money back for the kettle please" },
-    ];
-    const own = [...OWN, { request: "kettle money back" }];
+    const { candidates, own } = MEDOID_CASE;
     const order = (await w.medoids(candidates, own, [], 5)).map((c) => c.requestId);
     expect(order[0]).toBe("c");
     expect(order[2]).toBe("a");
