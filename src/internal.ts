@@ -64,3 +64,36 @@ export function norm(v: ArrayLike<number>): number {
   for (let i = 0; i < v.length; i++) s += v[i] * v[i];
   return Math.sqrt(s);
 }
+
+/**
+ * Up to `n` of `items` (in time order), evenly spaced over all of them, the first and the newest
+ * kept: a sample of the whole span. A review reads its evidence this way rather than from the
+ * newest end alone, where traffic often holds one kind of request at a time.
+ */
+export function spread<T>(items: readonly T[], n: number): T[] {
+  if (items.length <= n) return [...items];
+  if (n <= 0) return [];
+  if (n === 1) return [items[items.length - 1]];
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) out.push(items[Math.round((i * (items.length - 1)) / (n - 1))]);
+  return out;
+}
+
+/**
+ * Every index of `0 … n - 1` once, the newest (`n - 1`) first, stepping back by a stride near
+ * `n / φ` (coprime with `n`): each prefix of the order is spread over the whole range. For reading
+ * the first few matches of a scan spread over a window instead of from its newest end.
+ */
+export function* spreadOrder(n: number): Generator<number> {
+  if (n <= 0) return;
+  let stride = Math.max(1, Math.round(n / GOLDEN_RATIO));
+  while (gcd(stride, n) !== 1) stride += 1;
+  for (let j = 0, i = n - 1; j < n; j++, i = (i - stride + n) % n) yield i;
+}
+
+const GOLDEN_RATIO = (1 + Math.sqrt(5)) / 2;
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}

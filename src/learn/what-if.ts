@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { ToolIndex } from "../index/tool-index.js";
 import { intersects, tokenize } from "../text/tokenize.js";
-import { definedOnly, norm } from "../internal.js";
+import { definedOnly, norm, spreadOrder } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 
 /** Where routing puts a request today, with one tool left out. */
@@ -27,7 +27,7 @@ export interface Displacement {
   servedBy: string;
 }
 
-/** Most served requests checked per candidate example (newest first). */
+/** Most served requests checked per candidate example (spread over the window, newest first). */
 export const MAX_DISPLACEMENT_CHECKS = 200;
 
 /**
@@ -106,7 +106,9 @@ export class WhatIf {
    * The first request (served by another tool) that giving `tool` the vectors `variant` would
    * push its serving tool out of the offered set for, or null. Only requests sharing a word with
    * `query` are checked (a lexical filter: an example lifts a tool's score mainly for requests
-   * that overlap it), newest first, at most {@link MAX_DISPLACEMENT_CHECKS}.
+   * that overlap it), at most {@link MAX_DISPLACEMENT_CHECKS}, spread over `served` (the newest
+   * first; see `spreadOrder`): a bounded check protects every kind of request the window holds,
+   * not only the newest kind.
    */
   async displaces(
     tool: string,
@@ -118,7 +120,8 @@ export class WhatIf {
     let checked = 0;
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    for (let i = served.length - 1; i >= 0 && checked < MAX_DISPLACEMENT_CHECKS; i--) {
+    for (const i of spreadOrder(served.length)) {
+      if (checked >= MAX_DISPLACEMENT_CHECKS) break;
       const turn = served[i];
       const servedBy = turn.servedBy;
       if (servedBy === undefined || servedBy === tool) continue;

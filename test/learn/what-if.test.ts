@@ -52,6 +52,25 @@ describe("WhatIf.probe", () => {
   });
 });
 
+describe("WhatIf.displaces", () => {
+  it("checks served requests spread over the window, not only the newest: an older request it would push out is found", async () => {
+    // One example weighs as much as many would (half 0); routing offers one tool.
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: P });
+    const index = new ToolIndex({ ledger, examples: { half: 0 } });
+    const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
+    const w = new WhatIf(index, P, 1, cards);
+    const query = PARCEL.request;
+    const card = await w.variant(cards.get("refund_order")!, [query]);
+    const pushedOut = { request: "where is my parcel", servedBy: "track_shipment" };
+    const safe = { request: "track my parcel by its tracking number please", servedBy: "track_shipment" };
+    expect(await w.displaces("refund_order", query, card, [safe])).toBeNull();
+    // The request it would push out is older than many more the check's bound could hold.
+    const served = [...Array.from({ length: 20 }, () => pushedOut), ...Array.from({ length: 600 }, () => safe)];
+    expect(await w.displaces("refund_order", query, card, served)).toEqual({ query, ...pushedOut });
+  });
+});
+
 describe("WhatIf.chooseExamples", () => {
   it("chooses the wording that lifts the tool for its own requests, not one that takes another tool's", async () => {
     const w = await whatIf();

@@ -17,20 +17,30 @@ import { buildToolEvidence, type NeighbourTool, type ToolEvidence } from "../pro
 import type { CoveredMiss, TurnedDown } from "../types.js";
 import { equivalent, turnedDownOf } from "../vet.js";
 import { type ExampleObjective, type Probe, rankOf, type ServedRequest, WhatIf } from "../what-if.js";
+import { spread, spreadOrder } from "../../internal.js";
 import type { ReviewWindow } from "./gather.js";
 import type { DueTool } from "./select.js";
 
-/** Missed requests read per tool and review (the newest): ample evidence for 4 new examples. */
-const MAX_MISSES = 50;
+/*
+ * The evidence of one tool is read over the review's whole window: each bound below takes a
+ * sample spread evenly over it (the newest included), not its newest end. Traffic often comes one
+ * kind of request at a time, and a tool's newest requests alone are then one kind of its requests:
+ * chosen on them, its examples say that kind and miss the rest (on MetaTool, at the fourth review
+ * half of the finance tool's newest 100 requests were about NFT collections, one in eight of its
+ * 691 in the window). See docs/learning.md.
+ */
 
-/** Distinct missed wordings tried as examples per tool and review (the newest). */
+/** Missed requests read per tool and review. */
+const MAX_MISSES = 400;
+
+/** Distinct missed wordings tried as examples per tool and review (the most representative). */
 const MAX_CANDIDATES = 24;
 
-/** Requests this tool served that choosing its examples is scored on (the newest). */
-const MAX_OWN_REQUESTS = 100;
+/** Requests this tool served that choosing its examples is scored on. */
+const MAX_OWN_REQUESTS = 400;
 
-/** Requests other tools served that choosing one tool's examples is scored on (the newest sharing a word). */
-const MAX_OTHER_REQUESTS = 300;
+/** Requests other tools served that choosing one tool's examples is scored on (those sharing a word with a candidate). */
+const MAX_OTHER_REQUESTS = 600;
 
 /** Routing as one review sees it: the index's answers (cached) and the window's served requests. */
 export interface ReviewRouting {
@@ -131,18 +141,19 @@ export async function buildEvidence(
 }
 
 /**
- * The tool's recorded missed requests (the newest {@link MAX_MISSES}) with the routed requests it
- * served that routing offered it for then but would not today (`no_longer_offered`: a card
- * changed since), oldest first, each marked with whether routing would choose its wording as an
- * example (see {@link WhatIf.chooseExampleSet}): scored on the requests this tool served and on
- * those other tools served that share a word with a candidate. Every recorded miss of routing is
- * a candidate, whether routing still misses it or the learned examples cover it now (the tool's
- * own text alone would not): a wording covered in-sample still catches the unseen ones like it,
- * and the set is chosen for what it covers, not for what is left open. A miss the tool's own
- * text covers today needs no example. `covered` holds the misses routing still misses (their ranks
- * before and after go on the revision). A wording that alone would push another tool out of
- * routing for a request that tool served is never a candidate: apply would withdraw it; nor is
- * one the card already holds (the vet would refuse it `already_kept`).
+ * The tool's recorded missed requests ({@link MAX_MISSES}, spread over the window) with the
+ * routed requests it served that routing offered it for then but would not today
+ * (`no_longer_offered`: a card changed since), oldest first, each marked with whether routing
+ * would choose its wording as an example (see {@link WhatIf.chooseExampleSet}): scored on the
+ * requests this tool served and on those other tools served that share a word with a candidate.
+ * Every recorded miss of routing is a candidate, whether routing still misses it or the learned
+ * examples cover it now (the tool's own text alone would not): a wording covered in-sample still
+ * catches the unseen ones like it, and the set is chosen for what it covers, not for what is left
+ * open. A miss the tool's own text covers today needs no example. `covered` holds the misses
+ * routing still misses (their ranks before and after go on the revision). A wording that alone
+ * would push another tool out of routing for a request that tool served is never a candidate:
+ * apply would withdraw it; nor is one the card already holds (the vet would refuse it
+ * `already_kept`).
  */
 async function coverMisses(
   routing: ReviewRouting,
@@ -153,11 +164,11 @@ async function coverMisses(
 ): Promise<{ misses: CoveredMiss[]; covered: CoveredMissRecord[]; yielding: string[] }> {
   const { whatIf } = routing;
   const servedOwn = routing.servedByTool.get(card.name) ?? [];
-  const recorded = td.misses.slice(-MAX_MISSES);
+  const recorded = spread(td.misses, MAX_MISSES);
   // A routed request the tool served and did not miss was offered it then.
   const known = new Set(td.misses.map((m) => m.requestId));
-  const moved: MissedRequest[] = servedOwn
-    .slice(-MAX_OWN_REQUESTS)
+  const ownServed = spread(servedOwn, MAX_OWN_REQUESTS);
+  const moved: MissedRequest[] = ownServed
     .filter((t) => routing.routedBefore.has(t.requestId) && !known.has(t.requestId) && !speaksToModel(t))
     .map((t) => ({
       tool: card.name,
@@ -208,7 +219,6 @@ async function coverMisses(
   }
   // Cheap first pass: the most representative wordings of the tool's requests (medoids), then
   // the exact pass (routing's what-if) on those alone.
-  const ownServed = servedOwn.slice(-MAX_OWN_REQUESTS);
   const ownIds = new Set(ownServed.map((t) => t.requestId));
   const own = [...ownServed, ...misses.filter((m) => !ownIds.has(m.requestId))];
   const candidates: MissedRequest[] = [];
@@ -228,7 +238,8 @@ async function coverMisses(
   if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
   const others: ServedRequest[] = [];
-  for (let i = routing.served.length - 1; i >= 0 && others.length < MAX_OTHER_REQUESTS; i--) {
+  for (const i of spreadOrder(routing.served.length)) {
+    if (others.length >= MAX_OTHER_REQUESTS) break;
     const t = routing.served[i];
     if (t.servedBy === card.name || !intersects(words, whatIf.words(t.request))) continue;
     others.push({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! });

@@ -126,4 +126,26 @@ describe("examples chosen as a set", () => {
     expect(covered).toContain(second!.queriesAdded[0]);
     expect(ownWords).not.toContain(second!.queriesAdded[0]);
   });
+
+  it("reads a tool's misses over the whole window, not its newest end: an older kind of request still gets its example", async () => {
+    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    await ledger.configure(P, { routingK: 1, minCalls: 1 });
+    await registerTools(ledger, TOOLS, { partition: P });
+    const index = new ToolIndex({ ledger });
+    await index.reindex(P);
+    const manager = new LessonManager({ ledger, index });
+    // First the kettle refunds, then many more misses of one other kind: far more than a review
+    // reads, so a review reading only the newest would see the blender alone.
+    await recordMisses(ledger, MONEY_BACK);
+    // Routing offers refund_order third of three for it (k 1): a miss the tool's own text does not cover.
+    const blender = "the blender arrived broken and I want it sorted";
+    await recordMisses(
+      ledger,
+      Array.from({ length: 450 }, () => blender),
+      MONEY_BACK.length,
+    );
+    const revision = (await manager.review({ partition: P })).revisions.find((r) => r.tool === "refund_order");
+    expect(revision?.queriesAdded).toContain(blender);
+    expect(revision!.queriesAdded.some((q) => MONEY_BACK.includes(q))).toBe(true);
+  });
 });
