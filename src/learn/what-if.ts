@@ -106,9 +106,8 @@ export class WhatIf {
    * The first request (served by another tool) that giving `tool` the vectors `variant` would
    * push its serving tool out of the offered set for, or null. Only requests sharing a word with
    * `query` are checked (a lexical filter: an example lifts a tool's score mainly for requests
-   * that overlap it), at most {@link MAX_DISPLACEMENT_CHECKS}, spread over `served` (the newest
-   * first; see `spreadOrder`): a bounded check protects every kind of request the window holds,
-   * not only the newest kind.
+   * that overlap it), at most {@link MAX_DISPLACEMENT_CHECKS}, spread over `served` (see
+   * {@link WhatIf.servedByOthers}).
    */
   async displaces(
     tool: string,
@@ -116,17 +115,10 @@ export class WhatIf {
     variant: readonly number[][],
     served: readonly Pick<TurnRecord, "request" | "servedBy">[],
   ): Promise<Displacement | null> {
-    const words = this.words(query);
-    let checked = 0;
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    for (const i of spreadOrder(served.length)) {
-      if (checked >= MAX_DISPLACEMENT_CHECKS) break;
-      const turn = served[i];
-      const servedBy = turn.servedBy;
-      if (servedBy === undefined || servedBy === tool) continue;
-      if (!intersects(this.words(turn.request), words)) continue;
-      checked += 1;
+    for (const turn of this.servedByOthers(served, tool, this.words(query), MAX_DISPLACEMENT_CHECKS)) {
+      const servedBy = turn.servedBy!;
       const q = await this.requestUnit(turn.request);
       const after = maxDot(q, variantUnit);
       // Cheap test first: a tool that does not outscore the serving tool cannot push it out.
@@ -138,6 +130,27 @@ export class WhatIf {
       if (!wasIn && after > probe.kth) return { query, request: turn.request, servedBy };
     }
     return null;
+  }
+
+  /**
+   * Up to `max` of `served` that a tool other than `tool` served and that share a word with
+   * `words`, taken in {@link spreadOrder} (the newest first, then spread over the whole window):
+   * a bounded look protects every kind of request the window holds, not only the newest kind.
+   */
+  servedByOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
+    served: readonly T[],
+    tool: string,
+    words: ReadonlySet<string>,
+    max: number,
+  ): T[] {
+    const out: T[] = [];
+    for (const i of spreadOrder(served.length)) {
+      if (out.length >= max) break;
+      const turn = served[i];
+      if (turn.servedBy === undefined || turn.servedBy === tool) continue;
+      if (intersects(this.words(turn.request), words)) out.push(turn);
+    }
+    return out;
   }
 
   /**

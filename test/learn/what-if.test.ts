@@ -26,13 +26,18 @@ const OTHERS = ["where is my parcel", "where is my parcel now", "is my parcel lo
 const MONEY = { requestId: "m1", request: "I want my money back for the broken blender" };
 const PARCEL = { requestId: "m2", request: "where is my parcel, I want a refund" };
 
-async function whatIf(examples?: { max?: number; half?: number }, k = 1, depth = k) {
+/** A WhatIf over the three tools' registered cards, with the cards it was given. */
+async function whatIfWithCards(examples?: { max?: number; half?: number }, k = 1, depth = k) {
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, TOOLS, { partition: P });
   const index = new ToolIndex({ ledger, examples });
   await index.reindex(P);
   const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
-  return new WhatIf(index, P, k, cards, depth);
+  return { whatIf: new WhatIf(index, P, k, cards, depth), cards };
+}
+
+async function whatIf(examples?: { max?: number; half?: number }, k = 1, depth = k) {
+  return (await whatIfWithCards(examples, k, depth)).whatIf;
 }
 
 describe("WhatIf.probe", () => {
@@ -55,11 +60,7 @@ describe("WhatIf.probe", () => {
 describe("WhatIf.displaces", () => {
   it("checks served requests spread over the window, not only the newest: an older request it would push out is found", async () => {
     // One example weighs as much as many would (half 0); routing offers one tool.
-    const ledger = new Ledger(new InMemoryStore());
-    await registerTools(ledger, TOOLS, { partition: P });
-    const index = new ToolIndex({ ledger, examples: { half: 0 } });
-    const cards = new Map((await ledger.listCards(P)).map((c) => [c.name, c]));
-    const w = new WhatIf(index, P, 1, cards);
+    const { whatIf: w, cards } = await whatIfWithCards({ half: 0 });
     const query = PARCEL.request;
     const card = await w.variant(cards.get("refund_order")!, [query]);
     const pushedOut = { request: "where is my parcel", servedBy: "track_shipment" };

@@ -17,7 +17,7 @@ import { buildToolEvidence, type NeighbourTool, type ToolEvidence } from "../pro
 import type { CoveredMiss, TurnedDown } from "../types.js";
 import { equivalent, turnedDownOf } from "../vet.js";
 import { type ExampleObjective, type Probe, rankOf, type ServedRequest, WhatIf } from "../what-if.js";
-import { spread, spreadOrder } from "../../internal.js";
+import { spread } from "../../internal.js";
 import type { ReviewWindow } from "./gather.js";
 import type { DueTool } from "./select.js";
 
@@ -237,13 +237,9 @@ async function coverMisses(
   };
   if (candidates.length === 0 || limit <= 0) return none;
   const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
-  const others: ServedRequest[] = [];
-  for (const i of spreadOrder(routing.served.length)) {
-    if (others.length >= MAX_OTHER_REQUESTS) break;
-    const t = routing.served[i];
-    if (t.servedBy === card.name || !intersects(words, whatIf.words(t.request))) continue;
-    others.push({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! });
-  }
+  const others: ServedRequest[] = whatIf
+    .servedByOthers(routing.served, card.name, words, MAX_OTHER_REQUESTS)
+    .map((t) => ({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! }));
   const { chosen, yielding } = await whatIf.chooseExampleSet(
     card.name,
     candidates,

@@ -4,6 +4,7 @@ import { ToolIndex } from "../../../src/index/tool-index.js";
 import { LessonManager } from "../../../src/learn/manager.js";
 import { registerTools } from "../../../src/learn/register.js";
 import { Ledger } from "../../../src/ledger/ledger.js";
+import type { SettingsInput } from "../../../src/settings.js";
 
 const P = "p";
 const TOOLS = [
@@ -62,20 +63,28 @@ async function recordMisses(ledger: Ledger, requests: readonly string[], from = 
   }
 }
 
+/** A partition with the three tools registered and indexed, routing offering `routingK` tools. */
+async function freshPartition(settings: SettingsInput) {
+  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  await ledger.configure(P, settings);
+  await registerTools(ledger, TOOLS, { partition: P });
+  const index = new ToolIndex({ ledger });
+  await index.reindex(P);
+  return { ledger, index, manager: new LessonManager({ ledger, index }) };
+}
+
 /** A partition whose refund_order card is full (maxQueries 1) with a learned example nobody asks for. */
 async function fullCard() {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-  await ledger.configure(P, { routingK: 1, maxQueries: 1, minCalls: 1 });
-  await registerTools(ledger, TOOLS, { partition: P });
+  const partition = await freshPartition({ routingK: 1, maxQueries: 1, minCalls: 1 });
+  const { ledger, index } = partition;
   const card = (await ledger.getCard(P, "refund_order"))!;
   await ledger.putCard({
     ...card,
     learned: { ...card.learned, examples: [{ text: OFF_TOPIC, source: "learned", addedAt: 1 }] },
   });
-  const index = new ToolIndex({ ledger });
   await index.reindex(P);
   await recordMisses(ledger, MONEY_BACK);
-  return { ledger, index, manager: new LessonManager({ ledger, index }) };
+  return partition;
 }
 
 describe("examples chosen as a set", () => {
@@ -98,12 +107,7 @@ describe("examples chosen as a set", () => {
   });
 
   it("re-chooses over misses the learned examples cover now, but proposes none for misses the tool's own text covers", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-    await ledger.configure(P, { routingK: 1, maxNewQueries: 1, minCalls: 1 });
-    await registerTools(ledger, TOOLS, { partition: P });
-    const index = new ToolIndex({ ledger });
-    await index.reindex(P);
-    const manager = new LessonManager({ ledger, index });
+    const { ledger, index, manager } = await freshPartition({ routingK: 1, maxNewQueries: 1, minCalls: 1 });
     // Missed then, yet the tool's own words answer them today: no example is needed.
     const ownWords = ["refund an order in full to the original payment method", "refund the order in part"];
     await recordMisses(ledger, ownWords);
@@ -128,12 +132,7 @@ describe("examples chosen as a set", () => {
   });
 
   it("reads a tool's misses over the whole window, not its newest end: an older kind of request still gets its example", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-    await ledger.configure(P, { routingK: 1, minCalls: 1 });
-    await registerTools(ledger, TOOLS, { partition: P });
-    const index = new ToolIndex({ ledger });
-    await index.reindex(P);
-    const manager = new LessonManager({ ledger, index });
+    const { ledger, manager } = await freshPartition({ routingK: 1, minCalls: 1 });
     // First the kettle refunds, then many more misses of one other kind: far more than a review
     // reads, so a review reading only the newest would see the blender alone.
     await recordMisses(ledger, MONEY_BACK);
