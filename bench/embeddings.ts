@@ -14,11 +14,11 @@ import {
   DEFAULT_LEXICAL_EMBEDDINGS,
   LexicalEmbeddings,
   type LexicalEmbeddingsOptions,
-} from "../src/index/lexical-embeddings.js";
-import { InMemoryVectorIndex } from "../src/index/memory-vector-store.js";
+} from "../src/routing/lexical-embeddings.js";
+import { InMemoryVectorIndex } from "../src/routing/memory-vector-store.js";
 import { STOPWORDS } from "../src/text/tokenize.js";
-import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/index/blended-embeddings.js";
-import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/index/word-embeddings.js";
+import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/routing/blended-embeddings.js";
+import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/routing/word-embeddings.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ToolIndex } from "../src/index/tool-index.js";
+import { ToolIndex } from "../src/routing/tool-index.js";
 import { LessonManager } from "../src/learn/manager.js";
 import { gatherWindow } from "../src/learn/review/gather.js";
 import { registerTools } from "../src/learn/register.js";

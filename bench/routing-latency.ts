@@ -12,10 +12,10 @@ import { fileURLToPath } from "node:url";
 import { Chroma } from "@langchain/community/vectorstores/chroma";
 import { Document, type DocumentInterface } from "@langchain/core/documents";
 import { ChromaClient } from "chromadb";
-import { ChromaVectorIndex } from "../src/index/chroma.js";
-import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../src/index/chroma-server.js";
-import { LexicalEmbeddings } from "../src/index/lexical-embeddings.js";
-import { InMemoryVectorIndex, type MetadataFilter } from "../src/index/memory-vector-store.js";
+import { ChromaVectorIndex } from "../src/routing/chroma.js";
+import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../src/routing/chroma-server.js";
+import { LexicalEmbeddings } from "../src/routing/lexical-embeddings.js";
+import { InMemoryVectorIndex, type MetadataFilter } from "../src/routing/memory-vector-store.js";
 import { seededRandom as rng } from "../src/internal.js";
 
 const SYLLABLES = [

@@ -13,7 +13,7 @@ import { seededRandom } from "../src/internal.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE, WhatIf, withExamples } from "../src/learn/what-if.js";
 import { DEFAULT_SETTINGS } from "../src/settings.js";
 import { type LabelledRequest, simulate, type SimulationReport, type ToolSpec } from "../src/evaluate/simulate.js";
-import { ToolIndex, type ToolIndexOptions } from "../src/index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../src/routing/tool-index.js";
 import { registerTools } from "../src/learn/register.js";
 import { Ledger } from "../src/ledger/ledger.js";
 import { cardWords } from "../src/ledger/cards.js";

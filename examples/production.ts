@@ -41,7 +41,7 @@ import {
   type ToolLessonsEnv,
   ToolRouter,
 } from "../src/index.js";
-import { ChromaVectorIndex } from "../src/index/chroma.js";
+import { ChromaVectorIndex } from "../src/routing/chroma.js";
 import { PostgresLedger } from "../src/ledger/postgres.js";
 import { supportDeskTools } from "./support-desk.js";
 

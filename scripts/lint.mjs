@@ -32,12 +32,12 @@ const ROOT_MODULES = ["errors", "settings", "internal", "env"];
 const ALLOWED_IMPORTS = {
   text: { folders: [], rootModules: ["errors", "internal"] },
   ledger: { folders: ["text"] },
-  index: { folders: ["ledger", "text", "record"] },
-  learn: { folders: ["index", "ledger", "text", "prompt", "record", "rules", "memory"] },
-  rules: { folders: ["index", "ledger", "text", "record"] },
-  memory: { folders: ["text", "ledger", "index"] },
+  routing: { folders: ["ledger", "text", "record"] },
+  learn: { folders: ["routing", "ledger", "text", "prompt", "record", "rules", "memory"] },
+  rules: { folders: ["routing", "ledger", "text", "record"] },
+  memory: { folders: ["text", "ledger", "routing"] },
   // The createAgent middleware sits at the top like src/graph: it routes, registers, pins rules and records.
-  middleware: { folders: ["index", "learn", "ledger", "prompt", "record", "rules", "text"] },
+  middleware: { folders: ["routing", "learn", "ledger", "prompt", "record", "rules", "text"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

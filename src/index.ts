@@ -78,7 +78,7 @@ export type {
 // ---------------------------------------------------------------- cards (what routing searches, what the model sees)
 export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./ledger/cards.js";
 export { modelDescription, withDescriptions } from "./prompt/describe.js";
-export { routingText, routingTexts, type RoutingTexts } from "./index/routing-text.js";
+export { routingText, routingTexts, type RoutingTexts } from "./routing/routing-text.js";
 
 // ---------------------------------------------------------------- index (routing)
 export {
@@ -87,16 +87,16 @@ export {
   ToolIndex,
   type ToolIndexExamplesOptions,
   type ToolIndexOptions,
-} from "./index/tool-index.js";
-export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./index/router.js";
-export { type ScoreKind, type ScoreKindOption } from "./index/vector-store-contract.js";
-export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./index/lexical-embeddings.js";
+} from "./routing/tool-index.js";
+export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./routing/router.js";
+export { type ScoreKind, type ScoreKindOption } from "./routing/vector-store-contract.js";
+export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./routing/lexical-embeddings.js";
 export {
   InMemoryVectorIndex,
   type InMemoryVectorIndexOptions,
   type MetadataFilter,
-} from "./index/memory-vector-store.js";
-export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./index/usage-flags.js";
+} from "./routing/memory-vector-store.js";
+export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./routing/usage-flags.js";
 
 // ---------------------------------------------------------------- learn (where a lesson is decided and checked)
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./learn/register.js";
@@ -207,7 +207,7 @@ export {
   isRefusedCaller,
   resolveCaller,
 } from "./record/partition.js";
-export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./index/router.js";
+export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./routing/router.js";
 
 // ---------------------------------------------------------------- the lessons nodes (classify → synthesize → vet → inject) and the ready agent
 export {
@@ -263,7 +263,7 @@ export { type FlushOptions, type FlushResult } from "./record/handler.js";
 export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";
 
 // ---------------------------------------------------------------- the in-memory index's layouts (sparse vectors as an inverted index)
-export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./index/memory-vector-store.js";
+export { SPARSE_MAX_NONZERO_SHARE, type VectorLayout } from "./routing/memory-vector-store.js";
 
 // ---------------------------------------------------------------- examples chosen as a set, the "no tool" path
 export {
@@ -272,5 +272,5 @@ export {
   type AbstainSample,
   calibrateAbstain,
   DEFAULT_ABSTAIN_OPTIONS,
-} from "./index/abstain.js";
+} from "./routing/abstain.js";
 export { type ChosenSet, type ExampleSlots } from "./learn/what-if.js";

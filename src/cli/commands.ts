@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { readEnv } from "../env.js";
 import { NotFound } from "../errors.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import { LessonManager } from "../learn/manager.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";

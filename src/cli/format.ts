@@ -3,7 +3,7 @@
  * ledger and `--json` never goes through them.
  */
 import type { RoutingScores, SimulationReport } from "../evaluate/simulate.js";
-import type { UsageFlag } from "../index/usage-flags.js";
+import type { UsageFlag } from "../routing/usage-flags.js";
 import type { Review } from "../learn/manager.js";
 import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js";
 import type { Settings } from "../settings.js";

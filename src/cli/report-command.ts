@@ -5,7 +5,7 @@ import { compareRuns } from "../evaluate/compare.js";
 import { toolSource } from "../evaluate/harness.js";
 import { lintDescriptions } from "../evaluate/lint-descriptions.js";
 import { type LedgerSection, renderReport, reportData } from "../evaluate/report.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import { LessonManager } from "../learn/manager.js";
 import { errorMessage } from "../internal.js";
 import type { ToolCard } from "../ledger/schema.js";

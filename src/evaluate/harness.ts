@@ -17,7 +17,7 @@ import { isLangChainTool, type StructuredToolInterface } from "@langchain/core/t
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex, type ToolIndexOptions } from "../index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../routing/tool-index.js";
 import { clip, definedOnly, errorMessage, oneLine } from "../internal.js";
 import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";

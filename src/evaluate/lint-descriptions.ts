@@ -19,7 +19,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex, type ToolIndexOptions } from "../index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../routing/tool-index.js";
 import { clip, definedOnly, errorMessage, isRecord, oneLine } from "../internal.js";
 import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";

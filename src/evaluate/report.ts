@@ -9,7 +9,7 @@
  * are HTML-escaped, and the data embedded for machines (`<script type="application/json">`) has
  * its `<` escaped so no text can close the element.
  */
-import type { UsageFlag } from "../index/usage-flags.js";
+import type { UsageFlag } from "../routing/usage-flags.js";
 import { definedOnly } from "../internal.js";
 import type { Revision, Rule } from "../ledger/schema.js";
 import type { Comparison } from "./compare.js";

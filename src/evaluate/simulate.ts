@@ -1,7 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex, type ToolIndexOptions } from "../index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../routing/tool-index.js";
 import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
@@ -9,7 +9,7 @@ import type { Proposer } from "../learn/proposer.js";
 import type { ExampleObjective } from "../learn/what-if.js";
 import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
-import { calibrateAbstain, type AbstainOptions } from "../index/abstain.js";
+import { calibrateAbstain, type AbstainOptions } from "../routing/abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
 import { seededRandom } from "../internal.js";
 

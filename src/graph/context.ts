@@ -6,8 +6,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
-import { ToolRouter } from "../index/router.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { ToolRouter } from "../routing/router.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import type { ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ledgerOn } from "../ledger/on-store.js";

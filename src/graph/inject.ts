@@ -12,7 +12,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { Ledger } from "../ledger/ledger.js";
-import type { RoutingSkipped } from "../index/router.js";
+import type { RoutingSkipped } from "../routing/router.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { type BlockRule, type BlockTool, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { renderGuideline } from "../prompt/memory.js";

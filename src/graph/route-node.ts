@@ -6,7 +6,7 @@ import { withDescriptions } from "../prompt/describe.js";
 import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
-import type { ToolRouter } from "../index/router.js";
+import type { ToolRouter } from "../routing/router.js";
 import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 

@@ -1,8 +1,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
-import type { ToolIndex } from "../index/tool-index.js";
-import { type UsageFlag, usageFlags } from "../index/usage-flags.js";
+import type { ToolIndex } from "../routing/tool-index.js";
+import { type UsageFlag, usageFlags } from "../routing/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { partitionOf } from "../record/partition.js";

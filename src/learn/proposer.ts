@@ -14,7 +14,7 @@ import {
   type ToolDetection,
   summarizeShapes,
 } from "./detect.js";
-import { routingText } from "../index/routing-text.js";
+import { routingText } from "../routing/routing-text.js";
 import { type EvidenceLimits, evidenceLimits } from "./limits.js";
 import type { CoveredMiss, Proposal, ProposalRejection, TurnedDown } from "./types.js";
 

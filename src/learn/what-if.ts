@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex } from "../index/tool-index.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import { intersects, tokenize } from "../text/tokenize.js";
 import { definedOnly, norm, spreadOrder } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";

@@ -150,7 +150,7 @@ export const RouteRecordSchema = z.object({
   k: z.number().int(),
   /**
    * Set when routing was skipped and every tool was sent: why, as a kind (never an error's text).
-   * See `RoutingSkipped` in src/index/router.ts.
+   * See `RoutingSkipped` in src/routing/router.ts.
    */
   skipped: z.enum(["embeddings_failed", "index_failed", "no_tools"]).optional(),
 });

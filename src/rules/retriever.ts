@@ -12,8 +12,8 @@ import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrieve
 import { ensureConfig, type RunnableConfig } from "@langchain/core/runnables";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { createHash } from "node:crypto";
-import { LexicalEmbeddings } from "../index/lexical-embeddings.js";
-import { InMemoryVectorIndex } from "../index/memory-vector-store.js";
+import { LexicalEmbeddings } from "../routing/lexical-embeddings.js";
+import { InMemoryVectorIndex } from "../routing/memory-vector-store.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Rule } from "../ledger/schema.js";

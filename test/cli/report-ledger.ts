@@ -3,7 +3,7 @@
  * get_weather having learned the users' words (so "now" differs from "before"), a pending
  * revision for search_flights from missed requests and refused calls, a rule, and a usage flag.
  */
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { registerTools } from "../../src/learn/register.js";
 import type { Ledger } from "../../src/ledger/ledger.js";

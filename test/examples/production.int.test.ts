@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main, productionConfig, type ProductionSummary } from "../../examples/production.js";
 import { InvalidInput } from "../../src/errors.js";
 import { readEnv } from "../../src/env.js";
-import { startChromaServer, type ChromaServer } from "../../src/index/chroma-server.js";
+import { startChromaServer, type ChromaServer } from "../../src/routing/chroma-server.js";
 import { augmentScript, byRole, proposerScript, supportAgentScript } from "../helpers/openai-scripts.js";
 import { type OpenAITestServer, startOpenAIServer } from "../helpers/openai-server.js";
 import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../helpers/postgres.js";

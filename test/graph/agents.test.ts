@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
 import { createLessonsGraph, lessonsMessages, routedToolsOf } from "../../src/graph/lessons-graph.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { registerTools } from "../../src/learn/register.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";

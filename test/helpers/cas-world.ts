@@ -5,7 +5,7 @@
  */
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { timeOrderedId } from "../../src/ledger/keys.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import type { Revision } from "../../src/ledger/schema.js";

@@ -10,7 +10,7 @@ import {
   ToolLessonsAnnotation,
   type ToolLessonsState,
 } from "../../src/graph/index.js";
-import type { ToolRouter } from "../../src/index/router.js";
+import type { ToolRouter } from "../../src/routing/router.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import type { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 

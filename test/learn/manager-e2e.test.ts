@@ -16,7 +16,7 @@ import { type BaseStore, END, InMemoryStore, MessagesAnnotation, START, StateGra
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LEARNED_HEADING, withDescriptions } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";

@@ -7,7 +7,7 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../src/errors.js";
-import { ToolIndex, type ToolIndexOptions } from "../../src/index/tool-index.js";
+import { ToolIndex, type ToolIndexOptions } from "../../src/routing/tool-index.js";
 import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { CallRecord, ErrorClass, Revision } from "../../src/ledger/schema.js";

@@ -1,6 +1,6 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { InvalidInput } from "../../src/errors.js";
 import { LessonManager } from "../../src/learn/manager.js";

@@ -4,7 +4,7 @@ import { Annotation, END, InMemoryStore, MessagesAnnotation, START, StateGraph }
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";

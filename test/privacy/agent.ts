@@ -14,7 +14,7 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { bindRoutedTools, createRouteNode } from "../../src/graph/route-node.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
-import type { ToolRouter } from "../../src/index/router.js";
+import type { ToolRouter } from "../../src/routing/router.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import { withDescriptions } from "../../src/prompt/describe.js";
 import type { PlannedCall } from "../helpers/record-agent.js";

@@ -1,7 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { InvalidInput, NotFound } from "../../src/errors.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { RULES_BLOCK_HEADING } from "../../src/prompt/rules-block.js";

@@ -19,7 +19,7 @@ import {
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { latestHumanTurn, messageText } from "../../src/record/request.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { TurnRecord } from "../../src/ledger/schema.js";

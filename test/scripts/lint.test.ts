@@ -82,12 +82,12 @@ describe("scripts/lint.mjs", () => {
     const wrong: [from: string, specifier: string, rule: RegExp][] = [
       ["src/ledger/keys.ts", "../learn/manager.js", /src\/ledger may not import src\/learn/],
       ["src/ledger/keys.ts", "../record/partition.js", /src\/ledger may not import src\/record/],
-      ["src/ledger/keys.ts", "../index/router.js", /src\/ledger may not import src\/index/],
+      ["src/ledger/keys.ts", "../routing/router.js", /src\/ledger may not import src\/index/],
       ["src/text/tokenize.ts", "../ledger/keys.js", /src\/text may not import src\/ledger/],
       ["src/text/tokenize.ts", "../settings.js", /src\/text may not import src\/settings\.ts/],
-      ["src/index/router.ts", "../learn/vet.js", /src\/index may not import src\/learn/],
-      ["src/index/router.ts", "../graph/route-node.js", /src\/index may not import src\/graph/],
-      ["src/index/router.ts", "../prompt/describe.js", /src\/index may not import src\/prompt/],
+      ["src/routing/router.ts", "../learn/vet.js", /src\/index may not import src\/learn/],
+      ["src/routing/router.ts", "../graph/route-node.js", /src\/index may not import src\/graph/],
+      ["src/routing/router.ts", "../prompt/describe.js", /src\/index may not import src\/prompt/],
       ["src/learn/vet.ts", "../graph/state.js", /src\/learn may not import src\/graph/],
       ["src/learn/vet.ts", "../evaluate/metrics.js", /src\/learn may not import src\/evaluate/],
       ["src/learn/vet.ts", "../cli/io.js", /src\/learn may not import src\/cli/],
@@ -119,8 +119,8 @@ describe("scripts/lint.mjs", () => {
 
     it("allows what the table allows and ignores imports in comments", () => {
       const root = copyOfSrc();
-      plant(root, "src/learn/vet.ts", 'import "../index/router.js";\nimport "../prompt/describe.js";');
-      plant(root, "src/index/router.ts", 'import "../ledger/keys.js";\nimport "../record/partition.js";');
+      plant(root, "src/learn/vet.ts", 'import "../routing/router.js";\nimport "../prompt/describe.js";');
+      plant(root, "src/routing/router.ts", 'import "../ledger/keys.js";\nimport "../record/partition.js";');
       plant(root, "src/text/tokenize.ts", 'import "../errors.js";\nimport "../internal.js";');
       plant(
         root,
@@ -142,18 +142,18 @@ describe("scripts/lint.mjs", () => {
     ];
     it.each(bare)("refuses `%s` in src, naming the file and line", (statement) => {
       const root = copyOfSrc();
-      const lines = readFileSync(join(root, "src/index/router.ts"), "utf8").split("\n").length;
-      plant(root, "src/index/router.ts", `export function planted(): Promise<never> | never {\n  ${statement}\n}`);
+      const lines = readFileSync(join(root, "src/routing/router.ts"), "utf8").split("\n").length;
+      plant(root, "src/routing/router.ts", `export function planted(): Promise<never> | never {\n  ${statement}\n}`);
       const result = lint(root);
       expect(result.status).toBe(1);
-      expect(result.output).toContain(`src/index/router.ts:${lines + 2}: a built-in error is thrown`);
+      expect(result.output).toContain(`src/routing/router.ts:${lines + 2}: a built-in error is thrown`);
     });
 
     it("allows ToolLessonsError subclasses and the words in comments", () => {
       const root = copyOfSrc();
       plant(
         root,
-        "src/index/router.ts",
+        "src/routing/router.ts",
         'import { InvalidInput } from "../errors.js";\n// never throw new Error("x") here\n/** throw new TypeError(...) is refused by the lint */\nexport function planted(): never {\n  throw new InvalidInput("planted");\n}',
       );
       expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });

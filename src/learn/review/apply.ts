@@ -5,7 +5,7 @@
  * the index is kept in step.
  */
 import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../errors.js";
-import type { ToolIndex } from "../../index/tool-index.js";
+import type { ToolIndex } from "../../routing/tool-index.js";
 import { DEFAULT_PARTITION } from "../../ledger/keys.js";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { Learned, Revision, ToolCard, TurnRecord } from "../../ledger/schema.js";

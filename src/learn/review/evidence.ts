@@ -8,7 +8,7 @@ import { speaksToModel } from "../detect.js";
  *
  * Reads the index (cached per review in {@link ReviewRouting}), never the ledger.
  */
-import { ToolIndex } from "../../index/tool-index.js";
+import { ToolIndex } from "../../routing/tool-index.js";
 import type { ToolCard, TurnRecord } from "../../ledger/schema.js";
 import { intersects } from "../../text/tokenize.js";
 import type { Settings } from "../../settings.js";

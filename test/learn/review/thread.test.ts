@@ -2,7 +2,7 @@ import { tool } from "@langchain/core/tools";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolIndex } from "../../../src/index/tool-index.js";
+import { ToolIndex } from "../../../src/routing/tool-index.js";
 import { timeOrderedId } from "../../../src/ledger/keys.js";
 import { Ledger } from "../../../src/ledger/ledger.js";
 import { rankByCoverage } from "../../../src/learn/coverage.js";

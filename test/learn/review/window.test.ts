@@ -1,6 +1,6 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ToolIndex } from "../../../src/index/tool-index.js";
+import { ToolIndex } from "../../../src/routing/tool-index.js";
 import { Ledger } from "../../../src/ledger/ledger.js";
 import type { CallRecord, NewRecord, RouteRecord, TurnRecord } from "../../../src/ledger/schema.js";
 import { SqliteStore } from "../../../src/ledger/sqlite-store.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cardFromTool } from "../../src/ledger/cards.js";
-import { routingText, routingTexts } from "../../src/index/routing-text.js";
+import { routingText, routingTexts } from "../../src/routing/routing-text.js";
 import { learnedCard } from "../helpers/cards.js";
 
 describe("routingText", () => {

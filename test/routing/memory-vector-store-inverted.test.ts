@@ -3,14 +3,14 @@ import { Document, type DocumentInterface } from "@langchain/core/documents";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { BlendedEmbeddings } from "../../src/index/blended-embeddings.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 import {
   InMemoryVectorIndex,
   type InMemoryFilter,
   SPARSE_MAX_NONZERO_SHARE,
-} from "../../src/index/memory-vector-store.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+} from "../../src/routing/memory-vector-store.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { seededRandom as rng } from "../../src/internal.js";

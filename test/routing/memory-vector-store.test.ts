@@ -1,8 +1,8 @@
 import { Document } from "@langchain/core/documents";
 import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
-import { InMemoryVectorIndex, matchesMetadataFilter } from "../../src/index/memory-vector-store.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
+import { InMemoryVectorIndex, matchesMetadataFilter } from "../../src/routing/memory-vector-store.js";
 import { seededRandom as rng } from "../../src/internal.js";
 
 const cosine = (a: number[], b: number[]) => {

@@ -1,11 +1,11 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { examplesWeight, ToolIndex } from "../../src/index/tool-index.js";
+import { examplesWeight, ToolIndex } from "../../src/routing/tool-index.js";
 import { InvalidInput } from "../../src/errors.js";
-import { ToolRouter } from "../../src/index/router.js";
+import { ToolRouter } from "../../src/routing/router.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 
 const TOOLS = [
   { name: "lookup_order", description: "Look up an order's status and items by its order id." },

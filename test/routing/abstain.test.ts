@@ -6,8 +6,8 @@ import {
   type AbstainSample,
   calibrateAbstain,
   DEFAULT_ABSTAIN_OPTIONS,
-} from "../../src/index/abstain.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+} from "../../src/routing/abstain.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 

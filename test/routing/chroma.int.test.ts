@@ -1,10 +1,10 @@
 import { Document } from "@langchain/core/documents";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { ChromaVectorIndex } from "../../src/index/chroma.js";
-import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/index/chroma-server.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
-import { InMemoryVectorIndex } from "../../src/index/memory-vector-store.js";
+import { ChromaVectorIndex } from "../../src/routing/chroma.js";
+import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/routing/chroma-server.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
+import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
 
 const TOOLS: Array<[id: string, text: string]> = [
   ["search_flights", "Search flights between two airports on a given date and compare fares"],

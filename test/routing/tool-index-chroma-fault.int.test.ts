@@ -11,16 +11,16 @@ import { HumanMessage } from "@langchain/core/messages";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailable } from "../../src/errors.js";
-import { ChromaVectorIndex } from "../../src/index/chroma.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { ChromaVectorIndex } from "../../src/routing/chroma.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 import {
   ChromaBindingUnavailable,
   freePort,
   startChromaServer,
   type ChromaServer,
-} from "../../src/index/chroma-server.js";
-import { ToolRouter } from "../../src/index/router.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+} from "../../src/routing/chroma-server.js";
+import { ToolRouter } from "../../src/routing/router.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { usageFlags } from "../../src/index/usage-flags.js";
+import { usageFlags } from "../../src/routing/usage-flags.js";
 import type { RouteRecord } from "../../src/ledger/schema.js";
 import { DEFAULT_SETTINGS } from "../../src/settings.js";
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { BlendedEmbeddings } from "../../src/index/blended-embeddings.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 import {
   SemanticWordEmbeddings,
   WordVectorsUnavailable,
   loadWordVectors,
   type WordVectorTable,
-} from "../../src/index/word-embeddings.js";
+} from "../../src/routing/word-embeddings.js";
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 

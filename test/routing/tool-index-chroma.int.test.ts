@@ -1,8 +1,8 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
-import { ChromaVectorIndex } from "../../src/index/chroma.js";
-import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/index/chroma-server.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ChromaVectorIndex } from "../../src/routing/chroma.js";
+import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/routing/chroma-server.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { TRAVEL_REQUESTS, TRAVEL_TOOLS } from "../helpers/travel-tools.js";

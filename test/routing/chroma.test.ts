@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInput, StoreUnavailable, ToolLessonsError } from "../../src/errors.js";
-import { ChromaVectorIndex, toChromaWhere, toFlatMetadata } from "../../src/index/chroma.js";
-import { freePort } from "../../src/index/chroma-server.js";
-import { LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { ChromaVectorIndex, toChromaWhere, toFlatMetadata } from "../../src/routing/chroma.js";
+import { freePort } from "../../src/routing/chroma-server.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 
 describe("toChromaWhere", () => {
   it("translates one key to $eq and several to a sorted $and", () => {

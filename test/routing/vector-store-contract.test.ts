@@ -5,14 +5,14 @@ import { FakeVectorStore } from "@langchain/core/utils/testing";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { InvalidInput, ToolLessonsError, UnsupportedVectorStore } from "../../src/errors.js";
-import { InMemoryVectorIndex, type InMemoryFilter } from "../../src/index/memory-vector-store.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { InMemoryVectorIndex, type InMemoryFilter } from "../../src/routing/memory-vector-store.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import {
   checkVectorStore,
   scoreKindOfChromaSpace,
   type ScoreKind,
   toSimilarity,
-} from "../../src/index/vector-store-contract.js";
+} from "../../src/routing/vector-store-contract.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { TRAVEL_REQUESTS, TRAVEL_TOOLS } from "../helpers/travel-tools.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { DEFAULT_LEXICAL_EMBEDDINGS, LexicalEmbeddings } from "../../src/index/lexical-embeddings.js";
+import { DEFAULT_LEXICAL_EMBEDDINGS, LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 const norm = (a: number[]) => Math.sqrt(dot(a, a));

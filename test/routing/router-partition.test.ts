@@ -3,8 +3,8 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInput } from "../../src/errors.js";
-import { ToolRouter, type RoutingWarning } from "../../src/index/router.js";
-import { ToolIndex } from "../../src/index/tool-index.js";
+import { ToolRouter, type RoutingWarning } from "../../src/routing/router.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 
