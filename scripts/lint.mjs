@@ -28,7 +28,7 @@ const src = path.join(root, "src");
  * A folder that is not listed (prompt, record, graph, evaluate, cli) is not restricted here.
  * Adding a folder is one line: where it sits (e.g. `rules: { folders: ["ledger", "text"] }`).
  */
-const ROOT_MODULES = ["errors", "settings", "internal", "env"];
+const ROOT_MODULES = ["errors", "settings", "internal", "env", "failure"];
 const ALLOWED_IMPORTS = {
   text: { folders: [], rootModules: ["errors", "internal"] },
   ledger: { folders: ["text"] },
@@ -41,6 +41,8 @@ const ALLOWED_IMPORTS = {
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
+/** The failure policy redacts what it reports, with the gate (text imports no root module but errors and internal). */
+const ROOT_MODULE_RULES = { failure: { folders: ["text"], rootModules: ROOT_MODULES } };
 /** The entry points under src: for users only, so nothing inside depends on what they re-export. */
 const BARRELS = ["index", "schema", "privacy"];
 
@@ -93,7 +95,7 @@ function checkDirection(file, text, rel) {
   const rule =
     from.folder === "."
       ? ROOT_MODULES.includes(from.module)
-        ? ROOT_MODULE_RULE
+        ? (ROOT_MODULE_RULES[from.module] ?? ROOT_MODULE_RULE)
         : undefined
       : ALLOWED_IMPORTS[from.folder];
   const rootModules = rule?.rootModules ?? ROOT_MODULES;

@@ -123,3 +123,12 @@ export class RecordingDropped extends ToolLessonsError {
 export class RecordsPending extends ToolLessonsError {
   override name = "RecordsPending";
 }
+
+/**
+ * A store, index or model call on the user's run path did not answer within its time bound
+ * (`context.stage`, `context.kind`, `context.timeoutMs`). The turn went on without what it would
+ * have given; see `src/failure.ts`.
+ */
+export class TimeBoundExceeded extends ToolLessonsError {
+  override name = "TimeBoundExceeded";
+}

@@ -46,6 +46,7 @@ export {
   partitionKey,
   resolvePartition,
 } from "./record/partition.js";
+export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "./record/callers.js";
 export { requestIdFor } from "./record/request.js";
 
 // ---------------------------------------------------------------- ledger (the durable truth) and its rows
@@ -201,10 +202,6 @@ export {
   partitionOf,
   partitionTemplate,
   type ResolvedCaller,
-  rememberCaller,
-  rememberedCaller,
-  refuseCaller,
-  isRefusedCaller,
   resolveCaller,
 } from "./record/partition.js";
 export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./routing/router.js";

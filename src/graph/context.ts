@@ -16,7 +16,8 @@ import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
 import type { Proposer } from "../learn/proposer.js";
 import { registerTools } from "../learn/register.js";
-import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
+import { threadCallersOf } from "../record/callers.js";
+import { type PartitionResolver, partitionOf } from "../record/partition.js";
 import { LessonRetriever } from "../rules/retriever.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactError } from "../text/gate.js";
@@ -153,10 +154,10 @@ export class LessonsRuntime {
     try {
       partition = partitionOf(config as Parameters<typeof partitionOf>[0], this.options.partition);
     } catch (error) {
-      refuseCaller(threadId);
+      if (ledger) threadCallersOf(ledger).refuse(threadId);
       throw error;
     }
-    rememberCaller(threadId, partition);
+    if (ledger) threadCallersOf(ledger).remember(threadId, partition);
     return { ledger, partition, threadId };
   }
 

@@ -7,7 +7,8 @@ import { type ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../routing/router.js";
-import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
+import { threadCallersOf } from "../record/callers.js";
+import { type PartitionResolver, partitionOf } from "../record/partition.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 
 export { toolsInUse };
@@ -69,10 +70,10 @@ export function createRouteNode(options: RouteNodeOptions) {
     let partition: string;
     try {
       partition = partitionOf(config, options.partition);
-      rememberCaller(threadId, partition);
+      if (options.ledger) threadCallersOf(options.ledger).remember(threadId, partition);
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
-      refuseCaller(threadId);
+      if (options.ledger) threadCallersOf(options.ledger).refuse(threadId);
       onError(error);
       return { routedTools: [], routedCards: [] };
     }

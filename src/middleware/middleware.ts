@@ -20,7 +20,8 @@ import { ledgerOn } from "../ledger/on-store.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { renderMemoryBlock } from "../prompt/memory.js";
 import { renderRulesBlock } from "../prompt/rules-block.js";
-import { type PartitionResolver, partitionOf, refuseCaller, rememberCaller } from "../record/partition.js";
+import { threadCallersOf } from "../record/callers.js";
+import { type PartitionResolver, partitionOf } from "../record/partition.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
 import { recordEdicts } from "../rules/store.js";
 import { bindingRules } from "../rules/store.js";
@@ -168,7 +169,7 @@ const WARNING_TEXT: Readonly<Record<MiddlewareWarning, string>> = Object.freeze(
  * (the author's description, then "Learned from use:" lines), and pins the caller's critical and
  * high rules to the system message. Once per request: the user's edicts are captured, what
  * routing offered is recorded (route records join the recorder's turn on its request id), and
- * `rememberCaller(thread_id, partition)` tells the recorder (whose callbacks see no `context`)
+ * the ledger's `ThreadCallers` tell the recorder (whose callbacks see no `context`)
  * where the thread's calls go.
  *
  * Degrades, never breaks: when routing, the ledger or a caller's ids fail, the model call goes
@@ -276,11 +277,11 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     try {
       partition = partitionOf({ metadata, configurable, ...(context ? { context } : {}) }, o.partition);
     } catch (error) {
-      refuseCaller(threadId);
+      threadCallersOf(backends.ledger).refuse(threadId);
       warn("partition", error);
       return undefined;
     }
-    rememberCaller(threadId, partition);
+    threadCallersOf(backends.ledger).remember(threadId, partition);
     const requestId = requestIdFor(threadId, messages);
     if (requestId === undefined) return undefined;
     const key = `${partition}\u0000${threadId ?? ""}\u0000${requestId}`;

@@ -6,6 +6,7 @@ import type { ChainValues } from "@langchain/core/utils/types";
 import { InvalidInput, PartitionUnresolved, RecordingDropped, ToolLessonsError } from "../errors.js";
 import { timeOrderedId } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { type ThreadCallers, threadCallersOf } from "./callers.js";
 import {
   CallRecordSchema,
   type CallRecord,
@@ -28,13 +29,7 @@ import {
   maskRequest,
   valueFingerprints,
 } from "../text/mask.js";
-import {
-  isRefusedCaller,
-  type PartitionSource,
-  type PartitionSpec,
-  rememberedCaller,
-  resolveCaller,
-} from "./partition.js";
+import { type PartitionSource, type PartitionSpec, resolveCaller } from "./partition.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import { clip, isRecord, oneLine } from "../internal.js";
 
@@ -61,6 +56,12 @@ export interface ToolLessonsCallbackHandlerOptions {
    * @default reads tenant_id / user_id / agent_id from metadata
    */
   partition?: PartitionSpec;
+  /**
+   * Where the route node or middleware tell the recorder which caller each thread belongs to
+   * (callbacks see no `configurable` or v1 `context`).
+   * @default the ledger's own (`threadCallersOf(ledger)`), shared with the nodes and middleware over it
+   */
+  callers?: ThreadCallers;
   /**
    * Receives every recording failure (a ledger write that failed, records dropped, a callback
    * that threw). Recording failures are never thrown into the agent's run.
@@ -129,10 +130,10 @@ export interface ToolLessonsCallbackHandlerOptions {
 
 /**
  * Defaults of {@link ToolLessonsCallbackHandlerOptions} (`ledger` is required; `partition` has no
- * value of its own: without one, the built-in resolver reads the metadata).
+ * value of its own: without one, the built-in resolver reads the metadata; `callers` is the ledger's own).
  */
 export const DEFAULT_RECORDING_OPTIONS: Readonly<
-  Required<Omit<ToolLessonsCallbackHandlerOptions, "ledger" | "partition">>
+  Required<Omit<ToolLessonsCallbackHandlerOptions, "ledger" | "partition" | "callers">>
 > = Object.freeze({
   onError: (error: unknown, context: RecordingErrorContext) =>
     console.warn(
@@ -333,6 +334,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   name = "tool_lessons";
 
   private readonly ledger: Ledger;
+  private readonly callers: ThreadCallers;
   private readonly resolver: PartitionSpec | undefined;
   /** Recorder / node partition pairs already warned about (bounded). */
   private readonly mismatches = new Set<string>();
@@ -386,6 +388,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       throw new InvalidInput("ToolLessonsCallbackHandler needs a `ledger` (new Ledger(store)).");
     }
     this.ledger = options.ledger;
+    this.callers = options.callers ?? threadCallersOf(options.ledger);
     this.resolver = options.partition;
     const onError = options.onError ?? DEFAULT_RECORDING_OPTIONS.onError;
     this.onError = (error, context) => {
@@ -657,12 +660,12 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   /**
    * Settle a finished run's partition against the one a node or middleware resolved for its
-   * thread (`rememberCaller`; nodes see `configurable` and v1 `context`, callbacks only
+   * thread (`ThreadCallers`; nodes see `configurable` and v1 `context`, callbacks only
    * `metadata`). A run whose metadata named no caller takes the node's partition; a run whose
    * metadata named one keeps it, and a disagreement is reported once per pair with what to change.
    */
   private settlePartition(root: RootRun): void {
-    if (root.partitionFrom === "none" && isRefusedCaller(root.threadId)) {
+    if (root.partitionFrom === "none" && this.callers.isRefused(root.threadId)) {
       // The node refused this caller's ids: no partition is guessed, nothing of the run is written.
       root.partition = undefined;
       this.noticeOnce(
@@ -677,7 +680,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       );
       return;
     }
-    const node = rememberedCaller(root.threadId);
+    const node = this.callers.partitionOf(root.threadId);
     if (root.partitionFrom === "none" && (root.partition !== undefined || root.unresolved)) {
       if (node !== undefined) root.partition = node;
       else if (root.unresolved) this.reportError(root.unresolved, { stage: "event", event: "partition" });

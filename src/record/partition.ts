@@ -17,7 +17,7 @@ import { isStorableName } from "../text/normalize.js";
  *
  * **Callbacks see only `metadata`**: LangGraph copies `thread_id` and a few of its own keys from
  * `configurable` into callback metadata, not yours, and never v1 `context`. A node resolves the
- * caller from its full config and remembers it for the thread ({@link rememberCaller}); the
+ * caller from its full config and remembers it for the thread (`ThreadCallers`, one per ledger); the
  * recorder, finding no ids in a run's metadata, files the run's records under that partition.
  */
 
@@ -250,44 +250,4 @@ export function callerOf(config: CallerSources | undefined, resolver?: Partition
   const context = config?.context;
   const merged = context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
   return resolveCaller(config?.metadata ?? {}, merged, resolver);
-}
-
-/** Threads remembered by {@link rememberCaller}, newest last; the oldest is forgotten beyond this. */
-const REMEMBERED_THREADS = 10_000;
-const callers = new Map<string, string>();
-
-/**
- * Remember which partition a node or middleware resolved for a thread, so the recorder (whose
- * callbacks see only `metadata`, not `configurable` or v1 `context`) files the thread's calls and
- * turn in the same partition. Process-wide, bounded.
- */
-export function rememberCaller(threadId: string | undefined, partition: string): void {
-  if (threadId === undefined) return;
-  callers.delete(threadId);
-  callers.set(threadId, partition);
-  if (callers.size > REMEMBERED_THREADS) callers.delete(callers.keys().next().value as string);
-}
-
-/** What {@link refuseCaller} keeps for a thread: no partition (never a partition name, which has no NUL). */
-const REFUSED = "\u0000refused";
-
-/**
- * Remember that a node or middleware refused the caller's ids of a thread (an id that is not one,
- * a template it cannot fill): the recorder then writes none of the thread's records rather than
- * filing them under a partition it would have to guess (`default`), which would mix one caller's
- * records into another's.
- */
-export function refuseCaller(threadId: string | undefined): void {
-  rememberCaller(threadId, REFUSED);
-}
-
-/** The partition last remembered for a thread by {@link rememberCaller}, if any (none once refused). */
-export function rememberedCaller(threadId: string | undefined): string | undefined {
-  const partition = threadId === undefined ? undefined : callers.get(threadId);
-  return partition === REFUSED ? undefined : partition;
-}
-
-/** True when the last word on a thread was {@link refuseCaller}. */
-export function isRefusedCaller(threadId: string | undefined): boolean {
-  return threadId !== undefined && callers.get(threadId) === REFUSED;
 }

@@ -1,0 +1,73 @@
+/**
+ * Which caller each thread belongs to, as the nodes and the middleware resolved it. They see the
+ * run's `configurable` and v1 `context`; the recorder's callbacks see only `metadata`, so the
+ * recorder asks this object where a thread's calls and turn go. One object per ledger by default
+ * ({@link threadCallersOf}): the nodes, the middleware and the recorder over the same ledger
+ * share it without a process-wide map; pass your own to each to share it explicitly.
+ */
+import type { BaseStore } from "@langchain/langgraph";
+
+/** Options of {@link ThreadCallers}. */
+export interface ThreadCallersOptions {
+  /**
+   * Threads remembered, newest last; the oldest is forgotten beyond it.
+   * @default 10_000
+   */
+  maxThreads?: number;
+}
+
+/** The defaults of {@link ThreadCallersOptions}. */
+export const DEFAULT_THREAD_CALLERS: Readonly<Required<ThreadCallersOptions>> = Object.freeze({ maxThreads: 10_000 });
+
+/** What {@link ThreadCallers.refuse} keeps for a thread: no partition (never a partition key, which has no NUL). */
+const REFUSED = "\u0000refused";
+
+/** Thread id → the caller's partition (or "refused"), bounded, newest last. */
+export class ThreadCallers {
+  private readonly callers = new Map<string, string>();
+  private readonly maxThreads: number;
+
+  constructor(options: ThreadCallersOptions = {}) {
+    this.maxThreads = options.maxThreads ?? DEFAULT_THREAD_CALLERS.maxThreads;
+  }
+
+  /** Remember the partition resolved for a thread's run. */
+  remember(threadId: string | undefined, partition: string): void {
+    if (threadId === undefined) return;
+    this.callers.delete(threadId);
+    this.callers.set(threadId, partition);
+    if (this.callers.size > this.maxThreads) this.callers.delete(this.callers.keys().next().value as string);
+  }
+
+  /**
+   * Remember that the caller's ids of a thread were refused (an id that is not one, a template it
+   * cannot fill): the recorder then writes none of the thread's records rather than filing them
+   * under a partition it would have to guess.
+   */
+  refuse(threadId: string | undefined): void {
+    this.remember(threadId, REFUSED);
+  }
+
+  /** The partition last remembered for a thread, if any (none once refused). */
+  partitionOf(threadId: string | undefined): string | undefined {
+    const partition = threadId === undefined ? undefined : this.callers.get(threadId);
+    return partition === REFUSED ? undefined : partition;
+  }
+
+  /** True when the last word on a thread was {@link refuse}. */
+  isRefused(threadId: string | undefined): boolean {
+    return threadId !== undefined && this.callers.get(threadId) === REFUSED;
+  }
+}
+
+const perStore = new WeakMap<BaseStore, ThreadCallers>();
+
+/** The {@link ThreadCallers} of a ledger (one per store it writes to), made on first use. */
+export function threadCallersOf(ledger: { store: BaseStore }): ThreadCallers {
+  let callers = perStore.get(ledger.store);
+  if (!callers) {
+    callers = new ThreadCallers();
+    perStore.set(ledger.store, callers);
+  }
+  return callers;
+}
