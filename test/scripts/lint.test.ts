@@ -159,6 +159,36 @@ describe("scripts/lint.mjs", () => {
       expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
     });
   });
+
+  describe("file length", () => {
+    /** A module of `lines` lines (each its own statement), ending in a newline. */
+    const moduleOf = (lines: number): string =>
+      Array.from({ length: lines }, (_, i) => `export const planted${i} = ${i};`).join("\n") + "\n";
+
+    it("refuses a src file over 600 lines, naming it and its length, and allows one of 600", () => {
+      const root = copyOfSrc();
+      writeFileSync(join(root, "src/text/planted-long.ts"), moduleOf(601));
+      writeFileSync(join(root, "src/ledger/planted-full.ts"), moduleOf(600));
+      const result = lint(root);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain("src/text/planted-long.ts: 601 lines, over 600; split it");
+      expect(result.output).not.toContain("planted-full");
+    });
+
+    it("counts a file grown past 600 lines, with or without a final newline", () => {
+      const root = copyOfSrc();
+      const file = "src/learn/vet.ts";
+      const lines = readFileSync(join(root, file), "utf8").split("\n").length - 1;
+      appendFileSync(join(root, file), moduleOf(601 - lines).replace(/\n$/, ""));
+      expect(lint(root).output).toContain(`${file}: 601 lines, over 600`);
+    });
+
+    it("exempts the generated data files it names", () => {
+      const root = copyOfSrc();
+      writeFileSync(join(root, "src/text/vocabulary-words.ts"), moduleOf(700));
+      expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
+    });
+  });
 });
 
 describe("lint:cycles (dpdm)", () => {
