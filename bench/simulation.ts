@@ -10,14 +10,16 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { InMemoryStore } from "@langchain/langgraph";
 import { auroc, hitAtK, mean, ndcgAtK } from "../src/evaluate/metrics.js";
 import { seededRandom } from "../src/internal.js";
-import { DEFAULT_EXAMPLE_OBJECTIVE, WhatIf, withExamples } from "../src/learn/what-if.js";
+import { WhatIf } from "../src/learn/what-if.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE } from "../src/learn/example-objective.js";
+import { withExamples } from "../src/learn/card-examples.js";
 import { DEFAULT_SETTINGS } from "../src/settings.js";
 import { type LabelledRequest, simulate, type SimulationReport, type ToolSpec } from "../src/evaluate/simulate.js";
 import { ToolIndex, type ToolIndexOptions } from "../src/routing/tool-index.js";
 import { registerTools } from "../src/learn/register.js";
 import { Ledger } from "../src/ledger/ledger.js";
 import { cardWords } from "../src/ledger/cards.js";
-import { gateLesson } from "../src/learn/vet.js";
+import { gateLesson } from "../src/learn/vet-lines.js";
 import { maskRequest } from "../src/text/mask.js";
 import { intersects } from "../src/text/tokenize.js";
 

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { nearestNames } from "../evaluate/cases.js";
-import { EXAMPLE_OBJECTIVE_FIELDS, type ExampleObjective, parseExampleObjective } from "../learn/what-if.js";
+import { EXAMPLE_OBJECTIVE_FIELDS, type ExampleObjective, parseExampleObjective } from "../learn/example-objective.js";
 import { parseSettings, SettingsSchema, type SettingsInput } from "../settings.js";
 
 /** The command line was wrong (unknown flag, missing value, bad number): exit code 2. */

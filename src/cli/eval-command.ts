@@ -1,6 +1,6 @@
 import { compareRuns } from "../evaluate/compare.js";
 import { flag, type OptionSpec, parseCommandArgs, stringOption } from "./args.js";
-import { LEDGER_HELP, LEDGER_OPTIONS, PARTITION_HELP } from "./commands.js";
+import { LEDGER_HELP, LEDGER_OPTIONS, PARTITION_HELP } from "./ledger-session.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import {
   learnedCards,

@@ -19,7 +19,7 @@ import {
 import { errorMessage } from "../internal.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { type OptionSpec, type ParsedArgs, positiveIntOption, stringOption, UsageError } from "./args.js";
-import { type LedgerLocation, ledgerLocation, openLedgerAt, partitionOption } from "./commands.js";
+import { type LedgerLocation, ledgerLocation, openLedgerAt, partitionOption } from "./ledger-session.js";
 import type { CliIo } from "./io.js";
 import { loadChatModel, loadTools } from "./load.js";
 import { progressBar } from "./progress.js";

@@ -18,7 +18,7 @@ import {
   PARTITION_HELP,
   type Session,
   withLedger,
-} from "./commands.js";
+} from "./ledger-session.js";
 import { table, when } from "./format.js";
 import { type Command, EXIT, println } from "./io.js";
 

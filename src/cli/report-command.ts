@@ -11,7 +11,7 @@ import { errorMessage } from "../internal.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { flag, nonEmpty, type OptionSpec, parseCommandArgs, stringOption, UsageError } from "./args.js";
 import { DEFAULT_OPEN_LEDGER_OPTIONS } from "../ledger/open.js";
-import { LEDGER_HELP, LEDGER_OPTIONS, openLedgerAt, PARTITION_HELP, partitionOption } from "./commands.js";
+import { LEDGER_HELP, LEDGER_OPTIONS, openLedgerAt, PARTITION_HELP, partitionOption } from "./ledger-session.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import {
   learnedCards,

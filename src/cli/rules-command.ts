@@ -8,7 +8,15 @@ import { NotFound } from "../errors.js";
 import { RulePrioritySchema, RuleSourceSchema } from "../ledger/schema.js";
 import { type RuleView, UNSCOPED_TOOL } from "../rules/model.js";
 import { flag, nonEmpty, type OptionSpec, parseCommandArgs, stringList, stringOption, UsageError } from "./args.js";
-import { EXIT_HELP, JSON_OPTION, json, LEDGER_HELP, LEDGER_OPTIONS, PARTITION_HELP, withLedger } from "./commands.js";
+import {
+  EXIT_HELP,
+  JSON_OPTION,
+  json,
+  LEDGER_HELP,
+  LEDGER_OPTIONS,
+  PARTITION_HELP,
+  withLedger,
+} from "./ledger-session.js";
 import { table } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 

@@ -6,7 +6,7 @@ import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
-import type { ExampleObjective } from "../learn/what-if.js";
+import type { ExampleObjective } from "../learn/example-objective.js";
 import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { calibrateAbstain, type AbstainOptions } from "../routing/abstain.js";

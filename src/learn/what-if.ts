@@ -1,9 +1,19 @@
-import { z } from "zod";
-import { InvalidInput } from "../errors.js";
+/**
+ * Routing "what if" questions against the index as it is now ({@link WhatIf}): where routing puts
+ * a request with a tool left out, whether a new example would bring the tool in or push another
+ * tool out, and which example wordings serve a tool's recorded requests best. The value of a
+ * change is the {@link ExampleObjective}'s (`example-objective.ts`).
+ */
 import { ToolIndex } from "../routing/tool-index.js";
 import { intersects, tokenize } from "../text/tokenize.js";
-import { definedOnly, norm, spreadOrder } from "../internal.js";
+import { spreadOrder } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
+import { withExamples } from "./card-examples.js";
+import { type ExampleObjective, weigh } from "./example-objective.js";
+import { maxDot, type SparseVector, sparse, unit } from "./unit-vectors.js";
+
+// Re-exported for the modules that import the objective from here (the manager, the graph, the barrel).
+export { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective, parseExampleObjective } from "./example-objective.js";
 
 /** Where routing puts a request today, with one tool left out. */
 export interface Probe {
@@ -382,108 +392,6 @@ export interface ServedRequest {
   servedBy: string;
 }
 
-/**
- * How {@link WhatIf.chooseExamples} values a change of routing on one recorded request (set,
- * field by field, through `LessonManagerOptions.exampleObjective`).
- */
-export interface ExampleObjective {
-  /**
-   * Value of a request whose serving tool enters (or, negative, leaves) the offered set.
-   * @default 1
-   */
-  offeredWeight: number;
-  /**
-   * Value of a request whose serving tool comes to rank first (or, negative, loses rank 1).
-   * @default 1
-   */
-  firstWeight: number;
-  /**
-   * Value of a request whose serving tool enters (or leaves) the best `nearDepth` tools, when
-   * that is deeper than the offered set: a router offering one tool still keeps the right one
-   * close, for a wider k or a retry.
-   * @default 0.5
-   */
-  nearWeight: number;
-  /**
-   * Depth of the "near" set (at least the router's k).
-   * @default 5
-   */
-  nearDepth: number;
-  /**
-   * Multiplier of every loss (a request whose serving tool drops out or off rank 1) against gains.
-   * @default 2
-   */
-  lossWeight: number;
-  /**
-   * Least net value a pick must add.
-   * @default 1
-   */
-  minGain: number;
-  /**
-   * Least net value a candidate must add to fill a free slot once no candidate adds `minGain`;
-   * candidates are tried in the order given (the review gives them most representative first).
-   * 0: a wording that does no harm on the recorded requests fills a slot; `Infinity`: no fill.
-   * @default 0
-   */
-  fillGain: number;
-  /**
-   * Width of the soft step a score crosses a threshold by (0: a hard step). Above 0, a request
-   * counts in part as it nears the threshold, so picks that widen margins are preferred.
-   * @default 0.01
-   */
-  softness: number;
-}
-
-/** The defaults of {@link ExampleObjective}. */
-export const DEFAULT_EXAMPLE_OBJECTIVE: Readonly<Required<ExampleObjective>> = Object.freeze({
-  offeredWeight: 1,
-  firstWeight: 1,
-  nearWeight: 0.5,
-  nearDepth: 5,
-  lossWeight: 2,
-  minGain: 1,
-  fillGain: 0,
-  softness: 0.01,
-});
-
-/** A number, `Infinity` allowed (a gain no candidate reaches turns its step off). */
-const gainNumber = z.custom<number>((v) => typeof v === "number" && !Number.isNaN(v), {
-  message: "expected a number (Infinity allowed)",
-});
-
-/** Fields of {@link ExampleObjective} as a caller may set them (checked at the manager and the CLI). */
-export const ExampleObjectiveSchema = z
-  .object({
-    offeredWeight: z.number().min(0),
-    firstWeight: z.number().min(0),
-    nearWeight: z.number().min(0),
-    nearDepth: z.number().int().min(1),
-    lossWeight: z.number().min(0),
-    minGain: gainNumber,
-    fillGain: gainNumber,
-    softness: z.number().min(0),
-  })
-  .partial()
-  .strict();
-
-/** Names of the {@link ExampleObjective} fields. */
-export const EXAMPLE_OBJECTIVE_FIELDS: readonly string[] = Object.keys(ExampleObjectiveSchema.shape);
-
-/**
- * The objective with `input`'s fields over the defaults; undefined fields are left out.
- * @throws InvalidInput for an unknown field or a value out of range.
- */
-export function parseExampleObjective(input: Partial<ExampleObjective> | undefined): ExampleObjective {
-  const parsed = ExampleObjectiveSchema.safeParse(definedOnly(input ?? {}));
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "exampleObjective"}: ${i.message}`);
-    throw new InvalidInput(`Invalid exampleObjective: ${detail.join("; ")}.`, {
-      context: { fields: EXAMPLE_OBJECTIVE_FIELDS },
-    });
-  }
-  return { ...DEFAULT_EXAMPLE_OBJECTIVE, ...parsed.data };
-}
-
 /** A wording chosen as an example, in the order chosen, with the net value it added. */
 export interface ChosenExample {
   requestId: string;
@@ -532,78 +440,8 @@ interface Target {
   servedAt?: { place: number; score: number };
 }
 
-/** A vector scaled to unit length (all zeros stays all zeros), so a dot product is a cosine. */
-function unit(v: readonly number[]): Float64Array {
-  const n = norm(v);
-  const scale = n > 0 ? 1 / n : 1;
-  // A plain loop: Float64Array.from with a map function is several times slower on long vectors.
-  const out = new Float64Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i] * scale;
-  return out;
-}
-
-/** The nonzero entries of a vector (lexical request vectors are mostly zeros). */
-interface SparseVector {
-  index: Int32Array;
-  value: Float64Array;
-}
-
-function sparse(v: Float64Array): SparseVector {
-  const index: number[] = [];
-  for (let i = 0; i < v.length; i++) if (v[i] !== 0) index.push(i);
-  return { index: Int32Array.from(index), value: Float64Array.from(index, (i) => v[i]) };
-}
-
-/** Best cosine of a unit request vector with any of a tool's unit vectors (as {@link ToolIndex.bestScore}). */
-function maxDot(a: SparseVector, vectors: readonly Float64Array[]): number {
-  let best = Number.NEGATIVE_INFINITY;
-  for (const b of vectors) {
-    let s = 0;
-    for (let i = 0; i < a.index.length; i++) s += a.value[i] * b[a.index[i]];
-    if (s > best) best = s;
-  }
-  return best;
-}
-
-/** Value of one request's changes (each -1, 0 or 1), losses weighted by `lossWeight`. */
-function weigh(offered: number, first: number, near: number, o: ExampleObjective): number {
-  const v = (change: number, weight: number): number => weight * (change < 0 ? o.lossWeight * change : change);
-  return v(offered, o.offeredWeight) + v(first, o.firstWeight) + v(near, o.nearWeight);
-}
-
 /** Rank a tool with this score would get (1-based), or null when it would not be offered. */
 export function rankOf(score: number, probe: Probe): number | null {
   if (!(score > probe.kth)) return null;
   return 1 + probe.others.filter((o) => o.score >= score).length;
-}
-
-/**
- * A card with examples added (as learned) and others removed: each text of `remove` takes out one
- * example with that text, a synthetic one first (as apply does).
- */
-export function withExamples(card: ToolCard, add: readonly string[], remove: readonly string[] = []): ToolCard {
-  const examples = [
-    ...withoutExamples(card.learned.examples, remove),
-    ...add.map((text) => ({ text, source: "learned" as const, addedAt: 0 })),
-  ];
-  return { ...card, learned: { ...card.learned, examples } };
-}
-
-/** `examples` without one example per text of `remove`, a synthetic one first, then any other. */
-export function withoutExamples<E extends { text: string; source: string }>(
-  examples: readonly E[],
-  remove: readonly string[],
-): E[] {
-  const left = [...remove];
-  const gone = new Set<number>();
-  for (const synthetic of [true, false]) {
-    examples.forEach((e, i) => {
-      if (gone.has(i) || (e.source === "synthetic") !== synthetic) return;
-      const at = left.indexOf(e.text);
-      if (at < 0) return;
-      left.splice(at, 1);
-      gone.add(i);
-    });
-  }
-  return examples.filter((_, i) => !gone.has(i));
 }

@@ -15,6 +15,19 @@ import {
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
 import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks } from "./cas.js";
+import { matchesFilter, PUSHDOWN_KEY, pushdownEquality } from "./sqlite-filter.js";
+import {
+  compareNamespaces,
+  count,
+  encodeNamespace,
+  matchesCondition,
+  SEPARATOR,
+  type StoreRow,
+  toItem,
+  typeOf,
+  UPPER,
+  validateLabels,
+} from "./sqlite-rows.js";
 
 /**
  * A search hit. `@langchain/langgraph` does not re-export `SearchItem`; this is the same shape.
@@ -44,20 +57,6 @@ export const DEFAULT_SQLITE_STORE_OPTIONS: Readonly<Required<SqliteStoreOptions>
   ensureTables: true,
 });
 
-/**
- * Joins namespace labels in the `namespace` column. A unit separator cannot appear in a label
- * (it is refused on the way in), so `["a","b"]` and `["a\u001fb"]` cannot collide, and it sorts
- * below every printable character, so the column's byte order is label-by-label order.
- */
-const SEPARATOR = "\u001f";
-/** The code point right after {@link SEPARATOR}: `[p, p + UPPER)` bounds a range scan. */
-const UPPER = "\u0020";
-
-const FILTER_OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
-/** Filter keys simple enough to push into `json_extract` as a quoted path label. */
-const PUSHDOWN_KEY = /^[A-Za-z0-9_-]+$/;
-const SURROGATE = /[\uD800-\uDFFF]/;
-
 const MIGRATIONS: readonly string[] = [
   // The primary key's index serves exact lookups and, as a range scan on `namespace`, prefix
   // search in (namespace, key) order; no second index is needed.
@@ -70,14 +69,6 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (namespace, key)
   )`,
 ];
-
-interface StoreRow {
-  namespace: string;
-  key: string;
-  value: string;
-  created_at: string;
-  updated_at: string;
-}
 
 type OpResult = Item | null | SqliteSearchItem[] | string[][] | undefined;
 
@@ -559,124 +550,6 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
   }
 }
 
-function toItem(row: StoreRow): Item {
-  return {
-    namespace: row.namespace.split(SEPARATOR),
-    key: row.key,
-    value: JSON.parse(row.value) as Record<string, unknown>,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-  };
-}
-
-function validateLabels(labels: readonly unknown[], operation: string): void {
-  for (const label of labels) {
-    if (typeof label !== "string" || label === "" || /[.:\0\u001f]/.test(label)) {
-      throw new InvalidInput(
-        `Invalid namespace label ${JSON.stringify(label)} in ${operation}: labels are non-empty ` +
-          "strings without '.', ':', NUL or U+001F (encode tool names, e.g. with encodeLabel).",
-        { context: { operation, label: String(label) } },
-      );
-    }
-  }
-}
-
-function encodeNamespace(namespace: readonly string[], operation: string): string {
-  if (!Array.isArray(namespace) || (namespace.length === 0 && operation !== "search")) {
-    throw new InvalidInput(`A ${operation} needs a non-empty namespace.`, {
-      context: { operation },
-    });
-  }
-  validateLabels(namespace, operation);
-  return namespace.join(SEPARATOR);
-}
-
-function count(value: number, name: string, allowInfinity: boolean): number {
-  if (typeof value !== "number" || Number.isNaN(value) || value < 0 || (!allowInfinity && !Number.isFinite(value))) {
-    throw new InvalidInput(`${name} must be a non-negative number, got ${String(value)}.`, {
-      context: { [name]: value },
-    });
-  }
-  return Math.floor(value);
-}
-
-function matchesCondition(condition: MatchCondition, labels: readonly string[]): boolean {
-  const { path, matchType } = condition;
-  if (path.length > labels.length) return false;
-  const start = matchType === "prefix" ? 0 : labels.length - path.length;
-  return path.every((label, i) => label === "*" || labels[start + i] === label);
-}
-
-/** Label-by-label order (a namespace sorts before the ones under it). */
-function compareNamespaces(a: readonly string[], b: readonly string[]): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i += 1) {
-    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return a.length - b.length;
-}
-
-function isOperatorObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const keys = Object.keys(value);
-  return keys.length > 0 && keys.every((k) => FILTER_OPERATORS.has(k));
-}
-
-/** The string an equality filter requires, when it can narrow the SQL scan safely. */
-function pushdownEquality(expected: unknown): string | undefined {
-  const target = isOperatorObject(expected) ? expected.$eq : expected;
-  return typeof target === "string" && !SURROGATE.test(target) ? target : undefined;
-}
-
-function matchesFilter(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
-  return Object.entries(filter).every(([field, expected]) => {
-    const actual = value[field];
-    if (!isOperatorObject(expected)) return deepEqual(actual, expected);
-    return Object.entries(expected).every(([operator, operand]) => {
-      switch (operator) {
-        case "$eq":
-          return deepEqual(actual, operand);
-        case "$ne":
-          return !deepEqual(actual, operand);
-        case "$gt":
-          return Number(actual) > Number(operand);
-        case "$gte":
-          return Number(actual) >= Number(operand);
-        case "$lt":
-          return Number(actual) < Number(operand);
-        case "$lte":
-          return Number(actual) <= Number(operand);
-        case "$in":
-          return Array.isArray(operand) && operand.some((o: unknown) => deepEqual(actual, o));
-        case "$nin":
-          return !Array.isArray(operand) || !operand.some((o: unknown) => deepEqual(actual, o));
-        default:
-          return false;
-      }
-    });
-  });
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const keys = Object.keys(ao);
-  return (
-    keys.length === Object.keys(bo).length &&
-    keys.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqual(ao[k], bo[k]))
-  );
-}
-
 function isSqliteError(error: unknown): error is Error & { code: string } {
   return error instanceof Database.SqliteError;
-}
-
-function typeOf(value: unknown): string {
-  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }

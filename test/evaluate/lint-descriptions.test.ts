@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   findingLine,
-  firstClause,
   LINT_RULES,
   type LintFinding,
   lintCard,
@@ -9,6 +8,7 @@ import {
   type LintRule,
   nearNeighbours,
 } from "../../src/evaluate/lint-descriptions.js";
+import { firstClause } from "../../src/evaluate/lint-text.js";
 import { InvalidInput } from "../../src/errors.js";
 import { cardFromTool, type ToolSource } from "../../src/ledger/cards.js";
 import { ScriptedChatModel } from "../helpers/record-agent.js";

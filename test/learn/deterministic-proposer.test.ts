@@ -9,7 +9,9 @@ import {
 } from "../../src/learn/deterministic-proposer.js";
 import { buildExampleCall } from "../../src/learn/example-call.js";
 import { buildToolEvidence } from "../../src/learn/proposer.js";
-import { evidenceMaps, vetExampleCall, vetProposal } from "../../src/learn/vet.js";
+import { vetProposal } from "../../src/learn/vet.js";
+import { evidenceMaps } from "../../src/learn/vet-context.js";
+import { vetExampleCall } from "../../src/learn/vet-lines.js";
 import { call, card, resetIds, route, str, turn } from "./learn-fixtures.js";
 
 beforeEach(() => resetIds());

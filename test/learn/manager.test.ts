@@ -16,7 +16,7 @@ import { DeterministicProposer } from "../../src/learn/deterministic-proposer.js
 import { AUTO_APPROVER, LessonManager } from "../../src/learn/manager.js";
 import type { Proposal, Proposer, ToolEvidence } from "../../src/learn/proposer.js";
 import { registerTools } from "../../src/learn/register.js";
-import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet.js";
+import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet-rules.js";
 import { maskArgs, maskText, valueFingerprints } from "../../src/text/mask.js";
 import type { SettingsInput } from "../../src/settings.js";
 import { tokens } from "../helpers/stored-values.js";

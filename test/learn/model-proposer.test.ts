@@ -7,7 +7,8 @@ import { maskArgs } from "../../src/text/mask.js";
 import { detect } from "../../src/learn/detect.js";
 import { ModelProposer, buildProposerMessages, parseProposalText } from "../../src/learn/model-proposer.js";
 import { buildToolEvidence, type ToolEvidence } from "../../src/learn/proposer.js";
-import { evidenceMaps, vetProposal } from "../../src/learn/vet.js";
+import { vetProposal } from "../../src/learn/vet.js";
+import { evidenceMaps } from "../../src/learn/vet-context.js";
 import { call, card, turn } from "./learn-fixtures.js";
 
 function evidence(): ToolEvidence {

@@ -3,18 +3,10 @@ import type { Example, Learned, Revision } from "../../src/ledger/schema.js";
 import { revision as ledgerRevision } from "../ledger/contract.js";
 import { containsFingerprint, valueFingerprints } from "../../src/text/mask.js";
 import type { Proposal } from "../../src/learn/proposer.js";
-import {
-  REFUSAL_REASONS,
-  type VetContext,
-  checkApplicable,
-  WITHHELD_TEXT,
-  equivalent,
-  mergeExamples,
-  parseNotFor,
-  turnedDownOf,
-  vetExampleCall,
-  vetProposal,
-} from "../../src/learn/vet.js";
+import { REFUSAL_REASONS, checkApplicable, mergeExamples, vetProposal } from "../../src/learn/vet.js";
+import { type VetContext, turnedDownOf } from "../../src/learn/vet-context.js";
+import { vetExampleCall } from "../../src/learn/vet-lines.js";
+import { WITHHELD_TEXT, equivalent, parseNotFor } from "../../src/learn/vet-rules.js";
 
 const VALUES = ["Sarah", "104233"];
 const fakeContainsValue = (text: string): boolean => VALUES.some((v) => text.toLowerCase().includes(v.toLowerCase()));

@@ -4,7 +4,8 @@ import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { InvalidInput } from "../../src/errors.js";
 import { LessonManager } from "../../src/learn/manager.js";
-import { DEFAULT_EXAMPLE_OBJECTIVE, parseExampleObjective, WhatIf } from "../../src/learn/what-if.js";
+import { WhatIf } from "../../src/learn/what-if.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, parseExampleObjective } from "../../src/learn/example-objective.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 
 const P = "p";

@@ -82,12 +82,12 @@ describe("scripts/lint.mjs", () => {
     const wrong: [from: string, specifier: string, rule: RegExp][] = [
       ["src/ledger/keys.ts", "../learn/manager.js", /src\/ledger may not import src\/learn/],
       ["src/ledger/keys.ts", "../record/partition.js", /src\/ledger may not import src\/record/],
-      ["src/ledger/keys.ts", "../routing/router.js", /src\/ledger may not import src\/index/],
+      ["src/ledger/keys.ts", "../routing/router.js", /src\/ledger may not import src\/routing/],
       ["src/text/tokenize.ts", "../ledger/keys.js", /src\/text may not import src\/ledger/],
       ["src/text/tokenize.ts", "../settings.js", /src\/text may not import src\/settings\.ts/],
-      ["src/routing/router.ts", "../learn/vet.js", /src\/index may not import src\/learn/],
-      ["src/routing/router.ts", "../graph/route-node.js", /src\/index may not import src\/graph/],
-      ["src/routing/router.ts", "../prompt/describe.js", /src\/index may not import src\/prompt/],
+      ["src/routing/router.ts", "../learn/vet.js", /src\/routing may not import src\/learn/],
+      ["src/routing/router.ts", "../graph/route-node.js", /src\/routing may not import src\/graph/],
+      ["src/routing/router.ts", "../prompt/describe.js", /src\/routing may not import src\/prompt/],
       ["src/learn/vet.ts", "../graph/state.js", /src\/learn may not import src\/graph/],
       ["src/learn/vet.ts", "../evaluate/metrics.js", /src\/learn may not import src\/evaluate/],
       ["src/learn/vet.ts", "../cli/io.js", /src\/learn may not import src\/cli/],
@@ -156,6 +156,36 @@ describe("scripts/lint.mjs", () => {
         "src/routing/router.ts",
         'import { InvalidInput } from "../errors.js";\n// never throw new Error("x") here\n/** throw new TypeError(...) is refused by the lint */\nexport function planted(): never {\n  throw new InvalidInput("planted");\n}',
       );
+      expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
+    });
+  });
+
+  describe("file length", () => {
+    /** A module of `lines` lines (each its own statement), ending in a newline. */
+    const moduleOf = (lines: number): string =>
+      Array.from({ length: lines }, (_, i) => `export const planted${i} = ${i};`).join("\n") + "\n";
+
+    it("refuses a src file over 600 lines, naming it and its length, and allows one of 600", () => {
+      const root = copyOfSrc();
+      writeFileSync(join(root, "src/text/planted-long.ts"), moduleOf(601));
+      writeFileSync(join(root, "src/ledger/planted-full.ts"), moduleOf(600));
+      const result = lint(root);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain("src/text/planted-long.ts: 601 lines, over 600; split it");
+      expect(result.output).not.toContain("planted-full");
+    });
+
+    it("counts a file grown past 600 lines, with or without a final newline", () => {
+      const root = copyOfSrc();
+      const file = "src/learn/vet.ts";
+      const lines = readFileSync(join(root, file), "utf8").split("\n").length - 1;
+      appendFileSync(join(root, file), moduleOf(601 - lines).replace(/\n$/, ""));
+      expect(lint(root).output).toContain(`${file}: 601 lines, over 600`);
+    });
+
+    it("exempts the generated data files it names", () => {
+      const root = copyOfSrc();
+      writeFileSync(join(root, "src/text/vocabulary-words.ts"), moduleOf(700));
       expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
     });
   });
