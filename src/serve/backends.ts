@@ -14,6 +14,9 @@ import { ToolIndex } from "../routing/tool-index.js";
 import { LessonRetriever } from "../rules/retriever.js";
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
 
+/** Normal-priority rules retrieved per request. */
+const RETRIEVED_RULES = 3;
+
 /** Partitions whose registration is remembered per ledger; the oldest is forgotten past it. */
 const KEPT_PARTITIONS = 10_000;
 
@@ -69,7 +72,7 @@ export class ServeBackends {
   retriever(ledger: Ledger): LessonRetriever {
     let retriever = this.retrievers.get(ledger);
     if (!retriever) {
-      retriever = new LessonRetriever({ ledger });
+      retriever = new LessonRetriever({ ledger, k: RETRIEVED_RULES });
       this.retrievers.set(ledger, retriever);
     }
     return retriever;
