@@ -81,7 +81,7 @@ function lessonsAgent(llm: BaseChatModel, tools: StructuredToolInterface[], subg
     store: new InMemoryStore(),
     checkpointer: new MemorySaver(),
     subgraph,
-    onError: () => undefined,
+    onFailure: () => undefined,
   }) as unknown as Agent;
 }
 
@@ -139,7 +139,7 @@ async function blockSizes(): Promise<number[]> {
     checkpointer: new MemorySaver(),
     autoApply: true,
     memoryEvery: 4,
-    onError: () => undefined,
+    onFailure: () => undefined,
   });
   const traffic = [
     "Where is order 482913? It was a birthday present.",

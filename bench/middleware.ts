@@ -46,7 +46,7 @@ async function agents(lessons: boolean) {
   const routed = createAgent({
     model: new ScriptedSupportModel(),
     tools,
-    middleware: [toolLessonsMiddleware({ ledger, router, maxTools: 4, onWarning: () => undefined })],
+    middleware: [toolLessonsMiddleware({ ledger, router, maxTools: 4, onFailure: () => undefined })],
     checkpointer: new MemorySaver(),
   });
   // One turn registers the tools in the partition and fits the index.

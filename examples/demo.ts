@@ -93,10 +93,10 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     tools,
     store: opened.store,
     checkpointer: new MemorySaver(),
-    k: 3,
+    maxTools: 3,
     subgraph: true,
     memoryEvery: 4,
-    onError: (message) => out(`  ! ${message}`),
+    onFailure: (failure) => out(`  ! ${failure.message}`),
   });
   const { ledger } = graph;
   try {

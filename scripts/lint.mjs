@@ -37,8 +37,10 @@ const ALLOWED_IMPORTS = {
   learn: { folders: ["routing", "ledger", "text", "prompt", "record", "rules", "memory"] },
   rules: { folders: ["routing", "ledger", "text", "record"] },
   memory: { folders: ["text", "ledger", "routing"] },
-  // The createAgent middleware sits at the top like src/graph: it routes, registers, pins rules and records.
-  middleware: { folders: ["routing", "learn", "ledger", "prompt", "record", "rules", "text"] },
+  // Serving a turn: register, route, record the route, read cards, rules and memory, render.
+  serve: { folders: ["routing", "learn", "ledger", "prompt", "record", "rules", "text"] },
+  // The createAgent middleware sits at the top like src/graph: an adapter over src/serve.
+  middleware: { folders: ["serve", "ledger", "prompt", "record"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

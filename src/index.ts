@@ -232,7 +232,6 @@ export {
 } from "./graph/index.js";
 export {
   type BlockRule,
-  type BlockTool,
   CUT_ORDER,
   type CutStep,
   DEFAULT_LESSONS_BLOCK,

@@ -3,7 +3,8 @@
  * subgraph → the agent node (the routed tools bound, the lessons block as a system message) →
  * LangGraph's `ToolNode` → back to the agent, with the recorder wired into every run.
  */
-import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, type BaseStore, END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
@@ -12,19 +13,22 @@ import { InvalidInput } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
 import { ledgerOn } from "../ledger/on-store.js";
+import { SHOW_EXAMPLES } from "../prompt/describe.js";
+import { withLessonsBlock } from "../serve/system-message.js";
 import type { LessonsGraphOptions } from "./context.js";
-import { createLessonsGraph, createLessonsNode, lessonsMessages, routedToolsOf } from "./lessons-graph.js";
+import { createLessonsGraph, createLessonsNode } from "./lessons-graph.js";
+import { bindRoutedTools } from "./route-node.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 
 /** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
-export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder" | "model"> {
+export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder"> {
   /** The agent's chat model (must support tool calling). */
   model: BaseChatModel;
   /**
-   * A chat model that proposes lessons (the lessons subgraph's `model`).
-   * @default none: the deterministic proposer
+   * The app's own system prompt: first in the system message, the lessons block after it.
+   * @default none: the lessons block alone (no system message on a turn without one)
    */
-  proposerModel?: BaseChatModel;
+  systemPrompt?: string | SystemMessage;
   /**
    * Run the four stages as the compiled lessons subgraph (each a node of its own in traces and
    * streams) instead of one node.
@@ -52,7 +56,7 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
  * `graph.ledger`, over `store`.
  */
 export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
-  const { model, tools, store: given, checkpointer, proposerModel, subgraph, ...rest } = options;
+  const { model, tools, store: given, checkpointer, subgraph, systemPrompt, ...rest } = options;
   if (!model.bindTools) {
     throw new InvalidInput(
       `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
@@ -63,12 +67,15 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   }
   const store = given ?? new InMemoryStore();
   const ledger: Ledger = ledgerOn(store);
+  // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
   const recorder = new ToolLessonsCallbackHandler({ ledger });
-  const lessonsOptions = { ...rest, ...(proposerModel ? { model: proposerModel } : {}), tools, ledger, recorder };
+  const lessonsOptions = { ...rest, tools, ledger, recorder };
   const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
-    const bound = model.bindTools!(routedToolsOf(tools, state.routedTools) as BindToolsInput[]);
-    return { messages: [await bound.invoke(lessonsMessages(state), config)] };
+    // The routed tools, each described by its card (what was learned goes into the tool's own definition).
+    const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, SHOW_EXAMPLES);
+    const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
+    return { messages: [await bound.invoke(system ? [system, ...state.messages] : state.messages, config)] };
   };
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("lessons", lessons)

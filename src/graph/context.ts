@@ -1,64 +1,34 @@
 /**
- * What the four lessons nodes share: their options, and per run the ledger (the graph's own store
- * when it has one, else the one given), the routing index and router over it, the caller's
- * partition, and a once-per-kind report of what went wrong.
+ * What the four lessons nodes share: their options, the turn server that serves each turn
+ * (`src/serve/`), the proposer, and a once-per-kind report of what went wrong while learning.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
-import { ToolRouter } from "../routing/router.js";
-import { ToolIndex } from "../routing/tool-index.js";
+import { DEFAULT_FAILURE_SINK, FailureReporter, withinBound } from "../failure.js";
 import type { ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { ledgerOn } from "../ledger/on-store.js";
 import { rankByCoverage } from "../learn/coverage.js";
 import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
 import type { Proposer } from "../learn/proposer.js";
-import { registerTools } from "../learn/register.js";
 import { threadCallersOf } from "../record/callers.js";
-import { type PartitionResolver, partitionOf } from "../record/partition.js";
-import { LessonRetriever } from "../rules/retriever.js";
-import { DEFAULT_SETTINGS } from "../settings.js";
-import { redactError } from "../text/gate.js";
+import { partitionOf } from "../record/partition.js";
+import type { ToolIndex } from "../routing/tool-index.js";
+import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
+import { TurnServer } from "../serve/turn-server.js";
 
 /** Options of the lessons nodes and of {@link createLessonsGraph}. */
-export interface LessonsGraphOptions {
+export interface LessonsGraphOptions extends Omit<ServeOptions, "captureEdicts"> {
   /** The agent's tools (names and descriptions: edicts are scoped to them, routing falls back to them). */
   tools: readonly ToolSource[];
-  /**
-   * The ledger, used when the graph has no store of its own (`compile({ store })`); with one, a
-   * `Ledger` over `config.store` is used instead.
-   * @default none: without a store and a ledger, the nodes route nothing and learn nothing
-   */
-  ledger?: Ledger;
-  /**
-   * The routing index, used when its ledger writes to the store the nodes use.
-   * @default a ToolIndex over the ledger in use (lexical embeddings, in memory), one per ledger
-   */
-  index?: ToolIndex;
-  /**
-   * The router, when its index is the one the nodes use.
-   * @default a ToolRouter over the index with `k` and `alwaysOffer`
-   */
-  router?: ToolRouter;
-  /**
-   * Tools routed per turn (on top: the tools the thread already uses, and `alwaysOffer`).
-   * @default DEFAULT_SETTINGS.routingK (5)
-   */
-  k?: number;
-  /**
-   * Tools offered on every turn.
-   * @default []
-   */
-  alwaysOffer?: readonly string[];
   /**
    * A chat model that proposes lessons (structured output, vetted like the rest).
    * @default none: the deterministic proposer
    */
-  model?: BaseChatModel;
+  proposerModel?: BaseChatModel;
   /**
-   * Who proposes lessons when no `model` is given.
+   * Who proposes lessons when no `proposerModel` is given.
    * @default a DeterministicProposer choosing examples by routing coverage
    */
   proposer?: Proposer;
@@ -74,49 +44,25 @@ export interface LessonsGraphOptions {
    */
   memoryEvery?: number;
   /**
-   * Most tokens of the injected block (estimated); parts are cut in the documented order beyond it.
-   * @default 1500
-   */
-  maxTokens?: number;
-  /**
-   * Normal-priority rules retrieved per turn.
-   * @default 3
-   */
-  retrieveRules?: number;
-  /**
-   * Register `tools` in each partition the nodes meet that has no card for them.
-   * @default true
-   */
-  register?: boolean;
-  /**
-   * Names the caller's partition; see `partitionOf` (metadata, then configurable, then context).
-   * @default the built-in resolver
-   */
-  partition?: PartitionResolver;
-  /**
-   * Something to flush before the nodes read a thread's records (the recorder of the run).
+   * Something to flush before the nodes read a thread's records (the recorder of the run); it is
+   * given the nodes' `timeoutMs`.
    * @default none
    */
-  recorder?: { flush(): Promise<unknown> };
-  /**
-   * Where a failure goes (ledger, routing, learning): once per kind of failure per graph, redacted.
-   * Never thrown into the run.
-   * @default console.warn with a "[tool-lessons]" prefix
-   */
-  onError?: (message: string, error: unknown) => void;
+  recorder?: { flush(options?: { timeoutMs?: number }): Promise<unknown> };
 }
 
-/** The defaults of {@link LessonsGraphOptions} applied with `??`. */
+/** The defaults of {@link LessonsGraphOptions} applied with `??` (serving's are `DEFAULT_SERVE`). */
 export const DEFAULT_LESSONS_GRAPH = Object.freeze({
-  k: DEFAULT_SETTINGS.routingK,
-  alwaysOffer: Object.freeze([]) as readonly string[],
+  ...DEFAULT_SERVE,
   autoApply: false,
   memoryEvery: 10,
-  maxTokens: 1500,
-  retrieveRules: 3,
-  register: true,
-  onError: (message: string, error: unknown): void => console.warn(`[tool-lessons] ${message}`, error),
 });
+
+/**
+ * What a learning node may take on top of `timeoutMs` when its proposer calls a model (the
+ * proposer's model call is on the run's path too, and takes seconds).
+ */
+export const PROPOSER_TIME_BOUND_MS = 30_000;
 
 /** What one node needs for one run. */
 export interface RunContext {
@@ -129,25 +75,29 @@ export interface RunContext {
 export class LessonsRuntime {
   readonly options: LessonsGraphOptions;
   readonly proposer: Proposer;
-  private readonly indexes = new WeakMap<Ledger, ToolIndex>();
-  private readonly routers = new WeakMap<ToolIndex, ToolRouter>();
-  private readonly retrievers = new WeakMap<Ledger, LessonRetriever>();
-  private readonly registered = new WeakMap<Ledger, Set<string>>();
-  private readonly reported = new Set<string>();
+  /** Serves each turn (inject); holds the per-ledger index, router, retriever and registrations. */
+  readonly server: TurnServer;
+  /** The time bound of each store, index or model call the nodes make (`timeoutMs`). */
+  readonly timeoutMs: number;
+  /** Hears the learning nodes' failures (stage `"learn"`), once per kind. */
+  readonly reporter: FailureReporter;
   /** Work synthesize hands to vet, per turn; in memory only (never in a checkpoint). */
   readonly handoff = new Map<string, unknown>();
 
   constructor(options: LessonsGraphOptions) {
     this.options = options;
-    this.proposer = options.model
-      ? new ModelProposer(options.model)
+    this.proposer = options.proposerModel
+      ? new ModelProposer(options.proposerModel)
       : (options.proposer ?? new DeterministicProposer({ rankExamples: rankByCoverage }));
+    // The graph's classify and vet capture edicts; serving does not capture them a second time.
+    this.server = new TurnServer({ ...options, captureEdicts: false });
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_SERVE.timeoutMs;
+    this.reporter = new FailureReporter("learn", options.onFailure ?? DEFAULT_FAILURE_SINK);
   }
 
   /** The ledger, partition and thread of a run; the partition is remembered for the recorder. */
   context(config: RunnableConfig | undefined): RunContext {
-    const store = (config as { store?: BaseStore } | undefined)?.store;
-    const ledger = store ? ledgerOn(store) : this.options.ledger;
+    const ledger = this.server.backends.ledger((config as { store?: BaseStore } | undefined)?.store);
     const configurable = config?.configurable as Record<string, unknown> | undefined;
     const threadId = typeof configurable?.thread_id === "string" ? configurable.thread_id : undefined;
     let partition: string;
@@ -161,64 +111,34 @@ export class LessonsRuntime {
     return { ledger, partition, threadId };
   }
 
+  /** The routing index over a ledger (the one serving routes with). */
   index(ledger: Ledger): ToolIndex {
-    if (this.options.index && this.options.index.ledger.store === ledger.store) return this.options.index;
-    let index = this.indexes.get(ledger);
-    if (!index) {
-      index = new ToolIndex({ ledger });
-      this.indexes.set(ledger, index);
-    }
-    return index;
+    return this.server.backends.index(ledger);
   }
 
-  router(ledger: Ledger): ToolRouter {
-    const index = this.index(ledger);
-    if (this.options.router && this.options.router.index === index) return this.options.router;
-    let router = this.routers.get(index);
-    if (!router) {
-      router = new ToolRouter({
-        index,
-        k: this.options.k ?? DEFAULT_LESSONS_GRAPH.k,
-        alwaysOffer: this.options.alwaysOffer ?? DEFAULT_LESSONS_GRAPH.alwaysOffer,
-        // The router's own warnings (routing skipped, another partition's tools) go where the nodes' go.
-        onWarning: (message, warning) => this.report(`router:${warning.kind}:${warning.partition}`, message, undefined),
-      });
-      this.routers.set(index, router);
-    }
-    return router;
-  }
-
-  retriever(ledger: Ledger): LessonRetriever {
-    let retriever = this.retrievers.get(ledger);
-    if (!retriever) {
-      retriever = new LessonRetriever({ ledger, k: this.options.retrieveRules ?? DEFAULT_LESSONS_GRAPH.retrieveRules });
-      this.retrievers.set(ledger, retriever);
-    }
-    return retriever;
-  }
-
-  /** Register the tools in a partition once per process (cards that exist are kept as they are). */
-  async ensureRegistered(ledger: Ledger, partition: string): Promise<void> {
-    if (!(this.options.register ?? DEFAULT_LESSONS_GRAPH.register)) return;
-    let seen = this.registered.get(ledger);
-    if (!seen) {
-      seen = new Set();
-      this.registered.set(ledger, seen);
-    }
-    if (seen.has(partition)) return;
-    const names = this.options.tools.map((t) => t.name);
-    const cards = await ledger.getCards(partition, names);
-    if (cards.length < names.length) {
-      await registerTools(ledger, [...this.options.tools], { partition });
-      await this.index(ledger).reindex(partition);
-    }
-    seen.add(partition);
-  }
-
-  /** Report a failure once per kind; only a redacted copy of the error leaves. */
+  /** Report a learning failure once per kind; only a redacted copy of the error leaves. */
   report(kind: string, message: string, error: unknown): void {
-    if (this.reported.has(kind)) return;
-    this.reported.add(kind);
-    (this.options.onError ?? DEFAULT_LESSONS_GRAPH.onError)(message, redactError(error));
+    this.reporter.report(kind, message, error);
+  }
+
+  /**
+   * A learning node held to the time bound (`timeoutMs`, plus {@link PROPOSER_TIME_BOUND_MS}
+   * when the proposer calls a model): past it (a store that never answers) the turn goes on
+   * without what the node would have added, and the sink hears it once. The node's own work is
+   * left to settle in the background.
+   */
+  bounded<S, U extends object>(
+    kind: string,
+    node: (state: S, config?: RunnableConfig) => Promise<U>,
+  ): (state: S, config?: RunnableConfig) => Promise<U | Record<string, never>> {
+    const bound = this.proposer.callsModel === false ? this.timeoutMs : this.timeoutMs + PROPOSER_TIME_BOUND_MS;
+    return async (state, config) => {
+      try {
+        return await withinBound(() => node(state, config), bound, { stage: "learn", kind });
+      } catch (error) {
+        this.report(kind, `${kind} did not finish within the time bound; the turn goes on without it.`, error);
+        return {};
+      }
+    };
   }
 }

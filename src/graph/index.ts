@@ -19,7 +19,6 @@ export {
 export {
   bindRoutedTools,
   createRouteNode,
-  DEFAULT_ROUTE_NODE,
   type RouteNodeOptions,
   toolsInUse,
 } from "./route-node.js";

@@ -23,8 +23,8 @@ export function createLessonsNodes(options: LessonsGraphOptions) {
   const runtime = new LessonsRuntime(options);
   return {
     classify: createClassifyNode(runtime),
-    synthesize: createSynthesizeNode(runtime),
-    vet: createVetNode(runtime),
+    synthesize: runtime.bounded("synthesize", createSynthesizeNode(runtime)),
+    vet: runtime.bounded("vet", createVetNode(runtime)),
     inject: createInjectNode(runtime),
   };
 }

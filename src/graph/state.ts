@@ -77,6 +77,12 @@ export const LessonsStateFields = {
   lessonsCalls: last<number>(() => 0),
   /** What the nodes did this turn. */
   lessonsReport: last<LessonsReport>(emptyReport),
+  /**
+   * The routed tools' cards cut to what the model is shown (only those that change it), set by
+   * the inject or route node: what `bindRoutedTools` describes the tools with. Empty on a turn
+   * where nothing was learned about the routed tools.
+   */
+  routedCards: last<ToolCard[]>(() => []),
 };
 
 /**
@@ -87,12 +93,6 @@ export const LessonsStateFields = {
 export const ToolLessonsAnnotation = Annotation.Root({
   ...MessagesAnnotation.spec,
   ...LessonsStateFields,
-  /**
-   * The cards of the routed tools in the caller's partition, read once per turn by the route
-   * node (when it has a ledger): what `bindRoutedTools` describes the tools with. The lessons
-   * subgraph leaves it empty (its block carries what was learned).
-   */
-  routedCards: last<ToolCard[]>(() => []),
 });
 export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
 
@@ -113,4 +113,5 @@ export const ToolLessonsZodState = z.object({
   lessonSignals: z.array(SignalSchema).default([]),
   lessonsCalls: z.number().default(0),
   lessonsReport: z.custom<LessonsReport>().default(emptyReport),
+  routedCards: z.custom<ToolCard[]>().default(() => []),
 });

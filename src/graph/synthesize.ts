@@ -63,7 +63,7 @@ export function createSynthesizeNode(runtime: LessonsRuntime) {
     const { ledger, partition } = runtime.context(config);
     if (!ledger) return {};
     try {
-      await runtime.options.recorder?.flush();
+      await runtime.options.recorder?.flush({ timeoutMs: runtime.timeoutMs });
       if (review.length > 0) {
         const window = await gatherWindow(ledger, partition);
         const detection = detect({

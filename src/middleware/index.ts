@@ -4,8 +4,6 @@
  */
 export {
   DEFAULT_TOOL_LESSONS_MIDDLEWARE,
-  type MiddlewareWarning,
-  type PreparedRequest,
   toolLessonsMiddleware,
   type ToolLessonsMiddlewareOptions,
 } from "./middleware.js";

@@ -40,17 +40,48 @@ export function modelDescription(
 ): string {
   const authored = card.author.description;
   const base = authored.trim() !== "" ? authored : (card.augmented?.description ?? "");
+  const learned = learnedLines(card, settings);
+  if (learned.length === 0) return base;
+  const head = base.trimEnd();
+  return `${head === "" ? "" : `${head}\n\n`}${LEARNED_HEADING}\n${learned.map((l) => `- ${l}`).join("\n")}`;
+}
+
+/** The learned lines the model is shown of a card, in the lesson-kinds table's order. */
+function learnedLines(card: ToolCard, settings: Pick<Settings, "showLearnedExamples">): string[] {
   const lines: string[] = [];
   for (const kind of LESSON_KINDS) {
     if (kind.field === null) continue;
     const shown = kind.shown === "yes" || (kind.shown === "showLearnedExamples" && settings.showLearnedExamples);
     if (shown) lines.push(...LINES_OF[kind.field](card.learned));
   }
-  const learned = lines.filter((l) => l !== "");
-  if (learned.length === 0) return base;
-  const head = base.trimEnd();
-  return `${head === "" ? "" : `${head}\n\n`}${LEARNED_HEADING}\n${learned.map((l) => `- ${l}`).join("\n")}`;
+  return lines.filter((l) => l !== "");
 }
+
+/**
+ * The cards that change what the model is shown of their tool (something learned is shown, or
+ * the author wrote no description and an augmented one stands in), each cut to what is shown:
+ * example requests only when learned and `showLearnedExamples` is on. Small enough to keep in a
+ * thread's state; {@link modelDescription} of a cut card with `showLearnedExamples: true` is the
+ * full card's with `settings`. Pure.
+ */
+export function shownCards(
+  cards: readonly ToolCard[],
+  settings: Pick<Settings, "showLearnedExamples"> = DEFAULT_SETTINGS,
+): ToolCard[] {
+  const out: ToolCard[] = [];
+  for (const card of cards) {
+    const examples = settings.showLearnedExamples ? card.learned.examples.filter((e) => e.source === "learned") : [];
+    const cut: ToolCard = { ...card, learned: { ...card.learned, examples } };
+    const augmentedOnly = card.author.description.trim() === "" && (card.augmented?.description ?? "") !== "";
+    if (augmentedOnly || learnedLines(cut, SHOW_EXAMPLES).length > 0) out.push(cut);
+  }
+  return out;
+}
+
+/** The settings a cut card ({@link shownCards}) is described with: its examples are already the ones shown. */
+export const SHOW_EXAMPLES: Readonly<Pick<Settings, "showLearnedExamples">> = Object.freeze({
+  showLearnedExamples: true,
+});
 
 /**
  * The user's tools re-described for binding to the model: each tool that has a card and whose

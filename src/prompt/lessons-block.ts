@@ -1,12 +1,16 @@
 /**
- * The lessons block: what the inject node puts in front of the agent for one turn, as one system
- * message. Pure and byte-stable: the same input gives the same bytes (no clock, no locale, stored
- * order kept), so a provider's prompt cache keeps the prefix.
+ * The lessons block: the one system block a turn adds in front of the agent, the same for the
+ * lessons graph and the `createAgent` middleware. Pure and byte-stable: the same input gives the
+ * same bytes (no clock, no locale, stored order kept), so a provider's prompt cache keeps the
+ * prefix.
  *
- * Sections, in order: the pinned `## Tool-scoped rules` block (critical and high rules, see
- * `rules-block.ts`), `## Tools for this turn` (per routed tool, in routed order: its description,
- * learned notes, "Not for" lines, the example call, its guideline), `## Rules that may apply`
- * (normal-priority rules retrieved for the request).
+ * It carries only what the package's own stores hold about the caller: the pinned
+ * `## Tool-scoped rules` block (critical and high rules of the routed tools, see
+ * `rules-block.ts`), `## Rules that may apply` (normal-priority rules retrieved for the request),
+ * then the routed tools' guidelines (`memory.ts`). What was learned about a tool (usage notes,
+ * "Not for" lines, the example call) goes into that tool's own definition (`describe.ts`), and a
+ * tool author's description (perhaps a third party's MCP server) is never raised into the system
+ * message.
  *
  * ## The budget and its cut order
  *
@@ -16,32 +20,14 @@
  *
  * 1. retrieved normal-priority rules (the last first);
  * 2. guidelines;
- * 3. example calls;
- * 4. "Not for" lines;
- * 5. learned usage notes;
- * 6. tool descriptions (the bound tool still carries its own description);
- * 7. high rules (the block then says how many were left out and how to recall them).
+ * 3. high rules (the block then says how many were left out and how to recall them).
  *
  * Critical rules are never cut: a block of critical rules alone may exceed the budget.
  */
 import { oneLine } from "../internal.js";
 import type { Rule } from "../rules/model.js";
+import { renderMemoryBlock, type ToolGuidelineEntry } from "./memory.js";
 import { renderRulesBlock } from "./rules-block.js";
-
-/** One routed tool as the block shows it. */
-export interface BlockTool {
-  name: string;
-  /** What the author wrote (the augmented description when the author wrote none). */
-  description: string;
-  /** Learned usage notes, in stored order. */
-  notes: readonly string[];
-  /** Learned "Not for …; use …" lines, in stored order. */
-  notFor: readonly string[];
-  /** The learned example call (`Example call: {...}`), if any. */
-  exampleCall?: string;
-  /** The tool's guideline as rendered by `renderGuideline`, if any. */
-  guideline?: string;
-}
 
 /** A retrieved normal-priority rule. */
 export interface BlockRule {
@@ -53,10 +39,15 @@ export interface BlockRule {
 export interface LessonsBlockInput {
   /** The rules binding the caller for the routed tools (the pinned ones are picked out). */
   rules: readonly Rule[];
-  /** The routed tools, best first. */
-  tools: readonly BlockTool[];
+  /** The routed tools' guidelines, best-routed first (`null`: the tool has none). */
+  guidelines: readonly ToolGuidelineEntry[];
   /** Normal-priority rules retrieved for the request, best first. */
   retrieved: readonly BlockRule[];
+  /**
+   * The routed tools: the pinned rules of other tools are left out.
+   * @default every tool the rules name
+   */
+  tools?: readonly string[];
 }
 
 /** Options of {@link renderLessonsBlock}. */
@@ -81,15 +72,7 @@ export const DEFAULT_LESSONS_BLOCK: Readonly<Required<LessonsBlockOptions>> = Ob
 });
 
 /** The steps of the cut order, first cut first. */
-export const CUT_ORDER = Object.freeze([
-  "retrieved_rules",
-  "guidelines",
-  "example_calls",
-  "not_for",
-  "notes",
-  "descriptions",
-  "high_rules",
-] as const);
+export const CUT_ORDER = Object.freeze(["retrieved_rules", "guidelines", "high_rules"] as const);
 
 /** One step of {@link CUT_ORDER}. */
 export type CutStep = (typeof CUT_ORDER)[number];
@@ -104,9 +87,6 @@ export interface LessonsBlock {
   cut: { step: CutStep; count: number }[];
 }
 
-/** Heading of the tools section. */
-export const TOOLS_HEADING = "## Tools for this turn";
-
 /** Heading of the retrieved rules section. */
 export const RETRIEVED_HEADING = "## Rules that may apply";
 
@@ -116,9 +96,8 @@ export function estimateTokens(text: string): number {
 }
 
 interface Draft {
-  tools: BlockTool[];
+  guidelines: ToolGuidelineEntry[];
   retrieved: BlockRule[];
-  showDescriptions: boolean;
   maxRules: number;
 }
 
@@ -128,21 +107,18 @@ interface Draft {
  */
 export function renderLessonsBlock(input: LessonsBlockInput, options: LessonsBlockOptions = {}): LessonsBlock {
   const maxTokens = options.maxTokens ?? DEFAULT_LESSONS_BLOCK.maxTokens;
-  const maxRules = options.maxRules ?? DEFAULT_LESSONS_BLOCK.maxRules;
-  const toolNames = input.tools.map((t) => t.name);
   const draft: Draft = {
-    tools: input.tools.map((t) => ({ ...t, notes: [...t.notes], notFor: [...t.notFor] })),
+    guidelines: input.guidelines.filter((g) => g.guideline !== null),
     retrieved: [...input.retrieved],
-    showDescriptions: true,
-    maxRules,
+    maxRules: options.maxRules ?? DEFAULT_LESSONS_BLOCK.maxRules,
   };
   const counts = new Map<CutStep, number>();
-  let text = render(draft, input.rules, toolNames);
+  let text = render(draft, input);
   for (const step of CUT_ORDER) {
     while (estimateTokens(text) > maxTokens) {
-      const before = structuredClone(draft);
-      if (!cutStep(draft, step, input.rules, toolNames)) break;
-      const next = render(draft, input.rules, toolNames);
+      const before = { ...draft, guidelines: [...draft.guidelines], retrieved: [...draft.retrieved] };
+      if (!cutStep(draft, step, input)) break;
+      const next = render(draft, input);
       // A cut that does not shrink the block (a high rule's "N more" line) is taken back.
       if (next.length >= text.length) {
         Object.assign(draft, before);
@@ -161,38 +137,14 @@ export function renderLessonsBlock(input: LessonsBlockInput, options: LessonsBlo
 }
 
 /** Cut one item of `step`; false when the step has nothing left to cut. */
-function cutStep(draft: Draft, step: CutStep, rules: readonly Rule[], tools: readonly string[]): boolean {
-  const lastWith = (has: (t: BlockTool) => boolean): BlockTool | undefined => [...draft.tools].reverse().find(has);
+function cutStep(draft: Draft, step: CutStep, input: LessonsBlockInput): boolean {
   switch (step) {
     case "retrieved_rules":
       return draft.retrieved.pop() !== undefined;
-    case "guidelines": {
-      const t = lastWith((x) => x.guideline !== undefined);
-      if (t) delete t.guideline;
-      return t !== undefined;
-    }
-    case "example_calls": {
-      const t = lastWith((x) => x.exampleCall !== undefined);
-      if (t) delete t.exampleCall;
-      return t !== undefined;
-    }
-    case "not_for": {
-      const t = lastWith((x) => x.notFor.length > 0);
-      if (t) t.notFor = t.notFor.slice(0, -1);
-      return t !== undefined;
-    }
-    case "notes": {
-      const t = lastWith((x) => x.notes.length > 0);
-      if (t) t.notes = t.notes.slice(0, -1);
-      return t !== undefined;
-    }
-    case "descriptions": {
-      if (!draft.showDescriptions) return false;
-      draft.showDescriptions = false;
-      return true;
-    }
+    case "guidelines":
+      return draft.guidelines.pop() !== undefined;
     case "high_rules": {
-      const shown = renderRulesBlock(rules, { tools, maxRules: draft.maxRules }).shown;
+      const shown = renderRulesBlock(input.rules, { tools: input.tools, maxRules: draft.maxRules }).shown;
       if (!shown.some((r) => r.priority === "high")) return false;
       const critical = shown.filter((r) => r.priority === "critical").length;
       draft.maxRules = Math.max(critical, shown.length - 1);
@@ -201,26 +153,16 @@ function cutStep(draft: Draft, step: CutStep, rules: readonly Rule[], tools: rea
   }
 }
 
-function render(draft: Draft, rules: readonly Rule[], tools: readonly string[]): string {
+function render(draft: Draft, input: LessonsBlockInput): string {
   const parts: string[] = [];
-  const pinned = renderRulesBlock(rules, { tools, maxRules: draft.maxRules }).text.trimEnd();
+  const pinned = renderRulesBlock(input.rules, { tools: input.tools, maxRules: draft.maxRules }).text.trimEnd();
   if (pinned !== "") parts.push(pinned);
-  const sections: string[] = [];
-  for (const t of draft.tools) {
-    const lines: string[] = [`### \`${oneLine(t.name)}\``];
-    const description = oneLine(t.description);
-    if (draft.showDescriptions && description !== "") lines.push(description);
-    const learned = [...t.notes, ...t.notFor, ...(t.exampleCall !== undefined ? [t.exampleCall] : [])];
-    if (learned.length > 0) lines.push("Learned from use:", ...learned.map((l) => `- ${oneLine(l)}`));
-    if (t.guideline !== undefined) lines.push(t.guideline);
-    // A tool with nothing to say beyond its name is left out: the model has it bound anyway.
-    if (lines.length > 1) sections.push(lines.join("\n"));
-  }
-  if (sections.length > 0) parts.push(`${TOOLS_HEADING}\n\n${sections.join("\n\n")}`);
   if (draft.retrieved.length > 0) {
     parts.push(
       `${RETRIEVED_HEADING}\n${draft.retrieved.map((r) => `- \`${oneLine(r.tool)}\`: ${oneLine(r.rule)}`).join("\n")}`,
     );
   }
+  const memory = renderMemoryBlock(draft.guidelines);
+  if (memory !== "") parts.push(memory);
   return parts.length === 0 ? "" : `${parts.join("\n\n")}\n`;
 }

@@ -188,9 +188,55 @@ export class ToolRouter extends BaseRetriever {
   /**
    * Route one request: the offered tools plus the always-on and sticky ones. Never throws for
    * a failing index or embeddings: the turn then gets every tool (`tools: []`, `allSent: true`)
-   * and `skipped` says why; a partition with no tools routes `fallbackPartition`'s.
+   * and `skipped` says why; a partition with no tools routes `fallbackPartition`'s. With
+   * `config`, the routing is a retriever run of its callbacks (see {@link ToolRouter.invoke}).
    */
-  async route(request: string, options: RouteOptions = {}, _config?: RunnableConfig): Promise<RoutedTools> {
+  async route(request: string, options: RouteOptions = {}, config?: RunnableConfig): Promise<RoutedTools> {
+    return this.routeRun(request, options, config);
+  }
+
+  /**
+   * {@link ToolRouter.route} as a retriever run of `config`'s callbacks (a tracer sees the request
+   * and one document per offered tool with its rank and score); without callbacks, no run.
+   */
+  private async routeRun(
+    request: string,
+    options: RouteOptions,
+    config: RunnableConfig | undefined,
+    run?: { runId?: string; runName?: string },
+  ): Promise<RoutedTools> {
+    const manager =
+      config?.callbacks === undefined && this.callbacks === undefined
+        ? undefined
+        : await CallbackManager.configure(
+            config?.callbacks,
+            this.callbacks,
+            config?.tags,
+            this.tags,
+            config?.metadata,
+            this.metadata,
+            { verbose: this.verbose },
+          );
+    const runManager = await manager?.handleRetrieverStart(
+      this.toJSON(),
+      request,
+      run?.runId,
+      undefined,
+      undefined,
+      undefined,
+      run?.runName,
+    );
+    try {
+      const routed = await this.choose(request, options);
+      await runManager?.handleRetrieverEnd(documentsOf(routed));
+      return routed;
+    } catch (error) {
+      await runManager?.handleRetrieverError(error);
+      throw error;
+    }
+  }
+
+  private async choose(request: string, options: RouteOptions): Promise<RoutedTools> {
     const partition = options.partition ?? this.partition;
     const k = options.k ?? this.k;
     const always = [...new Set(this.alwaysOffer)];
@@ -275,47 +321,22 @@ export class ToolRouter extends BaseRetriever {
   override async invoke(input: string, options?: RunnableConfig & CallerSources): Promise<DocumentInterface[]> {
     const config = ensureConfig(parseCallbackConfigArg(options));
     const partition = this.partitionFor({ ...config, ...(options?.context ? { context: options.context } : {}) });
-    const manager = await CallbackManager.configure(
-      config.callbacks,
-      this.callbacks,
-      config.tags,
-      this.tags,
-      config.metadata,
-      this.metadata,
-      { verbose: this.verbose },
-    );
-    const run = await manager?.handleRetrieverStart(
-      this.toJSON(),
-      input,
-      config.runId,
-      undefined,
-      undefined,
-      undefined,
-      config.runName,
-    );
-    try {
-      const docs = await this.documents(input, partition);
-      await run?.handleRetrieverEnd(docs);
-      return docs;
-    } catch (error) {
-      await run?.handleRetrieverError(error);
-      throw error;
-    }
+    return documentsOf(await this.routeRun(input, { partition }, config, config));
   }
 
   override async _getRelevantDocuments(
     query: string,
     _runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document[]> {
-    return this.documents(query, this.partition);
+    return documentsOf(await this.choose(query, { partition: this.partition }));
   }
+}
 
-  private async documents(query: string, partition: string): Promise<Document[]> {
-    const routed = await this.route(query, { partition });
-    return routed.offered.map(
-      (o) => new Document({ pageContent: o.tool, metadata: { tool: o.tool, rank: o.rank, score: o.score } }),
-    );
-  }
+/** One document per offered tool: `pageContent` the tool's name, `metadata: { tool, rank, score }`. */
+function documentsOf(routed: RoutedTools): Document[] {
+  return routed.offered.map(
+    (o) => new Document({ pageContent: o.tool, metadata: { tool: o.tool, rank: o.rank, score: o.score } }),
+  );
 }
 
 /** An error's class name when it looks like one (a name is code's, but a message is data: never kept). */

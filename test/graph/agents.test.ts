@@ -7,7 +7,8 @@ import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
-import { createLessonsGraph, lessonsMessages, routedToolsOf } from "../../src/graph/lessons-graph.js";
+import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { bindRoutedTools } from "../../src/graph/route-node.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -56,9 +57,20 @@ describe("createReactAgent with the lessons subgraph as its pre-model hook", () 
     await ledger.configure("u:ann", { routingK: 2 });
     const model = new DeskModel();
     const recorder = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
-    const lessons = createLessonsGraph({ tools, ledger, k: 2, autoApply: true, recorder, onError: () => undefined });
+    const lessons = createLessonsGraph({
+      tools,
+      ledger,
+      maxTools: 2,
+      autoApply: true,
+      recorder,
+      onFailure: () => undefined,
+    });
     const agent = createReactAgent({
-      llm: (state) => model.bindTools(routedToolsOf(tools, (state as { routedTools: string[] }).routedTools)),
+      // The routed tools, each described by its card (what was learned goes into the tool's definition).
+      llm: (state) => {
+        const { routedTools, routedCards } = state as typeof ToolLessonsAnnotation.State;
+        return bindRoutedTools(model, tools, routedTools, routedCards);
+      },
       tools,
       stateSchema: ToolLessonsAnnotation,
       preModelHook: (state: typeof ToolLessonsAnnotation.State, config: RunnableConfig) =>
@@ -98,9 +110,9 @@ describe("createToolLessonsAgent", () => {
       tools,
       store,
       checkpointer: new MemorySaver(),
-      k: 2,
+      maxTools: 2,
       autoApply: true,
-      onError: () => undefined,
+      onFailure: () => undefined,
     });
     const ask = async (text: string) => {
       const state = await graph.invoke({ messages: [human(text)] }, config("c-1", "cy"));
@@ -121,16 +133,16 @@ describe("createToolLessonsAgent", () => {
     const graph = createToolLessonsAgent({
       model: new DeskModel(),
       tools: deskTools(),
-      k: 2,
+      maxTools: 2,
       checkpointer: new MemorySaver(),
     });
     const withProposer = createToolLessonsAgent({
       model: new DeskModel(),
       tools: deskTools(),
-      k: 2,
+      maxTools: 2,
       checkpointer: new MemorySaver(),
       proposerModel: proposer,
-      onError: () => undefined,
+      onFailure: () => undefined,
     });
     const run = async (text: string) => {
       await withProposer.invoke({ messages: [human(text)] }, config("p-1", "pat"));
@@ -157,7 +169,7 @@ describe("degrading", () => {
       store: ledger.store,
       index,
       checkpointer: new MemorySaver(),
-      onError: (message) => errors.push(message),
+      onFailure: (failure) => errors.push(failure.message),
     });
     // The index given writes to the graph's store: the nodes route with it.
     const state = await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("d-1", "dee"));

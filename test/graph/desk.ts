@@ -8,7 +8,7 @@ import { z } from "zod";
 /**
  * Test helpers of the lessons graph: a few support-desk tools, and a scripted chat model that
  * only changes what it does because of what it is shown (the system message the inject node
- * rendered, and the tools bound), the way a real model reads its prompt.
+ * rendered, and the tools bound with their descriptions), the way a real model reads its prompt.
  */
 
 export function deskTools(): StructuredToolInterface[] {
@@ -46,10 +46,11 @@ export function deskTools(): StructuredToolInterface[] {
   return [lookupOrder, refundOrder, sendEmail, trackParcel, searchDocs];
 }
 
-/** What the model saw at each call: the system message and the tools bound. */
+/** What the model saw at each call: the system message and the tools bound (with their descriptions). */
 export interface Seen {
   system: string;
   tools: string[];
+  descriptions: Record<string, string>;
   request: string;
 }
 
@@ -66,11 +67,13 @@ const call = (name: string, args: Record<string, unknown>) =>
 export class DeskModel extends BaseChatModel {
   readonly bound: string[];
   readonly seen: Seen[];
+  readonly descriptions: Record<string, string>;
 
-  constructor(bound: string[] = [], seen: Seen[] = []) {
+  constructor(bound: string[] = [], seen: Seen[] = [], descriptions: Record<string, string> = {}) {
     super({});
     this.bound = bound;
     this.seen = seen;
+    this.descriptions = descriptions;
   }
 
   _llmType(): string {
@@ -78,16 +81,18 @@ export class DeskModel extends BaseChatModel {
   }
 
   override bindTools(tools: unknown[] = []): this {
+    const named = tools as { name: string; description?: unknown }[];
     return new DeskModel(
-      tools.map((t) => (t as { name: string }).name),
+      named.map((t) => t.name),
       this.seen,
+      Object.fromEntries(named.map((t) => [t.name, typeof t.description === "string" ? t.description : ""])),
     ) as this;
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const system = messages[0]?.getType() === "system" ? String(messages[0].content) : "";
     const { request, after } = turnOf(messages);
-    this.seen.push({ system, tools: this.bound, request });
+    this.seen.push({ system, tools: this.bound, descriptions: this.descriptions, request });
     const message = this.reply(system, request, after);
     return { generations: [{ text: String(message.content), message }] };
   }
@@ -98,8 +103,8 @@ export class DeskModel extends BaseChatModel {
     const has = (name: string) => this.bound.includes(name);
     const digits = /(\d{6})/.exec(request)?.[1];
     if (/where is order/i.test(request) && has("lookup_order")) {
-      // Sends the ORD- prefix first time only when what it is shown says so.
-      const knowsFormat = /order_id must look like ORD-/.test(system);
+      // Sends the ORD- prefix first time only when what it is shown (the tool's description) says so.
+      const knowsFormat = /order_id must look like ORD-/.test(this.descriptions.lookup_order ?? "");
       const typed = /ORD-\d{6}/.exec(request)?.[0];
       if (results.length === 0)
         return call("lookup_order", { order_id: typed ?? (knowsFormat ? `ORD-${digits}` : digits) });

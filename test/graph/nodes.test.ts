@@ -74,7 +74,7 @@ describe("the inject node", () => {
     );
     const prompts: string[] = [];
     for (const thread of ["t-1", "t-2", "t-1"]) {
-      const { inject } = createLessonsNodes({ tools: deskTools(), ledger, k: 2 });
+      const { inject } = createLessonsNodes({ tools: deskTools(), ledger, maxTools: 2 });
       const update = await inject(
         { messages: [new HumanMessage("please email the customer about the delay")] },
         { configurable: { thread_id: thread, user_id: "a" } },
@@ -88,7 +88,7 @@ describe("the inject node", () => {
 
   it("runs once per turn: a second model step of the same turn changes nothing", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const { inject } = createLessonsNodes({ tools: deskTools(), ledger, k: 2 });
+    const { inject } = createLessonsNodes({ tools: deskTools(), ledger, maxTools: 2 });
     const messages = [new HumanMessage({ content: "where is order ORD-123456", id: "m-1" })];
     const config = { configurable: { thread_id: "t", user_id: "a" } };
     const first = (await inject({ messages }, config)) as { lessonsTurn: string };
@@ -122,7 +122,7 @@ describe("the zod state form", () => {
     const ledger = new Ledger(new InMemoryStore());
     const seen: number[] = [];
     const graph = new StateGraph(ToolLessonsZodState)
-      .addNode("lessons", createLessonsNode({ tools: deskTools(), ledger, k: 2 }))
+      .addNode("lessons", createLessonsNode({ tools: deskTools(), ledger, maxTools: 2 }))
       .addNode("agent", async (state) => {
         seen.push(lessonsMessages(state).length);
         return { messages: [new AIMessage("ok")] };
@@ -142,8 +142,8 @@ describe("the zod state form", () => {
     expect(state.routedTools).toHaveLength(2);
     const again = await graph.invoke({ messages: [new HumanMessage("and track the parcel")] }, config);
     expect(again.lessonsTurn).not.toBe(state.lessonsTurn);
-    // The system message is added for the model only: the thread holds human and AI messages alone.
-    expect(seen).toEqual([2, 4]);
+    // The system message is added for the model only (when there is a block): the thread holds human and AI messages alone.
+    expect(seen).toEqual([2, again.lessonsPrompt === "" ? 3 : 4]);
     expect(again.messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"]);
   });
 });

@@ -86,7 +86,7 @@ async function build(options: BuildOptions = {}) {
       createRouteNode({
         router,
         ledger,
-        onError: (error) => nodeErrors.push(error),
+        onFailure: (failure) => nodeErrors.push(failure.error ?? failure.message),
         ...(options.nodePartition ? { partition: toResolver(options.nodePartition) } : {}),
       }),
     )
@@ -220,7 +220,8 @@ describe("one partition for every record of a request", () => {
     }
     await recorder.flush();
     expect(await where(ledger, PLACES)).toEqual({});
-    expect(nodeErrors.map((e) => (e as Error).name)).toEqual(["InvalidInput", "InvalidInput"]);
+    // Heard once (one sink, once per kind of failure), though both turns were refused.
+    expect(nodeErrors.map((e) => (e as Error).name)).toEqual(["InvalidInput"]);
     // Said once, by the recorder, with what to do; the ids themselves are never quoted.
     const said = recorded.map((r) => (r.error as Error).message);
     expect(said).toHaveLength(1);
@@ -272,7 +273,9 @@ describe("routing degrades, never breaks", () => {
     expect(state.messages.at(-1)?.content).toBe("done");
     expect(model.bound[1]).toEqual(TOOLS.map((t) => t.name));
     expect(routingWarnings).toEqual([{ kind: "skipped", partition: "u:erin", reason: "embeddings_failed" }]);
-    expect(nodeErrors).toEqual([]);
+    // The node's sink hears the skipped routing once too, with no request text.
+    expect(nodeErrors).toHaveLength(1);
+    expect(String(nodeErrors[0])).toMatch(/routing failed/);
     const routes = await ledger.listRoutes("u:erin");
     expect(routes.map((r) => r.skipped)).toEqual([undefined, "embeddings_failed", "embeddings_failed"]);
     expect(routes[1]).toMatchObject({ allSent: true, offered: [] });

@@ -51,7 +51,14 @@ async function build(ledger = new Ledger(new InMemoryStore()), onError?: (error:
     ),
   );
   const graph = new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router, ledger, onError }))
+    .addNode(
+      "route",
+      createRouteNode({
+        router,
+        ledger,
+        ...(onError ? { onFailure: (failure) => onError(failure.error ?? failure.message) } : {}),
+      }),
+    )
     .addNode("agent", async (state, config) => ({
       messages: [
         await bindRoutedTools(model, TOOLS, state.routedTools, state.routedCards).invoke(state.messages, config),
@@ -157,7 +164,11 @@ describe("route node and partitions", () => {
     const index = new ToolIndex({ ledger });
     await registerTools(ledger, TOOLS);
     const errors: unknown[] = [];
-    const node = createRouteNode({ router: new ToolRouter({ index, k: 1 }), ledger, onError: (e) => errors.push(e) });
+    const node = createRouteNode({
+      router: new ToolRouter({ index, k: 1 }),
+      ledger,
+      onFailure: (failure) => errors.push(failure.error),
+    });
     const update = await node(
       { messages: [new HumanMessage("where is my order")] },
       { configurable: { thread_id: "t" }, metadata: { user_id: { nested: "Margaret" } } },

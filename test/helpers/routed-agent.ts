@@ -26,7 +26,14 @@ export function routedAgent(options: {
 }) {
   const { model, tools, router, ledger } = options;
   return new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router, ledger, onError: (error) => console.error("route node:", error) }))
+    .addNode(
+      "route",
+      createRouteNode({
+        router,
+        ledger,
+        onFailure: (failure) => console.error("route node:", failure.message, failure.error),
+      }),
+    )
     .addNode("agent", async (state: ToolLessonsState, config: RunnableConfig) => {
       const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards);
       return { messages: [await bound.invoke(state.messages, config)] };

@@ -45,7 +45,8 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
     router,
     maxTools: options.maxTools ?? 3,
     views,
-    onWarning: (m) => warnings.push(m),
+    onFailure: (failure) =>
+      warnings.push(failure.error ? `${failure.message} (${failure.error.message})` : failure.message),
   });
   const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => warnings.push(String(e)) });
   return { ledger, index, router, views, warnings, agent, recorder };
@@ -268,7 +269,7 @@ describe("toolLessonsMiddleware in createAgent", () => {
   it("uses the agent's own store as the ledger when given none", async () => {
     const store = new InMemoryStore();
     const views: ModelView[] = [];
-    const { agent } = deskAgent({ store, views, maxTools: 2, onWarning: (m) => expect.fail(m) });
+    const { agent } = deskAgent({ store, views, maxTools: 2, onFailure: (failure) => expect.fail(failure.message) });
     const ledger = new Ledger(store);
     const recorder = new ToolLessonsCallbackHandler({ ledger });
     const turn = await ask(agent, recorder, "erin", "Where is order ORD-482913?");

@@ -132,7 +132,10 @@ export function plainAgent({ model, tools, ledger, partition }: AgentParts) {
 export function routedAgent(parts: AgentParts & { router: ToolRouter; onError: (error: unknown) => void }) {
   const { model, tools, ledger, partition, router, onError } = parts;
   return new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router, ledger, onError }))
+    .addNode(
+      "route",
+      createRouteNode({ router, ledger, onFailure: (failure) => onError(failure.error ?? failure.message) }),
+    )
     .addNode("agent", async (state, config) => {
       const settings = await ledger.getSettings(partition);
       const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, settings);

@@ -1,13 +1,36 @@
 import { describe, expect, it } from "vitest";
-import type { Rule } from "../../src/ledger/schema.js";
+import type { Guideline, Rule } from "../../src/ledger/schema.js";
 import {
   CUT_ORDER,
   estimateTokens,
   type LessonsBlockInput,
   renderLessonsBlock,
   RETRIEVED_HEADING,
-  TOOLS_HEADING,
 } from "../../src/prompt/lessons-block.js";
+import { MEMORY_HEADING } from "../../src/prompt/memory.js";
+import { RULES_BLOCK_HEADING } from "../../src/prompt/rules-block.js";
+
+const guideline = (coreFunction: string): Guideline => ({
+  coreFunction,
+  whatWorks: ["Calls with order_id as ORD-<digits> scored well in 9 of 12 recent calls."],
+  commonIssues: ["Refused in 3 of 12 recent calls: the id had no ORD- prefix."],
+  bestPractices: ["Send the id with its ORD- prefix."],
+  stats: {
+    totalCalls: 40,
+    recentCalls: 12,
+    successRate: 0.75,
+    recentSuccessRate: 0.75,
+    avgScore: 0.7,
+    recentAvgScore: 0.7,
+    avgLatencyMs: 120,
+    avgTokens: 40,
+  },
+  through: "x",
+  calls: 12,
+  synthesizer: "deterministic",
+  refused: [],
+  at: 1,
+});
 
 const rule = (id: string, tool: string, text: string, priority: Rule["priority"], createdAt = 1): Rule => ({
   v: 1,
@@ -41,22 +64,10 @@ function input(): LessonsBlockInput {
         3,
       ),
     ],
-    tools: [
-      {
-        name: "lookup_order",
-        description: "Look up an order: its status, items and total.",
-        notes: ["order_id must look like ORD-######; calls with ###### were refused (validation)."],
-        notFor: ["Not for refunds; use refund_order."],
-        exampleCall: 'Example call: {"order_id": "ORD-######"}',
-        guideline: "Guideline for lookup_order (from its 12 most recent evaluated calls):\nWhat it is for: orders",
-      },
-      {
-        name: "send_email",
-        description: "Send an email to a customer.",
-        notes: ["to must be an email address."],
-        notFor: [],
-        guideline: "Guideline for send_email (from its 10 most recent evaluated calls):\nWhat it is for: email",
-      },
+    guidelines: [
+      { tool: "lookup_order", guideline: guideline("Look up orders.") },
+      { tool: "search_docs", guideline: null },
+      { tool: "send_email", guideline: guideline("Email customers.") },
     ],
     retrieved: [
       { tool: "lookup_order", rule: "Failed more than once in one turn: check each argument's format." },
@@ -66,15 +77,15 @@ function input(): LessonsBlockInput {
 }
 
 describe("renderLessonsBlock", () => {
-  it("renders the pinned rules, the routed tools and the retrieved rules, byte-stable", () => {
+  it("renders the pinned rules, the retrieved rules and the routed tools' guidelines, byte-stable", () => {
     const block = renderLessonsBlock(input());
     expect(block.text).toContain("[critical] Never email Sarah.");
-    expect(block.text).toContain(TOOLS_HEADING);
-    expect(block.text).toContain(
-      "### `lookup_order`\nLook up an order: its status, items and total.\nLearned from use:",
+    const at = [RULES_BLOCK_HEADING, RETRIEVED_HEADING, MEMORY_HEADING].map((h) => block.text.indexOf(h));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((x, y) => x - y)).toEqual(at);
+    expect(block.text.indexOf("Guideline for lookup_order")).toBeLessThan(
+      block.text.indexOf("Guideline for send_email"),
     );
-    expect(block.text).toContain(RETRIEVED_HEADING);
-    expect(block.text.indexOf("### `lookup_order`\nLook")).toBeLessThan(block.text.indexOf("### `send_email`\nSend"));
     expect(block.cut).toEqual([]);
     expect(block.tokens).toBe(estimateTokens(block.text));
     // The same input in another object, rules in another order: the same bytes.
@@ -114,7 +125,18 @@ describe("renderLessonsBlock", () => {
     expect(oneGuideline.text).not.toContain("Guideline for send_email");
   });
 
+  it("holds no tool description and no learned line: those go into each tool's own definition", () => {
+    const block = renderLessonsBlock(input());
+    expect(block.text).not.toMatch(/Learned from use|Look up an order: its status/);
+  });
+
+  it("keeps only the routed tools' pinned rules when given the routed tools", () => {
+    const block = renderLessonsBlock({ ...input(), tools: ["lookup_order"] });
+    expect(block.text).not.toContain("Never email Sarah.");
+    expect(block.text).toContain("Say the order's status in one line");
+  });
+
   it("is empty when there is nothing to show", () => {
-    expect(renderLessonsBlock({ rules: [], tools: [], retrieved: [] })).toEqual({ text: "", tokens: 0, cut: [] });
+    expect(renderLessonsBlock({ rules: [], guidelines: [], retrieved: [] })).toEqual({ text: "", tokens: 0, cut: [] });
   });
 });

@@ -1,0 +1,222 @@
+/**
+ * Serving a turn, once for every adapter: resolve the caller → register the agent's tools →
+ * capture edicts → route (a retriever run with the run's callbacks) → record the route → read
+ * cards, rules, guidelines and settings → retrieve normal rules → render the system block. The
+ * lessons graph's inject node, the route node and the `createAgent` middleware call
+ * {@link TurnServer.serve} and only adapt its input and output.
+ *
+ * One failure policy: every store, index or model call waits at most what is left of the turn's
+ * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
+ * and the turn goes on with what was already read: every tool and no block at worst.
+ */
+import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { ToolCard } from "../ledger/schema.js";
+import type { Guideline } from "../ledger/schema.js";
+import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
+import { shownCards } from "../prompt/describe.js";
+import { threadCallersOf } from "../record/callers.js";
+import { partitionOf } from "../record/partition.js";
+import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
+import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
+import { isUnscoped, type Rule } from "../rules/model.js";
+import { bindingRules, recordEdicts } from "../rules/store.js";
+import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
+import { ServeBackends } from "./backends.js";
+import { TurnBudget } from "./budget.js";
+import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
+import type { ServeConfig, ServedTurn, ServeInput } from "./types.js";
+
+/** What the sink is told per kind of failure. */
+export const SERVE_FAILURES: Readonly<Record<string, string>> = Object.freeze({
+  no_ledger: "no ledger: pass { ledger } or give the graph or agent a store. Every tool is sent as registered.",
+  partition: "a caller's partition ids were refused: that request got every tool and nothing was recorded for it.",
+  register: "registering the agent's tools in a partition failed; routing uses the cards already there.",
+  edicts: "capturing the user's edicts failed; the turn went on.",
+  routing: "routing failed: the request got every tool (routing was skipped).",
+  route_record: "recording what routing offered failed; the turn went on.",
+  ledger_read: "reading cards, rules or guidelines failed: the tools went out with their authors' descriptions.",
+  retrieval: "retrieving normal-priority rules failed; the block went without them.",
+});
+
+const EMPTY_BLOCK = Object.freeze({ text: "", tokens: 0, cut: [] });
+
+/** The lessons read for the tools sent. */
+interface Read {
+  cards: ToolCard[];
+  settings: Pick<Settings, "showLearnedExamples">;
+  rules: Rule[];
+  guidelines: { tool: string; guideline: Guideline | null }[];
+}
+
+/**
+ * Serves turns for one adapter instance (a lessons graph, a route node, a middleware): holds the
+ * per-ledger index, router, retriever and registration caches, and one failure reporter.
+ */
+export class TurnServer {
+  readonly options: ServeOptions;
+  /** Hears every failure of serving (stage `"serve"`), once per kind. */
+  readonly reporter: FailureReporter;
+  readonly backends: ServeBackends;
+
+  constructor(options: ServeOptions = {}) {
+    this.options = options;
+    this.reporter = new FailureReporter("serve", options.onFailure ?? DEFAULT_FAILURE_SINK);
+    this.backends = new ServeBackends(options, this.reporter);
+  }
+
+  /** Serve one turn: see the module comment. Never throws for a failing store, index or caller. */
+  async serve(input: ServeInput, config?: ServeConfig): Promise<ServedTurn> {
+    const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+    const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
+    const turn = latestHumanTurn(input.messages);
+    const requestId = requestIdFor(threadId, input.messages);
+    const names = input.tools.map((t) => t.name);
+    const base = { partition: undefined, threadId, requestId, routing: undefined, tools: undefined };
+    const unserved = (status: ServedTurn["status"]): ServedTurn => ({
+      status,
+      ...base,
+      cards: [],
+      shownCards: [],
+      rules: [],
+      guidelines: [],
+      retrieved: [],
+      block: EMPTY_BLOCK,
+      failed: status === "no_turn" ? [] : [status],
+    });
+    if (!turn || requestId === undefined) return unserved("no_turn");
+    const ledger = this.backends.ledger(input.store);
+    const router = this.backends.router(ledger);
+    if (!ledger && !router) {
+      this.reporter.report("no_ledger", SERVE_FAILURES.no_ledger);
+      return unserved("no_ledger");
+    }
+    let partition: string;
+    try {
+      partition = partitionOf(config, this.options.partition);
+    } catch (error) {
+      // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
+      if (ledger) threadCallersOf(ledger).refuse(threadId);
+      this.reporter.report("partition", SERVE_FAILURES.partition, error);
+      return unserved("refused");
+    }
+    if (ledger) threadCallersOf(ledger).remember(threadId, partition);
+
+    const budget = new TurnBudget(this.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs, this.reporter, SERVE_FAILURES);
+    if (ledger && this.backends.needsRegistering(ledger, partition, input.tools)) {
+      await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
+    }
+    if (ledger && (this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts) && turn.text.trim() !== "") {
+      await budget.step("edicts", () => recordEdicts(ledger, { partition, text: turn.text, tools: names }));
+    }
+
+    let routing: RoutedTools | undefined;
+    let skipped: RoutingSkipped["reason"] | undefined = "index_failed";
+    if (router) {
+      const sticky = toolsInUse(input.messages);
+      const routed = await budget.step("routing", () =>
+        router.route(turn.text, { partition, sticky, k: this.options.maxTools }, config),
+      );
+      if (routed.ok && routed.value.skipped) {
+        // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
+        budget.failed.push("routing");
+        this.reporter.report("routing", SERVE_FAILURES.routing, undefined, {
+          reason: routed.value.skipped.reason,
+          errorName: routed.value.skipped.errorName,
+        });
+        skipped = routed.value.skipped.reason;
+      } else if (routed.ok) {
+        routing = withAlways(routed.value, this.options.alwaysInclude ?? DEFAULT_SERVE.alwaysInclude, names);
+        skipped = undefined;
+      }
+    }
+    const sent = routing ? (names.length > 0 ? routing.tools.filter((t) => names.includes(t)) : routing.tools) : names;
+
+    const record = async (): Promise<void> => {
+      if (!ledger) return;
+      await budget.step("route_record", () =>
+        ledger.appendRoutes([
+          {
+            partition,
+            threadId,
+            requestId,
+            // Routing skipped: every tool was sent, no choice was made (such turns count for nothing).
+            offered: routing?.offered ?? [],
+            allSent: routing?.allSent ?? true,
+            ...(skipped ? { skipped } : {}),
+            k: this.options.maxTools ?? router?.k ?? DEFAULT_SERVE.maxTools,
+          },
+        ]),
+      );
+    };
+    const read = async (): Promise<Read | undefined> => {
+      if (!ledger) return undefined;
+      const got = await budget.step("ledger_read", () => readLessons(ledger, partition, sent, input.lessons !== false));
+      return got.ok ? got.value : undefined;
+    };
+    // The route record and the reads are independent: one round trip of the store's latency, not two.
+    const [, lessons] = await Promise.all([record(), read()]);
+    const retrieved: BlockRule[] = [];
+    if (ledger && lessons && lessons.rules.some((r) => r.priority === "normal")) {
+      const docs = await budget.step("retrieval", () =>
+        this.backends.retriever(ledger).retrieve(turn.text, { partition }),
+      );
+      const wanted = new Set(sent);
+      for (const doc of docs.ok ? docs.value : []) {
+        const tool = String(doc.metadata.tool);
+        if (wanted.has(tool) || isUnscoped({ tool })) retrieved.push({ tool, rule: doc.pageContent });
+      }
+    }
+    const block =
+      lessons && input.lessons !== false
+        ? renderLessonsBlock(
+            { rules: lessons.rules, guidelines: lessons.guidelines, retrieved, tools: sent },
+            { maxTokens: this.options.maxTokens ?? DEFAULT_SERVE.maxTokens },
+          )
+        : EMPTY_BLOCK;
+    return {
+      status: "served",
+      ...base,
+      partition,
+      routing,
+      tools: routing ? sent : undefined,
+      cards: lessons?.cards ?? [],
+      shownCards: lessons ? shownCards(lessons.cards, lessons.settings) : [],
+      rules: lessons?.rules ?? [],
+      guidelines: lessons?.guidelines ?? [],
+      retrieved,
+      block: { ...block, cut: [...block.cut] },
+      failed: [...budget.failed],
+    };
+  }
+}
+
+/** The always-included tools the router did not already add, among the agent's tools when known. */
+function withAlways(routed: RoutedTools, always: readonly string[], names: readonly string[]): RoutedTools {
+  const added = always.filter((t) => (names.length === 0 || names.includes(t)) && !routed.tools.includes(t));
+  if (added.length === 0) return routed;
+  return { ...routed, always: [...routed.always, ...added], tools: [...routed.tools, ...added] };
+}
+
+/** Cards, settings, rules and guidelines of the tools sent, read in parallel (cards only without `lessons`). */
+async function readLessons(
+  ledger: Ledger,
+  partition: string,
+  sent: readonly string[],
+  lessons: boolean,
+): Promise<Read> {
+  if (!lessons)
+    return { cards: await ledger.getCards(partition, sent), settings: DEFAULT_SETTINGS, rules: [], guidelines: [] };
+  const [cards, settings, rules, memories] = await Promise.all([
+    ledger.getCards(partition, sent),
+    ledger.getSettings(partition),
+    bindingRules(ledger, partition, sent),
+    Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool))),
+  ]);
+  return {
+    cards,
+    settings,
+    rules,
+    guidelines: sent.map((tool, i) => ({ tool, guideline: memories[i]?.guideline ?? null })),
+  };
+}
