@@ -97,7 +97,7 @@ export interface LessonsGraphOptions {
    * Something to flush before the nodes read a thread's records (the recorder of the run).
    * @default none
    */
-  recorder?: { flush(): Promise<unknown> };
+  recorder?: { flush(options?: { timeoutMs?: number }): Promise<unknown> };
   /**
    * Where a failure goes (ledger, routing, learning): once per kind of failure per graph, redacted.
    * Never thrown into the run.
@@ -134,8 +134,6 @@ export class LessonsRuntime {
   private readonly retrievers = new WeakMap<Ledger, LessonRetriever>();
   private readonly registered = new WeakMap<Ledger, Set<string>>();
   private readonly reported = new Set<string>();
-  /** Work synthesize hands to vet, per turn; in memory only (never in a checkpoint). */
-  readonly handoff = new Map<string, unknown>();
 
   constructor(options: LessonsGraphOptions) {
     this.options = options;
