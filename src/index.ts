@@ -206,17 +206,16 @@ export {
 } from "./record/partition.js";
 export { DEFAULT_TOOL_ROUTER, type RoutingSkipped, type RoutingWarning } from "./routing/router.js";
 
-// ---------------------------------------------------------------- the lessons nodes (classify → synthesize → vet → inject) and the ready agent
+// ---------------------------------------------------------------- the lessons nodes (classify → learn → inject) and the ready agent
 export {
   classifyTurn,
   createClassifyNode,
   createInjectNode,
   createLessonsGraph,
   createLessonsNode,
+  createLearnNode,
   createLessonsNodes,
-  createSynthesizeNode,
   createToolLessonsAgent,
-  createVetNode,
   DEFAULT_LESSONS_GRAPH,
   emptyReport,
   ledgerOn,

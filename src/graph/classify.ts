@@ -1,12 +1,14 @@
 /**
- * classify: what the new user turn and the thread's last turns hold that is worth learning from.
- * Code only: the new turn is searched for edicts (`rules/capture.ts`), and the thread's own
- * messages since its last turns (what the recorder wrote to the ledger for them, as the thread
- * saw it: which tools ran and which failed) for repeated failures, misses, confusions and enough
- * calls for a memory pass. A quiet turn costs no model call and no ledger read at all.
+ * classify: what is worth learning from before this turn. Code only: the new turn is searched for
+ * edicts (`rules/capture.ts`); the caller's partition's evidence, counted as its records were
+ * written by every thread (`learn/review/tally.ts`), names the tools whose refused calls, misses
+ * or confusions since their last review reach the evidence rules; the thread's own messages count
+ * the calls since its last memory pass. A quiet turn costs no model call and no ledger read at all.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { onRecordsAppended } from "../ledger/appended.js";
+import type { DueTally, EvidenceTally } from "../learn/review/tally.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import { findEdicts } from "../rules/capture.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
@@ -61,6 +63,12 @@ export interface ClassifyInput {
   callsSince: number;
   /** Calls after which a memory pass is due. */
   memoryEvery: number;
+  /**
+   * The tools of the caller's partition whose evidence since their last review reached a rule
+   * (see {@link EvidenceTally.due}), whatever threads it came from.
+   * @default none
+   */
+  due?: readonly DueTally[];
 }
 
 /** The signals of a turn and the new call count. Pure. */
@@ -68,18 +76,12 @@ export function classifyTurn(input: ClassifyInput): { signals: LessonSignal[]; c
   const signals: LessonSignal[] = [];
   const turn = latestHumanTurn(input.messages);
   if (turn && findEdicts(turn.text, { tools: input.tools }).length > 0) signals.push({ kind: "edict", tools: [] });
+  for (const kind of ["failure", "miss", "confusion"] as const) {
+    const tools = (input.due ?? []).filter((d) => d.kinds.includes(kind)).map((d) => d.tool);
+    if (tools.length > 0) signals.push({ kind, tools });
+  }
   const turns = finishedTurns(input.messages);
   const last = turns.at(-1);
-  const before = turns.at(-2);
-  if (last) {
-    const failed = unique(last.calls.filter((c) => !c.ok).map((c) => c.tool));
-    if (failed.length > 0) signals.push({ kind: "failure", tools: failed });
-    if (before && last.servedBy !== undefined) {
-      if (!before.calls.some((c) => c.tool === last.servedBy)) signals.push({ kind: "miss", tools: [last.servedBy] });
-      if (before.servedBy !== undefined && before.servedBy !== last.servedBy)
-        signals.push({ kind: "confusion", tools: [before.servedBy] });
-    }
-  }
   let callsSince = input.callsSince + (last?.calls.length ?? 0);
   if (last && callsSince >= input.memoryEvery) {
     const recent = unique(turns.slice(-Math.max(1, input.memoryEvery)).flatMap((t) => t.calls.map((c) => c.tool)));
@@ -103,19 +105,43 @@ export interface ClassifyState {
 /**
  * The classify node: sets `lessonSignals` (empty on a quiet turn) and `lessonsTurn`. It runs once
  * per user turn: on a later model step of the same turn (a pre-model hook) it returns nothing.
+ *
+ * The partition's evidence comes from `tally`, fed in process as the ledger's turn and route
+ * records are written (every thread's); the first turn the node sees on a ledger starts the
+ * feed. A tool found due is taken off the tally at once, so one turn reviews it.
  */
-export function createClassifyNode(runtime: LessonsRuntime) {
+export function createClassifyNode(runtime: LessonsRuntime, tally: EvidenceTally) {
   const tools = runtime.options.tools.map((t) => t.name);
   const memoryEvery = runtime.options.memoryEvery ?? DEFAULT_LESSONS_GRAPH.memoryEvery;
+  const fed = new WeakSet<object>();
   return async function classify(state: ClassifyState, config?: RunnableConfig) {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const requestId = requestIdFor(threadId, state.messages) ?? "";
     if (requestId === "" || requestId === state.lessonsTurn) return { lessonSignals: [] };
+    let due: DueTally[] = [];
+    try {
+      const { ledger, partition } = runtime.context(config);
+      if (ledger && !fed.has(ledger.store)) {
+        fed.add(ledger.store);
+        onRecordsAppended(ledger.store, (appended) => {
+          if (appended.kind === "turns") for (const t of appended.rows) tally.turn(t);
+          else for (const r of appended.rows) tally.route(r);
+        });
+      }
+      due = tally.due(partition);
+      tally.reviewed(
+        partition,
+        due.map((d) => d.tool),
+      );
+    } catch {
+      // The caller's ids were refused: inject reports it; nothing is learned for this turn.
+    }
     const { signals, callsSince } = classifyTurn({
       messages: state.messages,
       tools,
       callsSince: state.lessonsCalls ?? 0,
       memoryEvery,
+      due,
     });
     // A new turn starts a new report: what the nodes did on the thread's previous turn is not this one's.
     return { lessonSignals: signals, lessonsCalls: callsSince, lessonsReport: emptyReport() };

@@ -81,8 +81,6 @@ export class LessonsRuntime {
   readonly timeoutMs: number;
   /** Hears the learning nodes' failures (stage `"learn"`), once per kind. */
   readonly reporter: FailureReporter;
-  /** Work synthesize hands to vet, per turn; in memory only (never in a checkpoint). */
-  readonly handoff = new Map<string, unknown>();
 
   constructor(options: LessonsGraphOptions) {
     this.options = options;

@@ -1,5 +1,5 @@
 /**
- * The graph pieces: the lessons subgraph (classify → synthesize → vet → inject) and its nodes,
+ * The graph pieces: the lessons subgraph (classify → learn → inject) and its nodes,
  * `createToolLessonsAgent`, the state they write, the older route node and the binding of the
  * routed tools with their learned descriptions.
  */
@@ -31,5 +31,4 @@ export {
   type ToolLessonsState,
   ToolLessonsZodState,
 } from "./state.js";
-export { createSynthesizeNode } from "./synthesize.js";
-export { createVetNode } from "./vet.js";
+export { createLearnNode } from "./learn.js";

@@ -1,6 +1,6 @@
 /**
- * The lessons subgraph: classify → synthesize → vet → inject, compiled as one graph to put before
- * the agent node of any LangGraph agent. A quiet turn goes classify → inject.
+ * The lessons subgraph: classify → learn → inject, compiled as one graph to put before the agent
+ * node of any LangGraph agent. A quiet turn goes classify → inject.
  *
  * ```ts
  * const lessons = createLessonsGraph({ tools, ledger });
@@ -11,20 +11,23 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { EvidenceTally } from "../learn/review/tally.js";
 import { createClassifyNode } from "./classify.js";
 import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
 import { createInjectNode } from "./inject.js";
 import { LessonsStateFields, ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
-import { createSynthesizeNode } from "./synthesize.js";
-import { createVetNode } from "./vet.js";
+import { createLearnNode } from "./learn.js";
 
-/** The four nodes, as plain `(state, config) => update` functions over one shared runtime. */
+/**
+ * The three nodes, as plain `(state, config) => update` functions over one shared runtime and one
+ * evidence tally (classify counts the partition's evidence in it; learn reviews what it found due).
+ */
 export function createLessonsNodes(options: LessonsGraphOptions) {
   const runtime = new LessonsRuntime(options);
+  const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
   return {
-    classify: createClassifyNode(runtime),
-    synthesize: runtime.bounded("synthesize", createSynthesizeNode(runtime)),
-    vet: runtime.bounded("vet", createVetNode(runtime)),
+    classify: createClassifyNode(runtime, tally),
+    learn: runtime.bounded("learn", createLearnNode(runtime, tally)),
     inject: createInjectNode(runtime),
   };
 }
@@ -37,17 +40,15 @@ export function createLessonsGraph(options: LessonsGraphOptions) {
   const nodes = createLessonsNodes(options);
   return new StateGraph(ToolLessonsAnnotation)
     .addNode("classify", nodes.classify)
-    .addNode("synthesize", nodes.synthesize)
-    .addNode("vet", nodes.vet)
+    .addNode("learn", nodes.learn)
     .addNode("inject", nodes.inject)
     .addEdge(START, "classify")
     .addConditionalEdges(
       "classify",
-      (state: ToolLessonsState) => (state.lessonSignals.length > 0 ? "synthesize" : "inject"),
-      ["synthesize", "inject"],
+      (state: ToolLessonsState) => (state.lessonSignals.length > 0 ? "learn" : "inject"),
+      ["learn", "inject"],
     )
-    .addEdge("synthesize", "vet")
-    .addEdge("vet", "inject")
+    .addEdge("learn", "inject")
     .addEdge("inject", END)
     .compile({ name: "tool_lessons" });
 }
@@ -58,8 +59,8 @@ export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Part
 >;
 
 /**
- * The four stages as one node (classify, then synthesize and vet when classify found something,
- * then inject), writing the same state fields as {@link createLessonsGraph}: one graph step per
+ * The three stages as one node (classify, then learn when classify found something, then
+ * inject), writing the same state fields as {@link createLessonsGraph}: one graph step per
  * turn instead of a subgraph's own run, for when the stages need not show as nodes of their own in
  * traces and streams (see docs/benchmarks.md for what each costs).
  */
@@ -73,8 +74,7 @@ export function createLessonsNode(options: LessonsGraphOptions) {
     };
     merge(await nodes.classify(current, config));
     if ((current.lessonSignals ?? []).length > 0) {
-      merge(await nodes.synthesize(current, config));
-      merge(await nodes.vet(current, config));
+      merge(await nodes.learn(current, config));
     }
     merge(await nodes.inject(current, config));
     const update: Partial<LessonsNodeState> = {};

@@ -10,10 +10,11 @@ import type { ToolCard } from "../ledger/schema.js";
  */
 export interface LessonSignal {
   /**
-   * `edict`: the new user turn tells the agent never to do something; `failure`: a tool failed in
-   * the thread's last turn; `miss`: the last turn was served by a tool the turn before never
-   * called (the first wording may be a missed one); `confusion`: the last two turns were served
-   * by different tools; `memory`: enough calls since the last memory pass for a guideline.
+   * `edict`: the new user turn tells the agent never to do something; `failure`, `miss`,
+   * `confusion`: the tools' refused calls, missed requests or requests that went to them wrongly
+   * since their last review reached `minFailures`, `minMisses` or `minConfusions` in the caller's
+   * partition, over every thread (a review of them runs this turn); `memory`: enough calls in
+   * this thread since its last memory pass for a guideline.
    */
   kind: "edict" | "failure" | "miss" | "confusion" | "memory";
   /** The tools it is about (`[]` for an edict: its tool is decided when it is stored). */

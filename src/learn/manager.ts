@@ -11,7 +11,7 @@ import { rulesWriteVersion } from "../ledger/collections/rules.js";
 import { DEFAULT_RULES_BLOCK, renderRulesBlock, type RulesBlock, RulesBlockCache } from "../prompt/rules-block.js";
 import { type RuleScope, type RuleView, SHARED_SCOPE } from "../rules/model.js";
 import { bindingRules, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
-import type { Refusal, Revision, ToolStats } from "../ledger/schema.js";
+import type { Revision, ToolStats } from "../ledger/schema.js";
 import {
   type EvaluationReport,
   type MemoryPassOptions,
@@ -25,23 +25,15 @@ import { renderGuideline, renderMemoryBlock } from "../prompt/memory.js";
 import { definedOnly } from "../internal.js";
 import { parseSettings, type Settings, type SettingsInput } from "../settings.js";
 import { rankByCoverage } from "./coverage.js";
-import { detect } from "./detect.js";
 import { DeterministicProposer } from "./deterministic-proposer.js";
 import { ModelProposer } from "./model-proposer.js";
 import type { Proposer } from "./proposer.js";
 import { applyRevision, requireCard } from "./review/apply.js";
-import { buildEvidence, reviewRouting, routingRanks } from "./review/evidence.js";
-import { gatherWindow } from "./review/gather.js";
-import { proposeLessons } from "./review/propose.js";
-import { buildRevision } from "./review/revision.js";
-import { type SkipReason, selectDue } from "./review/select.js";
-import { storeReview } from "./review/store.js";
-import { keptNothing, valueCheck, vetLessons } from "./review/vet-lessons.js";
+import { type Review, runReview } from "./review/run.js";
 import { DEFAULT_VET_OPTIONS, type VetOptions } from "./vet.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective, parseExampleObjective } from "./what-if.js";
 
-/** Who applies a revision under `autoApply`. */
-export const AUTO_APPROVER = "tool-lessons:auto";
+export { AUTO_APPROVER, type Review } from "./review/run.js";
 
 /** Options of {@link LessonManager}. */
 export interface LessonManagerOptions {
@@ -111,19 +103,6 @@ export const DEFAULT_REVIEW_OPTIONS: Readonly<Required<Omit<ReviewOptions, "tool
   config: {},
 });
 
-/** What a review returns. */
-export interface Review {
-  partition: string;
-  /** Revisions proposed (applied too, under `autoApply`), one per tool with something kept. */
-  revisions: Revision[];
-  /** Everything refused, per tool. */
-  refused: { tool: string; refusal: Refusal }[];
-  /** Tools not reviewed this time, and why. */
-  skipped: { tool: string; reason: SkipReason }[];
-  /** Usage flags, for a person to read. */
-  flags: UsageFlag[];
-}
-
 interface PartitionOption {
   /** @default "default" */
   partition?: string;
@@ -177,9 +156,8 @@ export interface ToolMemoryReport extends ToolMemoryView {
  * history, settings, usage flags and tool-scoped rules (the rule methods delegate to `src/rules`).
  * Every change to a card is a revision in the ledger; the index is kept in step on apply and undo.
  *
- * A review is the stages of `learn/review/` in a row (gather → detect → select → evidence →
- * propose → vet → revision → store/apply); a graph node can run the same stages on one thread's
- * new records.
+ * A review is one run of `runReview` (`learn/review/run.ts`: gather → detect → select → evidence →
+ * propose → vet → revision → store/apply), the same run the graph's learn node makes.
  */
 export class LessonManager {
   readonly ledger: Ledger;
@@ -235,78 +213,18 @@ export class LessonManager {
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
     // Without a partition, the caller's of `config` (its ids, as every piece reads them), else "default".
     const o = { ...DEFAULT_REVIEW_OPTIONS, partition: partitionOf(config), ...definedOnly(options) };
-    const window = await gatherWindow(this.ledger, o.partition, { config: o.config });
-    const { settings, cards } = window;
-    const names = cards.map((c) => c.name);
-    const detection = detect({
-      turns: window.turns,
-      routes: window.routes,
-      calls: window.calls,
-      tools: names,
-      settings,
-    });
-    const selection = selectDue({
-      ...window,
-      detection,
-      callsModel: this.proposer.callsModel !== false,
-      tools: o.tools,
-    });
-    const review: Review = {
-      partition: o.partition,
-      revisions: [],
-      refused: [],
-      skipped: selection.skipped,
-      flags: [],
-    };
-
-    const routing = reviewRouting(window, this.index, this.objective);
-    const containsValue = valueCheck(window);
-    const marks = new Map<string, string>();
-    for (const due of selection.due) {
-      const evidence = await buildEvidence(routing, window, due);
-      const { proposal, reviewedThrough } = await proposeLessons(
-        this.proposer,
-        evidence.evidence,
-        due.detection,
-        config,
-      );
-      if (reviewedThrough !== undefined) marks.set(due.card.name, reviewedThrough);
-      const vetted = vetLessons({ window, evidence, proposal, containsValue, options: this.vetOptions });
-      for (const refusal of vetted.refused) review.refused.push({ tool: due.card.name, refusal });
-      if (keptNothing(vetted)) continue;
-      const ranks = await routingRanks(
-        routing,
-        evidence,
-        vetted.kept.examples.map((e) => e.text),
-        vetted.displaced,
-      );
-      review.revisions.push(
-        buildRevision({
-          partition: o.partition,
-          evidence,
-          vetted,
-          ranks,
-          proposer: this.proposer.name,
-          now: Date.now(),
-        }),
-      );
-    }
-
-    if (!o.dryRun) {
-      review.revisions = await storeReview(this.ledger, o.partition, review.revisions, marks, window.revisions);
-      if (o.autoApply) {
-        for (let i = 0; i < review.revisions.length; i++) {
-          review.revisions[i] = await applyRevision(this.ledger, this.index, review.revisions[i].id, {
-            partition: o.partition,
-            approvedBy: AUTO_APPROVER,
-            config: o.config,
-            turns: window.turns,
-          });
-        }
-      }
-    }
-    review.flags = usageFlags({ routes: window.routes, calls: window.calls, tools: names, settings });
-    return review;
+    return runReview(
+      {
+        ledger: this.ledger,
+        index: this.index,
+        proposer: this.proposer,
+        objective: this.objective,
+        vet: this.vetOptions,
+      },
+      { partition: o.partition, ...(o.tools !== undefined ? { tools: o.tools } : {}) },
+      { dryRun: o.dryRun, autoApply: o.autoApply, config: o.config },
+      config,
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import { RecordsPending } from "../errors.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
+import { announceAppended } from "./appended.js";
 import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
 import { CardRows } from "./collections/card-rows.js";
@@ -235,12 +236,16 @@ export class Ledger {
 
   /** Append turn records: what a run did for one request. */
   async appendTurns(records: NewRecord<TurnRecord>[]): Promise<TurnRecord[]> {
-    return this.turns.append(records);
+    const rows = await this.turns.append(records);
+    announceAppended(this.store, { kind: "turns", rows });
+    return rows;
   }
 
   /** Append route records: what routing offered for one request. */
   async appendRoutes(records: NewRecord<RouteRecord>[]): Promise<RouteRecord[]> {
-    return this.routes.append(records);
+    const rows = await this.routes.append(records);
+    announceAppended(this.store, { kind: "routes", rows });
+    return rows;
   }
 
   /** Call records of one tool (or of every tool), oldest first. */

@@ -8,6 +8,11 @@ import { ToolLessonsAnnotation, type ToolLessonsState } from "../../src/graph/st
 import { Ledger } from "../../src/ledger/ledger.js";
 import { registerTools } from "../../src/learn/register.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import { ToolMessage } from "@langchain/core/messages";
+import { createToolLessonsAgent } from "../../src/graph/agent.js";
+import { LessonManager } from "../../src/learn/manager.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
+import { BookingModel, bookingTools } from "./booking.js";
 import { callsOfTurn, DeskModel, deskTools, human } from "./desk.js";
 
 /**
@@ -76,7 +81,7 @@ async function desk(options: { autoApply?: boolean; memoryEvery?: number } = {})
     await recorder.flush();
     return { state, calls: callsOfTurn(state.messages) };
   };
-  return { store, ledger, model, errors, ask };
+  return { store, ledger, model, errors, ask, index: () => new ToolIndex({ ledger }) };
 }
 
 describe("the lessons subgraph before an agent node", () => {
@@ -182,4 +187,89 @@ describe("the lessons subgraph before an agent node", () => {
     expect(d.errors.length).toBeGreaterThan(0);
     expect(new Set(d.errors).size).toBe(d.errors.length);
   });
+});
+
+describe("learning from the partition's evidence, every thread's", () => {
+  it("single-turn threads failing the same way: under autoApply a later turn's model is shown the note", async () => {
+    const d = await desk();
+    const firstTry: boolean[] = [];
+    for (let i = 0; i < 6; i++) {
+      // A stateless app: every request its own thread, one turn each.
+      const turn = await d.ask("alice", `s-${i}`, `Where is order ${482910 + i}?`);
+      firstTry.push(turn.calls[0].ok);
+    }
+    // Two refusals in two threads reach minFailures: the third request's turn learns, applies and shows the note.
+    expect(firstTry).toEqual([false, false, true, true, true, true]);
+    const [revision] = await d.ledger.listRevisions("u:alice", { tool: "lookup_order" });
+    expect(revision.status).toBe("applied");
+    // What was learned reaches the model in the tool's own definition.
+    const shown = d.model.seen.filter((s) => /where is order/i.test(s.request));
+    expect(shown.some((s) => (s.descriptions.lookup_order ?? "").includes("order_id must look like ORD-######"))).toBe(
+      true,
+    );
+    // The other caller learned nothing from it.
+    expect(await d.ledger.listRevisions("u:bob")).toEqual([]);
+  });
+
+  it("after a first lesson was applied, misses spread over four threads: the graph proposes a second, and reports only what it stored", async () => {
+    const d = await desk({ autoApply: false });
+    for (const id of ["482913", "771204"]) await d.ask("alice", `f-${id}`, `Where is order ${id}?`);
+    const first = await d.ask("alice", "f-3", "Where is order 319870?");
+    expect(first.state.lessonsReport.proposed).toHaveLength(1);
+    const manager = new LessonManager({ ledger: d.ledger, index: d.index() });
+    await manager.apply(first.state.lessonsReport.proposed[0], { partition: "u:alice", approvedBy: "op" });
+    // Four threads: a first wording routing missed, then the request lookup_order served.
+    const reports: string[][] = [];
+    for (const [i, item] of ["kettle", "blender", "toaster", "mixer"].entries()) {
+      const missed = await d.ask("alice", `m-${i}`, `receipt for my ${item} purchase please`);
+      expect(missed.state.routedTools).not.toContain("lookup_order");
+      reports.push(missed.state.lessonsReport.proposed);
+      reports.push((await d.ask("alice", `m-${i}`, `Where is order ORD-10000${i}?`)).state.lessonsReport.proposed);
+    }
+    const revisions = await d.ledger.listRevisions("u:alice", { tool: "lookup_order" });
+    expect(revisions.map((r) => r.status)).toEqual(["proposed", "applied"]);
+    expect(revisions[0].queriesAdded.join(" ")).toMatch(/receipt for my \w+ purchase please/);
+    expect(revisions[0].evidence.every((e) => e.kind === "missed_request" && e.how === "re_asked")).toBe(true);
+    // Proposed once, on the turn after the second miss; every id a report lists was stored.
+    expect(reports.flat()).toEqual([revisions[0].id]);
+  });
+
+  for (const subgraph of [false, true]) {
+    it(`one tool, three lessons in a row under autoApply (createToolLessonsAgent, ${subgraph ? "subgraph" : "one node"})`, async () => {
+      const model = new BookingModel();
+      const errors: string[] = [];
+      const agent = createToolLessonsAgent({
+        model,
+        tools: bookingTools(),
+        store: new InMemoryStore(),
+        checkpointer: new MemorySaver(),
+        autoApply: true,
+        subgraph,
+        onFailure: (failure) => errors.push(failure.message),
+      });
+      const refused: number[] = [];
+      const applied: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const state = await agent.invoke(
+          { messages: [human("Book a room for the team sync")] },
+          { configurable: { thread_id: `b-${i}`, user_id: "ann" } },
+        );
+        await agent.recorder.flush();
+        refused.push(state.messages.filter((m) => m instanceof ToolMessage && m.status === "error").length);
+        applied.push(state.lessonsReport.applied.length);
+      }
+      // Each argument's format is refused twice, then learned, applied and followed from that turn on.
+      expect(refused).toEqual([1, 1, 1, 1, 1, 1, 0, 0]);
+      expect(applied).toEqual([0, 0, 1, 0, 1, 0, 1, 0]);
+      const revisions = await agent.ledger.listRevisions("u:ann", { tool: "book_room" });
+      expect(revisions.map((r) => [r.status, r.notesAdded])).toEqual([
+        ["applied", ["room must look like RM-###; calls with ### were refused (validation)."]],
+        ["applied", ["time must look like ##:##; calls with ### were refused (validation)."]],
+        ["applied", ["date must look like ####-##-##; calls with ##/##/#### were refused (validation)."]],
+      ]);
+      expect(model.shown.at(-1)).toContain("room must look like RM-###");
+      expect(model.shown.at(-1)).toContain("date must look like ####-##-##");
+      expect(errors).toEqual([]);
+    });
+  }
 });

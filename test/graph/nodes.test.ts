@@ -25,7 +25,7 @@ describe("classifyTurn", () => {
     ).toEqual({ signals: [], callsSince: 0 });
   });
 
-  it("finds an edict, a failure, a miss and a confusion from the thread's messages", () => {
+  it("finds an edict in the new turn; failures, misses and confusions come from the partition's tally, not the thread", () => {
     const messages = [
       new HumanMessage("where is my parcel"),
       ...ran("1", "track_parcel", true),
@@ -36,9 +36,22 @@ describe("classifyTurn", () => {
       new AIMessage("shipped"),
       new HumanMessage("Never email Sarah."),
     ];
-    const { signals } = classifyTurn({ messages, tools: TOOLS, callsSince: 0, memoryEvery: 10 });
-    expect(signals).toEqual([
+    // One thread's failure, miss and confusion are one each: below every rule, so no review.
+    expect(classifyTurn({ messages, tools: TOOLS, callsSince: 0, memoryEvery: 10 }).signals).toEqual([
       { kind: "edict", tools: [] },
+    ]);
+    const due = [
+      { tool: "lookup_order", kinds: ["failure", "miss"] as const },
+      { tool: "track_parcel", kinds: ["confusion"] as const },
+    ].map((d) => ({ tool: d.tool, kinds: [...d.kinds] }));
+    const { signals } = classifyTurn({
+      messages: [new HumanMessage("hello")],
+      tools: TOOLS,
+      callsSince: 0,
+      memoryEvery: 10,
+      due,
+    });
+    expect(signals).toEqual([
       { kind: "failure", tools: ["lookup_order"] },
       { kind: "miss", tools: ["lookup_order"] },
       { kind: "confusion", tools: ["track_parcel"] },
@@ -98,17 +111,17 @@ describe("the inject node", () => {
   });
 });
 
-describe("the vet node", () => {
+describe("the learn node", () => {
   it("scopes an edict that names no tool to the first tool the thread's last turn ran", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const { vet } = createLessonsNodes({ tools: deskTools(), ledger });
+    const { learn } = createLessonsNodes({ tools: deskTools(), ledger });
     const messages = [
       new HumanMessage("where is my parcel"),
       ...ran("1", "track_parcel", true),
       new AIMessage("in transit"),
       new HumanMessage("Never do that again."),
     ];
-    await vet(
+    await learn(
       { messages, lessonSignals: [{ kind: "edict", tools: [] }] },
       { configurable: { thread_id: "v", user_id: "v" } },
     );

@@ -1,12 +1,12 @@
 /**
- * The stages of a review, each a function over plain data that `LessonManager.review` composes
- * and a graph node can call on one thread's new records:
+ * The stages of a review, each a function over plain data, composed once by {@link runReview}
+ * (`run.ts`), the run `LessonManager.review()` and the graph's learn node both make:
  *
  * gather ({@link gatherWindow}, the only ledger read) → detect (`learn/detect.ts`) → select
  * ({@link selectDue}) → evidence ({@link reviewRouting}, {@link buildEvidence}: routing "what
  * if" against the index) → propose ({@link proposeLessons}) → vet ({@link vetLessons}) → revision
  * ({@link routingRanks}, {@link buildRevision}) → store ({@link storeReview}) / apply
- * ({@link applyRevision}).
+ * ({@link applyRevision}). {@link EvidenceTally} says when a graph should run one, with no read.
  */
 export { applyRevision, type ApplyOptions, DEFAULT_APPLY_OPTIONS } from "./apply.js";
 export {
@@ -23,3 +23,20 @@ export { buildRevision, citedEvidence } from "./revision.js";
 export { type DueTool, type SelectInput, type Selection, selectDue, type SkipReason } from "./select.js";
 export { storeReview } from "./store.js";
 export { keptNothing, valueCheck, type VettedLessons, vetLessons } from "./vet-lessons.js";
+export {
+  AUTO_APPROVER,
+  DEFAULT_RUN_REVIEW_OPTIONS,
+  type Review,
+  type ReviewDeps,
+  type ReviewScope,
+  runReview,
+  type RunReviewOptions,
+} from "./run.js";
+export {
+  DEFAULT_EVIDENCE_TALLY,
+  type DueKind,
+  type DueTally,
+  EvidenceTally,
+  type EvidenceTallyOptions,
+  type ToolTally,
+} from "./tally.js";

@@ -1,0 +1,146 @@
+/**
+ * learn: what classify signalled, acted on in one node. The user's edicts of the new turn are
+ * vetted as rule text and stored at once as critical rules of the caller's partition (so this
+ * very turn's block carries them). The tools whose partition evidence reached a rule are reviewed
+ * by the one review run (`learn/review/run.ts`, the run `LessonManager.review()` makes: gather →
+ * detect → select → evidence → propose → vet → revision → store → apply under `autoApply`) over
+ * the partition's records, every thread's. On a memory signal, the tools' calls are evaluated and
+ * their guidelines written. Skipped when classify found nothing; nothing passes outside graph
+ * state (the review's work is one function call).
+ *
+ * Every store and model call here is bounded (`withinBound`): past the bound, or on a failure, the
+ * turn goes on without what was being learned and the failure is reported once per kind. A review
+ * past its bound finishes in the background (its revision is stored, and applied under
+ * `autoApply`, when it settles).
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { DEFAULT_TIME_BOUND_MS, withinBound } from "../failure.js";
+import { runReview } from "../learn/review/run.js";
+import type { EvidenceTally } from "../learn/review/tally.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { ToolMemory } from "../memory/tool-memory.js";
+import { latestHumanTurn } from "../record/request.js";
+import { recordEdicts } from "../rules/store.js";
+import { finishedTurns } from "./classify.js";
+import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
+import { emptyReport, type LessonSignal, type LessonsReport } from "./state.js";
+
+/** The signal kinds a review answers. */
+export const REVIEW_SIGNALS: ReadonlySet<LessonSignal["kind"]> = new Set(["failure", "miss", "confusion"]);
+
+/** The state the learn node reads. */
+export interface LearnState {
+  messages: BaseMessage[];
+  lessonSignals?: LessonSignal[];
+  lessonsReport?: LessonsReport;
+}
+
+/** Tools named by the signals of these kinds, in first-seen order. */
+export function signalledTools(signals: readonly LessonSignal[], kinds: ReadonlySet<LessonSignal["kind"]>): string[] {
+  return [...new Set(signals.filter((s) => kinds.has(s.kind)).flatMap((s) => s.tools))];
+}
+
+/**
+ * The learn node. `tally` is the one classify reads: after a review it is told the partition's
+ * evidence rules (its stored settings), so later counts are held to them.
+ */
+export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) {
+  const names = runtime.options.tools.map((t) => t.name);
+  const registered = new Set(names);
+  const autoApply = runtime.options.autoApply ?? DEFAULT_LESSONS_GRAPH.autoApply;
+  const bound = DEFAULT_TIME_BOUND_MS;
+  return async function learn(state: LearnState, config?: RunnableConfig) {
+    const signals = state.lessonSignals ?? [];
+    const review = signalledTools(signals, REVIEW_SIGNALS).filter((t) => registered.has(t));
+    const memory = signalledTools(signals, new Set(["memory"])).filter((t) => registered.has(t));
+    const edicts = signals.some((s) => s.kind === "edict");
+    if (review.length === 0 && memory.length === 0 && !edicts) return {};
+    let ledger: Ledger | undefined;
+    let partition: string;
+    try {
+      ({ ledger, partition } = runtime.context(config));
+    } catch (error) {
+      runtime.report("learn:caller", "the caller's ids were refused; nothing is learned for this turn.", error);
+      return {};
+    }
+    if (!ledger) return {};
+    const report = { ...(state.lessonsReport ?? emptyReport()) };
+    report.refused = [...report.refused];
+    const failed = (kind: string, message: string, error: unknown): void => {
+      runtime.report(kind, message, error);
+      report.ledgerFailed = true;
+    };
+
+    if (edicts) {
+      try {
+        const turn = latestHumanTurn(state.messages);
+        // An edict that names no tool ("don't do that again") binds the first tool the thread's last turn ran.
+        const calledTools = (finishedTurns(state.messages).at(-1)?.calls ?? []).map((c) => c.tool);
+        const recorded = await withinBound(
+          recordEdicts(ledger, { partition, text: turn?.text ?? "", tools: names, calledTools }, config),
+          bound,
+          { stage: "learn", kind: "edicts" },
+        );
+        report.rules = recorded.stored.map((r) => r.id);
+        for (const r of recorded.refused) report.refused.push({ tool: "*", reason: r.refused });
+      } catch (error) {
+        failed("learn:edicts", "storing this turn's edicts failed; the turn goes on without them.", error);
+      }
+    }
+
+    if (review.length > 0) {
+      try {
+        // The records of the runs before this turn, as far as the recorder can write them in the bound.
+        await runtime.options.recorder?.flush({ timeoutMs: bound });
+        const index = runtime.index(ledger);
+        const done = await withinBound(
+          runReview(
+            { ledger, index, proposer: runtime.proposer },
+            { partition, tools: review },
+            {
+              autoApply,
+              onApplyError: (_revision, error) =>
+                runtime.report("learn:apply", "applying a vetted revision failed; it waits for an operator.", error),
+            },
+            config,
+          ),
+          bound,
+          { stage: "learn", kind: "review" },
+        );
+        report.proposed = done.revisions.map((r) => r.id);
+        report.applied = done.revisions.filter((r) => r.status === "applied").map((r) => r.id);
+        for (const r of done.refused) report.refused.push({ tool: r.tool, reason: r.refusal.reason });
+        if (tally)
+          tally.setRules(
+            partition,
+            await withinBound(ledger.getSettings(partition), bound, { stage: "learn", kind: "settings" }),
+          );
+      } catch (error) {
+        failed(
+          "learn:review",
+          "learning from the partition's records failed or ran past its bound; the turn goes on.",
+          error,
+        );
+      }
+    }
+
+    if (memory.length > 0) {
+      try {
+        const toolMemory = new ToolMemory({ ledger });
+        const summary = await withinBound(
+          async () => {
+            await toolMemory.evaluate(partition, { tools: memory }, config);
+            return toolMemory.summarize(partition, { tools: memory }, config);
+          },
+          bound,
+          { stage: "learn", kind: "memory" },
+        );
+        report.guidelines = summary.tools.filter((t) => t.status === "summarized").map((t) => t.tool);
+      } catch (error) {
+        failed("learn:memory", "the tools' memory pass failed or ran past its bound; the turn goes on.", error);
+      }
+    }
+    return { lessonsReport: report };
+  };
+}

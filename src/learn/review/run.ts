@@ -1,0 +1,199 @@
+/**
+ * One review run over a scope: the stages of this folder in a row, gather → detect → select →
+ * evidence → propose → vet → revision → store (with the revisions the run has seen) → apply under
+ * `autoApply`. `LessonManager.review()` and the graph's learn node are adapters over it: neither
+ * writes a stage of its own.
+ *
+ * The scope is a partition (all its tools), some of its tools, or one thread's records since a
+ * request id; cards, settings, revisions and review marks are the partition's either way.
+ */
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { Ledger } from "../../ledger/ledger.js";
+import type { Refusal, Revision } from "../../ledger/schema.js";
+import type { ToolIndex } from "../../routing/tool-index.js";
+import { type UsageFlag, usageFlags } from "../../routing/usage-flags.js";
+import { definedOnly } from "../../internal.js";
+import type { SettingsInput } from "../../settings.js";
+import { detect } from "../detect.js";
+import type { Proposer } from "../proposer.js";
+import { DEFAULT_VET_OPTIONS, type VetOptions } from "../vet.js";
+import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "../what-if.js";
+import { applyRevision } from "./apply.js";
+import { buildEvidence, reviewRouting, routingRanks } from "./evidence.js";
+import { gatherWindow } from "./gather.js";
+import { proposeLessons } from "./propose.js";
+import { buildRevision } from "./revision.js";
+import { type SkipReason, selectDue } from "./select.js";
+import { storeReview } from "./store.js";
+import { keptNothing, valueCheck, vetLessons } from "./vet-lessons.js";
+
+/** Who applies a revision under `autoApply`. */
+export const AUTO_APPROVER = "tool-lessons:auto";
+
+/** What a review run needs: the ledger it reads and writes, the index it asks, who proposes and how the vet reads. */
+export interface ReviewDeps {
+  ledger: Ledger;
+  /** The routing index ("what if" during the review; kept in step on apply). */
+  index: ToolIndex;
+  proposer: Proposer;
+  /** @default DEFAULT_EXAMPLE_OBJECTIVE */
+  objective?: ExampleObjective;
+  /** @default DEFAULT_VET_OPTIONS */
+  vet?: VetOptions;
+}
+
+/** What one review run looks at. */
+export interface ReviewScope {
+  /** The partition reviewed. */
+  partition: string;
+  /**
+   * Only these tools (others are left out, not skipped).
+   * @default every registered tool
+   */
+  tools?: readonly string[];
+  /**
+   * Only the call, turn and route records of this thread.
+   * @default every thread
+   */
+  threadId?: string;
+  /**
+   * Only records whose id sorts after this one (ids are time-ordered: e.g. a request id).
+   * @default every record in the window
+   */
+  after?: string;
+}
+
+/** Options of {@link runReview}. */
+export interface RunReviewOptions {
+  /** Propose and return revisions without storing anything. @default false */
+  dryRun?: boolean;
+  /** Apply every stored revision at once, approved by {@link AUTO_APPROVER}. @default false */
+  autoApply?: boolean;
+  /** Settings for this review only, over the partition's stored ones. @default {} */
+  config?: SettingsInput;
+  /**
+   * Told when applying a stored revision fails under `autoApply` (it then stays proposed, for an
+   * operator); the run goes on with the next one.
+   * @default none: the error is thrown
+   */
+  onApplyError?: (revision: Revision, error: unknown) => void;
+}
+
+/** The defaults of {@link RunReviewOptions} (`onApplyError` has none: errors are thrown). */
+export const DEFAULT_RUN_REVIEW_OPTIONS: Readonly<Required<Omit<RunReviewOptions, "onApplyError">>> = Object.freeze({
+  dryRun: false,
+  autoApply: false,
+  config: {},
+});
+
+/** What a review returns. */
+export interface Review {
+  partition: string;
+  /**
+   * Revisions proposed (applied too, under `autoApply`), one per tool with something kept: only
+   * those stored (a revision another review claimed the tool before is left out), or, under
+   * `dryRun`, every one built.
+   */
+  revisions: Revision[];
+  /** Everything refused, per tool. */
+  refused: { tool: string; refusal: Refusal }[];
+  /** Tools not reviewed this time, and why. */
+  skipped: { tool: string; reason: SkipReason }[];
+  /** Usage flags, for a person to read. */
+  flags: UsageFlag[];
+}
+
+/**
+ * Review `scope`: read its window, find what repeats, propose lessons per due tool, vet them,
+ * build each tool's kept lessons into a proposed revision, store them (each with a claim on its
+ * tool against the revisions this run saw, so two runs at once propose a tool once, and a later
+ * revision of a tool is stored as such), then apply them under `autoApply`.
+ * `config` is passed to the proposer's model calls.
+ */
+export async function runReview(
+  deps: ReviewDeps,
+  scope: ReviewScope,
+  options: RunReviewOptions = {},
+  config?: RunnableConfig,
+): Promise<Review> {
+  const o = { ...DEFAULT_RUN_REVIEW_OPTIONS, ...definedOnly(options) };
+  const { ledger, index, proposer } = deps;
+  const partition = scope.partition;
+  const window = await gatherWindow(ledger, partition, {
+    config: o.config,
+    ...(scope.threadId !== undefined ? { threadId: scope.threadId } : {}),
+    ...(scope.after !== undefined ? { after: scope.after } : {}),
+  });
+  const { settings, cards } = window;
+  const names = cards.map((c) => c.name);
+  const detection = detect({ turns: window.turns, routes: window.routes, calls: window.calls, tools: names, settings });
+  const selection = selectDue({
+    ...window,
+    detection,
+    callsModel: proposer.callsModel !== false,
+    ...(scope.tools !== undefined ? { tools: scope.tools } : {}),
+  });
+  const review: Review = { partition, revisions: [], refused: [], skipped: selection.skipped, flags: [] };
+
+  const routing = reviewRouting(window, index, deps.objective ?? DEFAULT_EXAMPLE_OBJECTIVE);
+  const containsValue = valueCheck(window);
+  const marks = new Map<string, string>();
+  for (const due of selection.due) {
+    const evidence = await buildEvidence(routing, window, due);
+    const { proposal, reviewedThrough } = await proposeLessons(proposer, evidence.evidence, due.detection, config);
+    if (reviewedThrough !== undefined) marks.set(due.card.name, reviewedThrough);
+    const vetted = vetLessons({
+      window,
+      evidence,
+      proposal,
+      containsValue,
+      options: deps.vet ?? DEFAULT_VET_OPTIONS,
+    });
+    for (const refusal of vetted.refused) review.refused.push({ tool: due.card.name, refusal });
+    if (keptNothing(vetted)) continue;
+    const ranks = await routingRanks(
+      routing,
+      evidence,
+      vetted.kept.examples.map((e) => e.text),
+      vetted.displaced,
+    );
+    review.revisions.push(
+      buildRevision({ partition, evidence, vetted, ranks, proposer: proposer.name, now: Date.now() }),
+    );
+  }
+
+  if (!o.dryRun) {
+    review.revisions = await storeReview(ledger, partition, review.revisions, marks, window.revisions);
+    if (o.autoApply) review.revisions = await applyAll(deps, review.revisions, partition, window.turns, o);
+  }
+  review.flags = usageFlags({ routes: window.routes, calls: window.calls, tools: names, settings });
+  return review;
+}
+
+/** Apply each stored revision in turn; one that fails stays proposed when `onApplyError` is given. */
+async function applyAll(
+  deps: ReviewDeps,
+  revisions: readonly Revision[],
+  partition: string,
+  turns: Parameters<typeof applyRevision>[3]["turns"],
+  o: Pick<RunReviewOptions, "config" | "onApplyError">,
+): Promise<Revision[]> {
+  const out: Revision[] = [];
+  for (const revision of revisions) {
+    try {
+      out.push(
+        await applyRevision(deps.ledger, deps.index, revision.id, {
+          partition,
+          approvedBy: AUTO_APPROVER,
+          config: o.config,
+          turns,
+        }),
+      );
+    } catch (error) {
+      if (!o.onApplyError) throw error;
+      o.onApplyError(revision, error);
+      out.push(revision);
+    }
+  }
+  return out;
+}

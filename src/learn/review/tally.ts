@@ -1,0 +1,187 @@
+/**
+ * Tally: a partition's evidence counted as its records are written, so that a graph knows, with
+ * no read of the ledger, when a tool's refused calls, misses or confusions since its last review
+ * reach the evidence rules (`minFailures`, `minMisses`, `minConfusions`), whatever threads they
+ * came from. Fed with each turn record (and the route record of its request) as it is appended
+ * (`ledger/appended.ts`); each new turn goes through {@link detect} with the turn before it in its
+ * thread, so the rules are detection's own, not a copy. What a review then does is the review's
+ * business: the tally only says when to run one.
+ *
+ * Memory is bounded: the last turn of at most `maxThreads` threads, the route of at most
+ * `maxPending` requests not yet finished, the counts of at most `maxPartitions` partitions (the
+ * least recently fed forgotten first).
+ */
+import type { RouteRecord, TurnRecord } from "../../ledger/schema.js";
+import { DEFAULT_SETTINGS, type Settings } from "../../settings.js";
+import { detect, REFUSED_ERROR_CLASSES } from "../detect.js";
+
+/** Options of {@link EvidenceTally}. */
+export interface EvidenceTallyOptions {
+  /** The tools counted (records about others are ignored). */
+  tools: readonly string[];
+  /**
+   * Threads whose last turn is remembered (for misses and confusions across a thread's turns).
+   * @default 10_000
+   */
+  maxThreads?: number;
+  /**
+   * Route records kept until their request's turn is written.
+   * @default 10_000
+   */
+  maxPending?: number;
+  /**
+   * Partitions counted at once.
+   * @default 1_000
+   */
+  maxPartitions?: number;
+}
+
+/** The defaults of {@link EvidenceTallyOptions} (`tools` is required). */
+export const DEFAULT_EVIDENCE_TALLY: Readonly<Required<Omit<EvidenceTallyOptions, "tools">>> = Object.freeze({
+  maxThreads: 10_000,
+  maxPending: 10_000,
+  maxPartitions: 1_000,
+});
+
+/** What a tool has gathered since its last review. */
+export interface ToolTally {
+  /** Calls whose error says the arguments were refused (`REFUSED_ERROR_CLASSES`). */
+  refused: number;
+  misses: number;
+  confusions: number;
+}
+
+/** Which evidence rule a due tool met. */
+export type DueKind = "failure" | "miss" | "confusion";
+
+/** A tool whose evidence since its last review reached a rule, and which rules. */
+export interface DueTally {
+  tool: string;
+  kinds: DueKind[];
+}
+
+type Rules = Pick<Settings, "minFailures" | "minMisses" | "minConfusions">;
+
+/** A partition's evidence since each tool's last review, counted as it is written. */
+export class EvidenceTally {
+  private readonly tools: readonly string[];
+  private readonly known: ReadonlySet<string>;
+  private readonly o: Readonly<Required<Omit<EvidenceTallyOptions, "tools">>>;
+  /** Partition → tool → counts (insertion order: least recently fed first). */
+  private readonly counts = new Map<string, Map<string, ToolTally>>();
+  /** Partition → the evidence rules its stored settings set (defaults until told). */
+  private readonly rules = new Map<string, Rules>();
+  /** Partition + thread → the thread's last turn (request text masked, as stored). */
+  private readonly lastTurn = new Map<string, TurnRecord>();
+  /** Partition + request → its route record, until its turn is written. */
+  private readonly pending = new Map<string, RouteRecord>();
+
+  constructor(options: EvidenceTallyOptions) {
+    this.tools = [...new Set(options.tools)];
+    this.known = new Set(this.tools);
+    this.o = {
+      maxThreads: options.maxThreads ?? DEFAULT_EVIDENCE_TALLY.maxThreads,
+      maxPending: options.maxPending ?? DEFAULT_EVIDENCE_TALLY.maxPending,
+      maxPartitions: options.maxPartitions ?? DEFAULT_EVIDENCE_TALLY.maxPartitions,
+    };
+  }
+
+  /** A route record written: kept until its request's turn arrives. */
+  route(route: RouteRecord): void {
+    remember(this.pending, `${route.partition}\u0000${route.requestId}`, route, this.o.maxPending);
+  }
+
+  /** A turn record written: its refused calls, and what it and its thread's turn before show. */
+  turn(turn: TurnRecord): void {
+    const key = `${turn.partition}\u0000${turn.requestId}`;
+    const route = this.pending.get(key);
+    this.pending.delete(key);
+    const threadKey = turn.threadId === undefined ? undefined : `${turn.partition}\u0000${turn.threadId}`;
+    const before = threadKey === undefined ? undefined : this.lastTurn.get(threadKey);
+    if (threadKey !== undefined) remember(this.lastTurn, threadKey, turn, this.o.maxThreads);
+
+    const refused = new Map<string, number>();
+    for (const call of turn.calls) {
+      if (call.outcome !== "error" || !this.known.has(call.tool)) continue;
+      if (!REFUSED_ERROR_CLASSES.has(call.errorClass ?? "unknown")) continue;
+      refused.set(call.tool, (refused.get(call.tool) ?? 0) + 1);
+    }
+    // Detection's own rules over this turn and the one before it in the thread: what this turn adds.
+    const found = detect({
+      turns: before && before.id < turn.id ? [before, turn] : [turn],
+      routes: route ? [route] : [],
+      calls: [],
+      tools: this.tools,
+    });
+    const added = new Map<string, ToolTally>();
+    for (const [tool, td] of found.tools) {
+      const n = refused.get(tool) ?? 0;
+      if (n + td.misses.length + td.confusions.length === 0) continue;
+      added.set(tool, { refused: n, misses: td.misses.length, confusions: td.confusions.length });
+    }
+    if (added.size === 0) return;
+    const partition = this.partitionCounts(turn.partition);
+    for (const [tool, t] of added) {
+      const c = partition.get(tool) ?? { refused: 0, misses: 0, confusions: 0 };
+      partition.set(tool, {
+        refused: c.refused + t.refused,
+        misses: c.misses + t.misses,
+        confusions: c.confusions + t.confusions,
+      });
+    }
+  }
+
+  /** The evidence rules of a partition, from its stored settings (the defaults until told). */
+  setRules(partition: string, rules: Rules): void {
+    this.rules.set(partition, {
+      minFailures: rules.minFailures,
+      minMisses: rules.minMisses,
+      minConfusions: rules.minConfusions,
+    });
+  }
+
+  /** The tools of a partition whose evidence since their last review meets a rule, in tool order. O(tools counted). */
+  due(partition: string): DueTally[] {
+    const counts = this.counts.get(partition);
+    if (!counts || counts.size === 0) return [];
+    const r = this.rules.get(partition) ?? DEFAULT_SETTINGS;
+    const out: DueTally[] = [];
+    for (const tool of this.tools) {
+      const c = counts.get(tool);
+      if (!c) continue;
+      const kinds: DueKind[] = [];
+      if (c.refused >= r.minFailures) kinds.push("failure");
+      if (c.misses >= r.minMisses) kinds.push("miss");
+      if (c.confusions >= r.minConfusions) kinds.push("confusion");
+      if (kinds.length > 0) out.push({ tool, kinds });
+    }
+    return out;
+  }
+
+  /** A tool's counts since its last review. */
+  of(partition: string, tool: string): ToolTally {
+    return this.counts.get(partition)?.get(tool) ?? { refused: 0, misses: 0, confusions: 0 };
+  }
+
+  /** The tools are being reviewed: their counts start again from nothing. */
+  reviewed(partition: string, tools: readonly string[]): void {
+    const counts = this.counts.get(partition);
+    if (!counts) return;
+    for (const tool of tools) counts.delete(tool);
+  }
+
+  private partitionCounts(partition: string): Map<string, ToolTally> {
+    let counts = this.counts.get(partition);
+    if (counts) this.counts.delete(partition);
+    else counts = new Map();
+    remember(this.counts, partition, counts, this.o.maxPartitions);
+    return counts;
+  }
+}
+
+/** Set `key` as the newest entry of `map`, forgetting the oldest beyond `max`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value as string);
+}
