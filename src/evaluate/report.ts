@@ -168,6 +168,7 @@ ul.tight { margin: 4px 0; padding-left: 20px; }
 `;
 
 const DIAGNOSIS_TITLES: Record<Diagnosis["kind"], string> = {
+  duplicate_tools: "duplicate tools",
   dense_pair: "dense pair",
   scattered_row: "scattered row",
   null_column: "errors in the no-tool column",

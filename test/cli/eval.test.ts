@@ -54,12 +54,16 @@ describe("tool-lessons eval (a real process)", () => {
         "warnings",
       ]),
     );
-    expect(report).toMatchObject({ mode: "router", runs: 3, minScore: 0.15 });
+    // The router repeats exactly: one run by default.
+    expect(report).toMatchObject({ mode: "router", runs: 1, minScore: 0.15, k: [1, 3, 5] });
     expect(report.cases).toHaveLength(CASES.length);
     expect(report.matrix.labels.at(-1)).toBeNull();
-    expect(report.accuracy.counted).toBe(CASES.length * 3);
-    expect(report.agreement.share).toBe(1);
-    expect(run.stderr).toContain(`eval: ${CASES.length} cases x 3 runs over ${TOOLS.length} tools (router)`);
+    expect(report.accuracy.counted).toBe(CASES.length);
+    expect(report.agreement.cases).toBe(0);
+    expect(report.ranking.recallAtK.map((r: { k: number }) => r.k)).toEqual([1, 3, 5]);
+    expect(report.ranking.cases).toBe(24);
+    expect(report.noTool).toMatchObject({ threshold: 0.15 });
+    expect(run.stderr).toContain(`eval: ${CASES.length} cases x 1 runs over ${TOOLS.length} tools (router)`);
     expect(run.stderr).not.toContain("\r");
   });
 
@@ -69,7 +73,11 @@ describe("tool-lessons eval (a real process)", () => {
     const out = run.stdout;
     expect(out).toMatch(/^router \(lexical embeddings\) on tools\.jsonl: 27 cases x 1 runs over 8 tools/);
     expect(out).toMatch(/\naccuracy \d+\.\d% \(\d+ of 27 outcomes right; 0 errored, not counted\)/);
-    expect(out).toContain("agreement: not measured (one counted run per case");
+    expect(out).toContain("agreement: not measured (the router repeats exactly: one run per case)");
+    expect(out).toMatch(
+      /\nranking: recall@1 \d+\.\d%, recall@3 \d+\.\d%, recall@5 \d+\.\d% \(24 cases that need a tool/,
+    );
+    expect(out).toMatch(/\nno tool: AUROC \d\.\d{3} .*; no minScore, so nothing abstains\n/);
     expect(out).toMatch(/\nrecall per tool:\n\s+tool\s+cases\s+recall\s+precision\n/);
     expect(out).toContain("(no tool)");
     expect(out).toContain("largest confusions (expected -> picked, outcomes)");
