@@ -158,6 +158,12 @@ export function renderComparison(c: Comparison, maxTools = 30): string[] {
     `before: ${c.before.label} (${c.before.cases} cases x ${c.before.runs} runs)`,
     `after:  ${c.after.label} (${c.after.cases} cases x ${c.after.runs} runs)`,
     `accuracy ${pct(c.accuracy.before)} -> ${pct(c.accuracy.after)} (${points(c.accuracy.change)} points; repeats' noise ${(c.accuracy.noise * 100).toFixed(1)}): ${verdict(c.accuracy.verdict)}`,
+    ...c.recallAtK.map(
+      (r) => `recall@${r.k} ${pct(r.before)} -> ${pct(r.after)} (${points(r.change)} points): ${verdict(r.verdict)}`,
+    ),
+    ...(c.noToolAuroc
+      ? [`"no tool" AUROC ${c.noToolAuroc.before.toFixed(3)} -> ${c.noToolAuroc.after.toFixed(3)}`]
+      : []),
     `cases: ${c.cases.matched} matched by turn, ${c.cases.fixed} fixed, ${c.cases.broken} broken` +
       (c.cases.onlyBefore + c.cases.onlyAfter > 0
         ? ` (${c.cases.onlyBefore} only before, ${c.cases.onlyAfter} only after)`

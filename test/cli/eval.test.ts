@@ -360,14 +360,15 @@ describe("tool-lessons eval (a real process)", () => {
     expect(failure(run)).toContain(
       `unknown.jsonl:2: expects tool "find_restaurants", which is not among the 8 tools given. Did you mean "find_restaurant"?`,
     );
-    run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "0"]);
+    // The rest in this process: the same main, without a process start each (the machine may be loaded).
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "0"]);
     expect(failure(run)).toContain("--runs must be a positive integer");
-    run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--model", MODEL, "--min-score", "0.2"]);
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--model", MODEL, "--min-score", "0.2"]);
     expect(failure(run)).toContain("--min-score is for the router alone");
-    run = await runCliProcess(["eval", "--tools", join(FIXTURES, "scripted-model.mjs"), "--cases", cases]);
+    run = await inProcess(["eval", "--tools", join(FIXTURES, "scripted-model.mjs"), "--cases", cases]);
     expect(run.code).toBe(2);
     expect(failure(run)).toContain("exports no LangChain tools");
-    run = await runCliProcess(["eval", "--tools", tools]);
+    run = await inProcess(["eval", "--tools", tools]);
     expect(failure(run)).toContain("missing --cases FILE");
   });
 
