@@ -80,7 +80,7 @@ ${SELECTION_HELP}
                           than the repeats' noise (tools with >= 10 cases)
   --folds LIST            only the cases whose "fold" is in LIST, e.g. 1,2 (every case needs one)
   --by FIELD              the figures per value of a case field too (accuracy, recall@k, no tool),
-                          e.g. --by category; repeatable
+                          e.g. --by category; repeatable (default: kind, when cases have one)
   --k LIST                the k of recall@k (default ${DEFAULT_K}); the router ranks that deep
   --ignore-candidates     route every case among all the tools, even one with "candidates"
   --json                  print the run as one JSON object: every outcome, accuracy, ranking, noTool,
@@ -103,7 +103,7 @@ Example:
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
   const k = kOption(values);
-  const by = byOption(values);
+  const asked = byOption(values);
   const folds = foldsOption(values, "folds");
   const read = await readSelectionInputs(values);
   const inputs = folds ? { ...read, cases: casesInFolds(read.cases, folds, read.casesFile) } : read;
@@ -116,6 +116,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       "eval: warning: no card of these tools has learned anything yet; measuring the tools as written.",
     );
 
+  // Cases that say their kind get the figures per kind without asking.
+  const by = asked.length > 0 || !inputs.cases.some((c) => c.fields?.kind !== undefined) ? asked : ["kind"];
   const mode = inputs.model ? "chat model" : "router";
   const ignoreCandidates = flag(values, "ignore-candidates");
   const among = ignoreCandidates ? 0 : inputs.cases.filter((c) => c.candidates !== undefined).length;

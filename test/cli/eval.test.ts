@@ -309,6 +309,24 @@ describe("tool-lessons eval (a real process)", () => {
     run = await inProcess([...args, "--ignore-candidates", "--json"]);
     expect(JSON.parse(run.stdout).amongCandidates).toBeUndefined();
 
+    // Cases that say their kind are broken down by it without --by.
+    const kinds = writeJsonl(tmp.dir, "kinds.jsonl", [
+      ...CASES.slice(0, 6),
+      { turn: "hi there", expect: null, kind: "chit-chat" },
+      { turn: "what is the capital of peru", expect: null, kind: "off-topic" },
+    ]);
+    run = await inProcess(["eval", "--tools", tools, "--cases", kinds, "--min-score", "0.15", "--json"]);
+    const byKind = JSON.parse(run.stdout).breakdowns;
+    expect(byKind.map((b: { field: string }) => b.field)).toEqual(["kind"]);
+    expect(byKind[0].values.map((v: { value: string }) => v.value).sort()).toEqual([
+      "(none)",
+      "chit-chat",
+      "off-topic",
+    ]);
+    expect(byKind[0].values.find((v: { value: string }) => v.value === "off-topic").noTool.auroc).toEqual(
+      expect.any(Number),
+    );
+
     // A field no case has is said; folds need a fold on every case; a bad --k is refused.
     run = await inProcess([...args, "--by", "colour"]);
     expect(run.stderr).toContain('eval: warning: no case has a "colour" field');
