@@ -2,14 +2,66 @@
  * Human output of the measuring commands (`eval`, `lint`, `report`): pure functions from results
  * to lines; `--json` never goes through them.
  */
+import type { Breakdown, RankingFigures } from "../evaluate/breakdown.js";
 import type { Comparison } from "../evaluate/compare.js";
 import type { SelectionReport } from "../evaluate/harness.js";
+import type { NoToolFigures } from "../evaluate/metrics.js";
 import { findingLine, LINT_RULES, type LintReport } from "../evaluate/lint-descriptions.js";
 import { table } from "./format.js";
 
 const pct = (x: number | null): string => (x === null ? "-" : `${(x * 100).toFixed(1)}%`);
 const points = (x: number | null): string => (x === null ? "-" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`);
 const label = (tool: string | null): string => (tool === null ? "(no tool)" : tool);
+const auroc = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : "-");
+
+/** `recall@1 46.1%, recall@3 …` */
+const recalls = (r: RankingFigures): string => r.recallAtK.map((x) => `recall@${x.k} ${pct(x.recall)}`).join(", ");
+
+/** The "no tool" line: AUROC, and precision and recall at the threshold when there is one. */
+function noToolLine(n: NoToolFigures): string {
+  return (
+    `no tool: AUROC ${auroc(n.auroc)} (the best score, cases needing a tool against cases needing none)` +
+    (n.threshold !== undefined
+      ? `; below minScore ${n.threshold}: precision ${pct(n.precision)}, recall ${pct(n.recall)}`
+      : "; no minScore, so nothing abstains")
+  );
+}
+
+/** One table per field of `--by`. */
+function breakdownLines(b: Breakdown, ks: readonly number[]): string[] {
+  const scored = b.values.some((v) => v.noTool !== undefined);
+  const header = [
+    `  ${b.field}`,
+    "cases",
+    "no tool",
+    "accuracy",
+    ...ks.map((k) => `recall@${k}`),
+    ...(scored ? ["AUROC", "abst. prec.", "abst. recall"] : []),
+  ];
+  const rows = b.values.map((v) => [
+    `  ${v.value}`,
+    String(v.cases),
+    String(v.noToolCases),
+    pct(v.accuracy),
+    ...ks.map((k) => pct(v.ranking?.recallAtK.find((x) => x.k === k)?.recall ?? null)),
+    ...(scored
+      ? [
+          v.noTool ? auroc(v.noTool.auroc) : "-",
+          v.noTool?.threshold !== undefined ? pct(v.noTool.precision) : "-",
+          v.noTool?.threshold !== undefined ? pct(v.noTool.recall) : "-",
+        ]
+      : []),
+  ]);
+  return [
+    "",
+    `by ${b.field}:`,
+    ...table(
+      header,
+      rows,
+      header.map((_, i) => i).filter((i) => i > 0),
+    ),
+  ];
+}
 
 /** Options of {@link renderSelection}. */
 export interface RenderSelectionOptions {
@@ -29,10 +81,21 @@ export function renderSelection(
   const out = [
     `${report.label}: ${report.cases.length} cases x ${report.runs} runs over ${report.tools.length} tools, ${report.seconds.toFixed(1)} s`,
     `accuracy ${pct(a.accuracy)} (${a.correct} of ${a.counted} outcomes right; ${a.errored} errored, not counted); per run ${a.perRun.map(pct).join(", ")}`,
-    ag.cases === 0
-      ? "agreement: not measured (one counted run per case; --runs 2 or more measures it)"
-      : `agreement: ${ag.unanimous} of ${ag.cases} cases picked the same in every run (${pct(ag.share)})`,
+    ...(report.ranking
+      ? [`ranking: ${recalls(report.ranking)} (${report.ranking.cases} cases that need a tool; minScore aside)`]
+      : []),
+    ...(report.noTool ? [noToolLine(report.noTool)] : []),
+    ...(report.amongCandidates
+      ? [`candidates: ${report.amongCandidates} of ${report.cases.length} cases routed among their own candidates`]
+      : []),
+    report.mode === "router" && ag.cases === 0
+      ? "agreement: not measured (the router repeats exactly: one run per case)"
+      : ag.cases === 0
+        ? "agreement: not measured (one counted run per case; --runs 2 or more measures it)"
+        : `agreement: ${ag.unanimous} of ${ag.cases} cases picked the same in every run (${pct(ag.share)})`,
   ];
+  for (const b of report.breakdowns ?? [])
+    out.push(...breakdownLines(b, report.ranking?.recallAtK.map((x) => x.k) ?? []));
   const tools = report.perTool
     .filter((t) => t.expected > 0)
     .sort((x, y) => (x.recall ?? 0) - (y.recall ?? 0) || label(x.tool).localeCompare(label(y.tool)));
@@ -95,6 +158,12 @@ export function renderComparison(c: Comparison, maxTools = 30): string[] {
     `before: ${c.before.label} (${c.before.cases} cases x ${c.before.runs} runs)`,
     `after:  ${c.after.label} (${c.after.cases} cases x ${c.after.runs} runs)`,
     `accuracy ${pct(c.accuracy.before)} -> ${pct(c.accuracy.after)} (${points(c.accuracy.change)} points; repeats' noise ${(c.accuracy.noise * 100).toFixed(1)}): ${verdict(c.accuracy.verdict)}`,
+    ...c.recallAtK.map(
+      (r) => `recall@${r.k} ${pct(r.before)} -> ${pct(r.after)} (${points(r.change)} points): ${verdict(r.verdict)}`,
+    ),
+    ...(c.noToolAuroc
+      ? [`"no tool" AUROC ${c.noToolAuroc.before.toFixed(3)} -> ${c.noToolAuroc.after.toFixed(3)}`]
+      : []),
     `cases: ${c.cases.matched} matched by turn, ${c.cases.fixed} fixed, ${c.cases.broken} broken` +
       (c.cases.onlyBefore + c.cases.onlyAfter > 0
         ? ` (${c.cases.onlyBefore} only before, ${c.cases.onlyAfter} only after)`

@@ -10,6 +10,7 @@ import { checkCaseTools, type EvalCase, readCases, readTextFile } from "../evalu
 import {
   chatModelSelector,
   DEFAULT_EVALUATE_SELECTION_OPTIONS,
+  DEFAULT_SELECTION_RUNS,
   type EvalTool,
   evaluateSelection,
   parseSelectionRun,
@@ -40,8 +41,10 @@ export const SELECTION_OPTIONS: OptionSpec = {
 export const SELECTION_HELP = `  --tools FILE            the tools: JSONL ({"name","description","parameters"} per line) or a
                           module exporting LangChain tools (.js, .mjs, .ts) (required)
   --cases FILE            labelled cases, JSONL: {"turn": "...", "expect": "tool" | ["tool", ...] | null}
-                          (null or [] = no tool should fire; MetaTool's "query" works too) (required)
-  --runs N                runs of each case (default ${DEFAULT_EVALUATE_SELECTION_OPTIONS.runs}; temperature 0 is not deterministic)
+                          (null or [] = no tool should fire; MetaTool's "query" works too) (required);
+                          a case with "candidates": [tools] is routed among those tools only
+  --runs N                runs of each case (default ${DEFAULT_SELECTION_RUNS.deterministic} with the router, which repeats exactly;
+                          ${DEFAULT_SELECTION_RUNS.varying} with --model: temperature 0 is not deterministic)
   --model MODULE          pick with this chat model (a module exporting a LangChain chat model built with
                           temperature 0) instead of the router alone: its first tool call is the pick
   --system FILE           the application's system prompt, sent before each turn (with --model)
@@ -82,7 +85,10 @@ export async function readSelectionInputs(values: ParsedArgs["values"]): Promise
     throw new UsageError("missing --tools FILE (a JSONL file or a module exporting LangChain tools).");
   const casesFile = stringOption(values, "cases");
   if (casesFile === undefined) throw new UsageError('missing --cases FILE (one {"turn", "expect"} object per line).');
-  const runs = positiveIntOption(values, "runs") ?? DEFAULT_EVALUATE_SELECTION_OPTIONS.runs;
+  const modelFile = stringOption(values, "model");
+  const runs =
+    positiveIntOption(values, "runs") ??
+    (modelFile === undefined ? DEFAULT_SELECTION_RUNS.deterministic : DEFAULT_SELECTION_RUNS.varying);
   const concurrency = positiveIntOption(values, "concurrency") ?? DEFAULT_EVALUATE_SELECTION_OPTIONS.concurrency;
   const retriesRaw = stringOption(values, "retries");
   const retries = retriesRaw === undefined ? DEFAULT_EVALUATE_SELECTION_OPTIONS.retries : Number(retriesRaw);
@@ -97,7 +103,6 @@ export async function readSelectionInputs(values: ParsedArgs["values"]): Promise
       throw new UsageError(`--min-score takes a similarity from -1 to 1; got ${JSON.stringify(minScoreRaw)}.`);
     minScore = parsed.data;
   }
-  const modelFile = stringOption(values, "model");
   if (modelFile !== undefined && minScore !== undefined)
     throw new UsageError("--min-score is for the router alone; with --model the model decides whether to call a tool.");
   const systemFile = stringOption(values, "system");
@@ -127,6 +132,20 @@ export async function readSelectionInputs(values: ParsedArgs["values"]): Promise
   };
 }
 
+/** What one selection run takes besides its inputs. */
+export interface RunSelectionOptions {
+  /** Progress label ("eval", "report: now"). */
+  label: string;
+  /** Cards whose learned parts to measure with. @default [] */
+  lessons?: readonly ToolCard[];
+  /** The k of recall@k. @default [1, 3, 5] */
+  k?: readonly number[];
+  /** Case fields to break the figures down by. @default [] */
+  by?: readonly string[];
+  /** Route every case among all the tools, even one with candidates. @default false */
+  ignoreCandidates?: boolean;
+}
+
 /**
  * One selection run over the inputs (with `lessons`' learned parts), drawing a progress bar on a
  * terminal; its label names the tools file.
@@ -134,7 +153,7 @@ export async function readSelectionInputs(values: ParsedArgs["values"]): Promise
 export async function runSelection(
   inputs: SelectionInputs,
   io: CliIo,
-  options: { lessons?: readonly ToolCard[]; label: string },
+  options: RunSelectionOptions,
 ): Promise<SelectionReport> {
   const lessons = options.lessons ?? [];
   const selector = inputs.model
@@ -148,6 +167,9 @@ export async function runSelection(
       runs: inputs.runs,
       concurrency: inputs.concurrency,
       retries: inputs.retries,
+      k: options.k,
+      by: options.by,
+      ignoreCandidates: options.ignoreCandidates,
       onProgress: ({ done, total, errors }) => bar.update(done, total, errors > 0 ? `(${errors} errored)` : ""),
     });
     // Two runs of a comparison often differ only by their tools file: say which.

@@ -5,6 +5,10 @@
  *
  * A case is `{"turn": "...", "expect": "tool" | ["tool", ...] | null}`: `null` or `[]` means no
  * tool should fire. The MetaTool format (`{"query": "...", "expect": [...]}`) is read as is.
+ * Optional: `candidates` (the tools this case is routed among, as most published tool benchmarks
+ * give each query its own list), `fold` (an integer, for filtering), and any other field whose
+ * value is a string, number or boolean (`category`, `kind`, MetaTool's `source`), kept for a
+ * breakdown of the figures by its values.
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
@@ -21,6 +25,12 @@ export interface EvalCase {
   expect: string[];
   /** 1-based line of the case file, when read from one. */
   line?: number;
+  /** The only tools this case may be routed among (its own candidate list), when it has one. */
+  candidates?: string[];
+  /** Its fold, when it has one (for `--folds`). */
+  fold?: number;
+  /** Its other fields with a scalar value, as text (`{"category": "travel", "fold": "2"}`), for breakdowns. */
+  fields?: Record<string, string>;
 }
 
 /** A tool as a JSONL file gives it (the MetaTool `tools.jsonl` format; other fields ignored). */
@@ -38,18 +48,51 @@ const Expect = z.union([
   z.null(),
 ]);
 
-/** One case line: `turn` (or MetaTool's `query`), `expect`, an optional `id`. */
+/** The fields of a case line that are not kept as breakdown fields. */
+const CASE_KEYS = new Set(["turn", "query", "expect", "id", "candidates"]);
+
+/**
+ * One case line: `turn` (or MetaTool's `query`), `expect`, an optional `id`, optional
+ * `candidates` (a non-empty list of tool names, without repeats, holding every expected tool) and
+ * `fold` (an integer >= 0); other fields are kept as they are.
+ */
 export const CaseLineSchema = z
-  .object({
+  .looseObject({
     turn: z.string().optional(),
     query: z.string().optional(),
     expect: Expect,
     id: z.union([z.string(), z.number()]).optional(),
+    candidates: z
+      .array(z.string().trim().min(1, "a candidate tool name cannot be blank"))
+      .min(1, "needs at least one tool (leave the field out to route among all tools)")
+      .refine((names) => new Set(names).size === names.length, "names a tool twice")
+      .optional(),
+    fold: z.number().int().min(0).optional(),
   })
   .refine((c) => (c.turn ?? c.query ?? "").trim() !== "", {
     message: 'needs a non-empty "turn" (or "query"): the user\'s words',
     path: ["turn"],
+  })
+  .refine((c) => c.candidates === undefined || expectList(c.expect).every((t) => c.candidates!.includes(t)), {
+    message: 'must hold every tool of "expect" (a case is routed among its candidates only)',
+    path: ["candidates"],
   });
+
+/** A parsed case line as an {@link EvalCase} (without its id and line). */
+function caseOf(value: z.infer<typeof CaseLineSchema>): Omit<EvalCase, "id" | "line"> {
+  const fields: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (CASE_KEYS.has(key)) continue;
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") fields[key] = String(v);
+  }
+  return {
+    turn: (value.turn ?? value.query ?? "").trim(),
+    expect: expectList(value.expect),
+    ...(value.candidates !== undefined ? { candidates: value.candidates.map((t) => t.trim()) } : {}),
+    ...(value.fold !== undefined ? { fold: value.fold } : {}),
+    ...(Object.keys(fields).length > 0 ? { fields } : {}),
+  };
+}
 
 /** One parsed line and where it came from. */
 export interface Numbered<T> {
@@ -132,8 +175,7 @@ export function parseCases(text: string, source: string): EvalCase[] {
   }
   return rows.map(({ value, line }) => ({
     id: value.id === undefined ? `line ${line}` : String(value.id),
-    turn: (value.turn ?? value.query ?? "").trim(),
-    expect: expectList(value.expect),
+    ...caseOf(value),
     line,
   }));
 }
@@ -143,14 +185,26 @@ export async function readCases(file: string): Promise<EvalCase[]> {
   return parseCases(await readTextFile(file, "cases"), file);
 }
 
+/** A case as an API caller gives it: `turn`, `expect`, and optionally what a case line may carry. */
+export interface CaseInput {
+  turn: string;
+  expect: string | readonly string[] | null;
+  id?: string;
+  candidates?: readonly string[];
+  fold?: number;
+  /** Fields for breakdowns (`{ category: "travel" }`). */
+  fields?: Readonly<Record<string, string | number | boolean>>;
+}
+
 /** Cases from plain objects (an API caller's, not a file's): ids `case N`, checked like a file. */
-export function toCases(
-  items: readonly { turn: string; expect: string | readonly string[] | null; id?: string }[],
-): EvalCase[] {
+export function toCases(items: readonly CaseInput[]): EvalCase[] {
   return items.map((item, i) => {
+    const { fields, ...rest } = item;
     const parsed = CaseLineSchema.safeParse({
-      ...item,
+      ...fields,
+      ...rest,
       expect: Array.isArray(item.expect) ? [...item.expect] : item.expect,
+      ...(item.candidates ? { candidates: [...item.candidates] } : {}),
     });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -158,7 +212,7 @@ export function toCases(
         `case ${i + 1}: ${issue.path.length ? `"${issue.path.join(".")}": ` : ""}${issue.message}.`,
       );
     }
-    return { id: item.id ?? `case ${i + 1}`, turn: item.turn.trim(), expect: expectList(parsed.data.expect) };
+    return { id: item.id ?? `case ${i + 1}`, ...caseOf(parsed.data) };
   });
 }
 
@@ -198,18 +252,45 @@ export function toolSourceOf(tool: ToolLine): ToolSource {
  */
 export function checkCaseTools(cases: readonly EvalCase[], tools: readonly string[], source = "cases"): void {
   const known = new Set(tools);
-  const bad = cases.filter((c) => c.expect.some((t) => !known.has(t)));
+  const named = (c: EvalCase): string[] => [...c.expect, ...(c.candidates ?? [])];
+  const bad = cases.filter((c) => named(c).some((t) => !known.has(t)));
   if (bad.length === 0) return;
   const first = bad[0];
-  const unknown = first.expect.find((t) => !known.has(t))!;
+  const unknown = named(first).find((t) => !known.has(t))!;
+  const how = first.expect.includes(unknown) ? "expects tool" : "names candidate";
   const where = first.line !== undefined ? `${source}:${first.line}` : `${source} (${first.id})`;
   const near = nearestNames(unknown, tools, 3);
   const hint = near.length > 0 ? ` Did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?` : "";
   throw new InvalidInput(
-    `${where}: expects tool ${JSON.stringify(unknown)}, which is not among the ${tools.length} tools given` +
+    `${where}: ${how} ${JSON.stringify(unknown)}, which is not among the ${tools.length} tools given` +
       `${bad.length > 1 ? ` (${bad.length} cases name unknown tools)` : ""}.${hint} Fix the label or add the tool.`,
     { context: { file: source, line: first.line, cases: bad.length } },
   );
+}
+
+/**
+ * The cases whose `fold` is one of `folds`, in file order.
+ * @throws InvalidInput naming the first case without a fold, or when no case is in the folds
+ *   (naming the folds the cases have).
+ */
+export function casesInFolds(cases: readonly EvalCase[], folds: readonly number[], source = "cases"): EvalCase[] {
+  const missing = cases.find((c) => c.fold === undefined);
+  if (missing) {
+    const where = missing.line !== undefined ? `${source}:${missing.line}` : `${source} (${missing.id})`;
+    throw new InvalidInput(`${where}: no "fold" field; filtering by folds needs one on every case.`, {
+      context: { file: source, line: missing.line },
+    });
+  }
+  const wanted = new Set(folds);
+  const kept = cases.filter((c) => wanted.has(c.fold!));
+  if (kept.length === 0) {
+    const present = [...new Set(cases.map((c) => c.fold!))].sort((a, b) => a - b);
+    throw new InvalidInput(
+      `no case of ${source} is in folds ${folds.join(",")}; its folds are ${present.join(", ")}.`,
+      { context: { file: source } },
+    );
+  }
+  return kept;
 }
 
 /** Edit distance (insertions, deletions, substitutions), case-insensitive. */

@@ -52,6 +52,13 @@ export interface Comparison {
   before: { label: string; runs: number; cases: number };
   after: { label: string; runs: number; cases: number };
   accuracy: ComparedFigure;
+  /**
+   * Recall@k of routing's ranking before and after, for each k both runs have (router runs: one
+   * run, no noise; judged like accuracy). Empty when either side did not rank.
+   */
+  recallAtK: (ComparedFigure & { k: number })[];
+  /** The "no tool" AUROC before and after, when both runs have one. */
+  noToolAuroc?: { before: number; after: number };
   /** Every tool expected on either side, the largest change first (judged ones before the rest). */
   perTool: ComparedTool[];
   /** Cases matched by turn, and how many went from wrong to right and back (by majority of runs). */
@@ -118,6 +125,15 @@ export function compareRuns(before: SelectionReport, after: SelectionReport, opt
       String(x.tool).localeCompare(String(y.tool)),
   );
 
+  const afterRecall = new Map((after.ranking?.recallAtK ?? []).map((r) => [r.k, r.recall]));
+  const recallAtK = (before.ranking?.recallAtK ?? [])
+    .filter((r) => afterRecall.has(r.k))
+    .map((r) => ({ k: r.k, ...judge(r.recall, afterRecall.get(r.k)!, 0, true) }));
+  const noToolAuroc =
+    before.noTool && after.noTool && Number.isFinite(before.noTool.auroc) && Number.isFinite(after.noTool.auroc)
+      ? { before: before.noTool.auroc, after: after.noTool.auroc }
+      : undefined;
+
   const b = keyed(before);
   const a = keyed(after);
   let matched = 0;
@@ -136,6 +152,8 @@ export function compareRuns(before: SelectionReport, after: SelectionReport, opt
     before: { label: before.label, runs: before.runs, cases: before.cases.length },
     after: { label: after.label, runs: after.runs, cases: after.cases.length },
     accuracy,
+    recallAtK,
+    ...(noToolAuroc ? { noToolAuroc } : {}),
     perTool,
     cases: { matched, onlyBefore: b.size - matched, onlyAfter: a.size - matched, fixed, broken },
   };

@@ -24,6 +24,14 @@ export interface CaseResult {
   line?: number;
   /** One outcome per run. */
   outcomes: Outcome[];
+  /** The case's own candidate list, when it was routed among it. */
+  candidates?: string[];
+  /** The case's fold, when it has one. */
+  fold?: number;
+  /** The case's other scalar fields, as text, for breakdowns. */
+  fields?: Record<string, string>;
+  /** The tools the selector ranked for it, best first (the router's, first run; for recall@k). */
+  ranked?: string[];
 }
 
 /** Confusion counts: `counts[row][column]`, rows the expected tool, columns the picked one. */

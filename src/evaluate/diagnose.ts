@@ -1,7 +1,10 @@
 /**
  * The off-diagonal of a confusion matrix in plain words (seed 002's reading of it), as a pure
- * function of the matrix. Four diagnoses:
+ * function of the matrix. Five diagnoses:
  *
+ * - `duplicate_tools`: tools with the same description and argument schema (once normalized):
+ *   nothing tells them apart, so no boundary sentence can. Merge them, or rename and rewrite one.
+ *   Reported whether or not the cases confused them; a pair of duplicates is never a dense pair.
  * - `dense_pair`: two tools whose turns go to each other: they cannot be told apart. Rewrite both
  *   with mutual boundaries; fixing one alone moves the error to the other direction.
  * - `scattered_row`: a tool whose turns go to many other tools: its trigger cannot be told from
@@ -18,7 +21,7 @@ import { definedOnly } from "../internal.js";
 import type { ConfusionMatrix } from "./confusion.js";
 
 /** Which off-diagonal pattern a diagnosis names. */
-export type DiagnosisKind = "dense_pair" | "scattered_row" | "null_column" | "null_row";
+export type DiagnosisKind = "duplicate_tools" | "dense_pair" | "scattered_row" | "null_column" | "null_row";
 
 /** Who picked: the router alone, or a chat model with the tools bound. Diagnoses word their fix for it. */
 export type SelectionMode = "router" | "chat-model";
@@ -130,25 +133,72 @@ export interface DiagnoseInput {
   mode: SelectionMode;
   /** The router's minScore, when it has one (router mode): without it, it never picks "no tool". */
   minScore?: number;
+  /**
+   * Groups of tools with the same description and argument schema (`duplicateTools`).
+   * @default [] (none)
+   */
+  duplicates?: readonly (readonly string[])[];
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 const name = (tool: string | null): string => (tool === null ? "no tool" : tool);
 
-/** Diagnoses of the off-diagonal: dense pairs, scattered rows, then the null column and the null row. */
+/** A group of duplicate tools as a diagnosis, with the outcomes that went from one to another. */
+function duplicateDiagnosis(group: readonly string[], matrix: ConfusionMatrix): Diagnosis {
+  const { labels, counts } = matrix;
+  const cells: DiagnosisCell[] = [];
+  let rows = 0;
+  for (const row of group) {
+    const i = labels.indexOf(row);
+    if (i < 0) continue;
+    rows += counts[i].reduce((a, b) => a + b, 0);
+    for (const column of group) {
+      const j = labels.indexOf(column);
+      if (j >= 0 && i !== j && counts[i][j] > 0) cells.push({ row, column, count: counts[i][j] });
+    }
+  }
+  cells.sort((x, y) => y.count - x.count || name(x.row).localeCompare(name(y.row)));
+  const errors = cells.reduce((s, c) => s + c.count, 0);
+  const names = group.join(group.length === 2 ? " and " : ", ");
+  return {
+    kind: "duplicate_tools",
+    tools: [...group],
+    errors,
+    share: rows > 0 ? errors / rows : 0,
+    finding:
+      `${names} have the same description and argument schema: nothing a model or the router reads tells them apart` +
+      (errors > 0 ? ` (${errors} of their ${rows} outcomes went from one to another).` : "."),
+    fix:
+      `Merge them into one tool; or, if they do different jobs, rename them and rewrite each description to say what only it does. ` +
+      `"Not for" lines cannot separate two tools that read the same.`,
+    cells,
+  };
+}
+
+/**
+ * Diagnoses of the off-diagonal: duplicate tools, dense pairs (never two duplicates), scattered
+ * rows, then the null column and the null row.
+ */
 export function diagnose(input: DiagnoseInput, options: DiagnoseOptions = {}): Diagnosis[] {
   const o = { ...DEFAULT_DIAGNOSE_OPTIONS, ...definedOnly(options) };
   const runs = Math.max(1, input.runs);
   const { labels, counts } = input.matrix;
   const rowTotal = counts.map((row) => row.reduce((a, b) => a + b, 0));
   const out: Diagnosis[] = [];
+  const groupOf = new Map<string, number>();
+  (input.duplicates ?? []).forEach((group, g) => {
+    if (group.length < 2) return;
+    for (const tool of group) groupOf.set(tool, g);
+    out.push(duplicateDiagnosis(group, input.matrix));
+  });
+  const duplicates = (a: string, b: string): boolean => groupOf.has(a) && groupOf.get(a) === groupOf.get(b);
 
   const pairs: Diagnosis[] = [];
   for (let i = 0; i < labels.length; i++) {
     for (let j = i + 1; j < labels.length; j++) {
       const a = labels[i];
       const b = labels[j];
-      if (a === null || b === null) continue;
+      if (a === null || b === null || duplicates(a, b)) continue;
       const ab = counts[i][j];
       const ba = counts[j][i];
       const errors = ab + ba;

@@ -1,30 +1,23 @@
 /**
  * The selection-accuracy harness: "how accurately does my model pick tools today, and where does
- * it go wrong?" Each labelled case is run several times (temperature 0 is not deterministic)
- * against a {@link Selector}: the router alone ({@link routerSelector}: the package's own routing,
- * offline) or a real chat model with the tools bound ({@link chatModelSelector}: the first tool
- * call of its reply). Runs are concurrency-limited; rate-limit errors are retried with backoff; a
- * case run that still fails is reported as an error and never counted as a miss.
+ * it go wrong?" Each labelled case is run against a {@link Selector} (selectors.ts): the router
+ * alone (deterministic: one run by default) or a real chat model with the tools bound (its
+ * judgement varies: three runs by default). A case with `candidates` is routed among them only.
+ * Runs are concurrency-limited; rate-limit errors are retried with backoff; a case run that still
+ * fails is reported as an error and never counted as a miss.
  *
- * The result ({@link SelectionReport}) holds every outcome and what they add up to: accuracy, the
- * confusion matrix with its "no tool" row and column, per-tool precision and recall, agreement
- * across repeats, and the diagnoses of the off-diagonal.
+ * The result ({@link SelectionReport}) holds every outcome and what they add up to: accuracy,
+ * recall@k of the router's ranking, the confusion matrix with its "no tool" row and column,
+ * per-tool precision and recall, agreement across repeats, the "no tool" decision's AUROC,
+ * precision and recall, figures per value of any case field, and the diagnoses of the
+ * off-diagonal.
  */
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { isLangChainTool, type StructuredToolInterface } from "@langchain/core/tools";
-import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { ToolIndex, type ToolIndexOptions } from "../routing/tool-index.js";
 import { clip, definedOnly, errorMessage, oneLine } from "../internal.js";
-import { registerTools } from "../learn/register.js";
-import type { ToolSource } from "../ledger/cards.js";
-import { Ledger } from "../ledger/ledger.js";
-import type { ToolCard } from "../ledger/schema.js";
-import { modelDescription } from "../prompt/describe.js";
-import type { EvalCase, ToolLine } from "./cases.js";
+import { type Breakdown, breakdownBy, noToolOfCases, type RankingFigures, rankingOf } from "./breakdown.js";
+import type { EvalCase } from "./cases.js";
 import {
   type AccuracyFigures,
   accuracyOf,
@@ -39,227 +32,23 @@ import {
   toolScores,
 } from "./confusion.js";
 import { type DiagnoseOptions, type Diagnosis, diagnose, type SelectionMode } from "./diagnose.js";
-import { type NoToolFigures, noToolFigures } from "./metrics.js";
+import type { NoToolFigures } from "./metrics.js";
+import type { Selection, Selector } from "./selectors.js";
 
-export type { SelectionMode } from "./diagnose.js";
-
-/** A tool the harness can score: a JSONL tool line, or any LangChain tool (`tool()`, `StructuredTool`, MCP tools). */
-export type EvalTool = ToolLine | StructuredToolInterface;
-
-/** Picks the first tool for a user turn, or `null` for none. */
-export interface Selector {
-  readonly mode: SelectionMode;
-  /** What picked, for reports: "router (lexical embeddings)", "chat model gpt-4o-mini". */
-  readonly label: string;
-  /** The names of the tools it chooses among. */
-  readonly tools: readonly string[];
-  /** The router's minScore, when it has one. */
-  readonly minScore?: number;
-  /** Things the caller should know about the setup (e.g. a temperature that is not 0). */
-  readonly warnings: readonly string[];
-  /** The first tool this turn calls, or `null` when it calls none. Throws on failure. */
-  select(turn: string, config?: RunnableConfig): Promise<string | null>;
-  /**
-   * Routing's best score for the turn, whatever `minScore` (the router's: -1 when it offers
-   * nothing), for the "no tool" AUROC. Absent for a selector that has no score (a chat model).
-   */
-  score?(turn: string, config?: RunnableConfig): Promise<number>;
-}
-
-/** A tool as a {@link ToolSource} (name, description, argument schema). */
-export function toolSource(tool: EvalTool): ToolSource {
-  if (isLangChainTool(tool)) return { name: tool.name, description: tool.description ?? "", schema: tool.schema };
-  const line = tool as ToolLine;
-  return { name: line.name, description: line.description ?? "", schema: line.parameters ?? undefined };
-}
-
-/** Names of the tools, refusing a repeated or blank one. */
-function toolNames(tools: readonly EvalTool[]): string[] {
-  if (tools.length === 0) throw new InvalidInput("The harness needs at least one tool.");
-  const seen = new Set<string>();
-  for (const t of tools) {
-    if (typeof t.name !== "string" || t.name.trim() === "")
-      throw new InvalidInput("Every tool needs a non-empty name.");
-    if (seen.has(t.name)) throw new InvalidInput(`Two tools are named "${t.name}"; tool names must be unique.`);
-    seen.add(t.name);
-  }
-  return [...seen];
-}
-
-// ------------------------------------------------------------------ router mode
-
-/** Options of {@link routerSelector}. */
-export interface RouterSelectorOptions {
-  tools: readonly EvalTool[];
-  /**
-   * Cards whose learned parts (example requests) routing should use, matched by tool name: the
-   * "after" of a before/after comparison. The author's text always comes from `tools`.
-   * @default [] (the tools as written)
-   */
-  lessons?: readonly ToolCard[];
-  /**
-   * Pick no tool when the best scores below this (cosine similarity): the router's "no tool" path.
-   * @default undefined (always pick the best tool)
-   */
-  minScore?: number;
-  /**
-   * Options of the routing index, as the application passes them to {@link ToolIndex}.
-   * @default {} (offline lexical embeddings, the index's defaults)
-   */
-  index?: Omit<ToolIndexOptions, "ledger">;
-}
-
-/** The defaults of {@link RouterSelectorOptions} (`minScore` has none: without it the router always picks a tool). */
-export const DEFAULT_ROUTER_SELECTOR_OPTIONS: Readonly<Required<Pick<RouterSelectorOptions, "lessons" | "index">>> =
-  Object.freeze({
-    lessons: Object.freeze([]) as readonly ToolCard[],
-    index: Object.freeze({}),
-  });
-
-const ROUTER_PARTITION = "evaluate";
-
-/**
- * The router alone as a selector: the tools registered in a throw-away in-memory ledger (with
- * the learned parts of `lessons`), indexed by {@link ToolIndex}; a turn picks the top-ranked
- * tool, or none when it scores below `minScore`.
- */
-export async function routerSelector(options: RouterSelectorOptions): Promise<Selector> {
-  const names = toolNames(options.tools);
-  if (options.minScore !== undefined && !Number.isFinite(options.minScore)) {
-    throw new InvalidInput(`minScore must be a finite number; got ${options.minScore}.`);
-  }
-  const o = { ...DEFAULT_ROUTER_SELECTOR_OPTIONS, ...definedOnly(options) };
-  const ledger = new Ledger(new InMemoryStore());
-  await registerTools(ledger, options.tools.map(toolSource), { partition: ROUTER_PARTITION });
-  const lessons = new Map(o.lessons.map((c) => [c.name, c]));
-  let learned = 0;
-  for (const card of await ledger.listCards(ROUTER_PARTITION)) {
-    const lesson = lessons.get(card.name);
-    if (!lesson) continue;
-    learned += 1;
-    await ledger.putCard(
-      { ...card, augmented: lesson.augmented, learned: lesson.learned },
-      { expectVersion: card.version },
-    );
-  }
-  const index = new ToolIndex({ ...o.index, ledger });
-  await index.reindex(ROUTER_PARTITION);
-  const minScore = options.minScore;
-  const embeddings = o.index.embeddings ? "the given embeddings" : "lexical embeddings";
-  return {
-    mode: "router",
-    label: `router (${embeddings}${minScore !== undefined ? `, minScore ${minScore}` : ""}${learned > 0 ? `, lessons of ${learned} tools` : ""})`,
-    tools: names,
-    ...(minScore !== undefined ? { minScore } : {}),
-    warnings: [],
-    async select(turn) {
-      const [best] = await index.route(ROUTER_PARTITION, turn, { k: 1, minScore });
-      return best?.tool ?? null;
-    },
-    async score(turn) {
-      const [best] = await index.route(ROUTER_PARTITION, turn, { k: 1 });
-      return best?.score ?? -1;
-    },
-  };
-}
-
-// ------------------------------------------------------------------ chat-model mode
-
-/** Options of {@link chatModelSelector}. */
-export interface ChatModelSelectorOptions {
-  /** Any LangChain chat model that supports tool calling, built with temperature 0. */
-  model: BaseChatModel;
-  tools: readonly EvalTool[];
-  /**
-   * Cards whose learned lines the model should be shown (usage notes, "Not for" lines, example
-   * call), matched by name, as `withDescriptions` shows them in an application.
-   * @default [] (the tools as written)
-   */
-  lessons?: readonly ToolCard[];
-  /**
-   * The application's system prompt, sent before each turn.
-   * @default "" (no system message)
-   */
-  system?: string;
-}
-
-/** Defaults of {@link ChatModelSelectorOptions}. */
-export const DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS: Readonly<
-  Required<Pick<ChatModelSelectorOptions, "lessons" | "system">>
-> = Object.freeze({
-  lessons: Object.freeze([]) as readonly ToolCard[],
-  system: "",
-});
-
-/** The tool in a form `bindTools` takes, described as the model would be shown it with `card`'s lessons. */
-function bindable(tool: EvalTool, card: ToolCard | undefined): StructuredToolInterface | Record<string, unknown> {
-  const source = toolSource(tool);
-  const description = card
-    ? modelDescription({ ...card, author: { ...card.author, description: source.description ?? "" } })
-    : (source.description ?? "");
-  if (isLangChainTool(tool)) {
-    if (description === (tool.description ?? "")) return tool as StructuredToolInterface;
-    const view = Object.create(tool) as StructuredToolInterface;
-    Object.defineProperty(view, "description", {
-      value: description,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    return view;
-  }
-  const line = tool as ToolLine;
-  return {
-    type: "function",
-    function: { name: line.name, description, parameters: line.parameters ?? { type: "object", properties: {} } },
-  };
-}
-
-/**
- * A chat model with the tools bound as a selector: each turn is sent alone (after the system
- * prompt, when given), and the name of the reply's first tool call is the pick (`null`: it
- * answered without one). The tools are never run.
- * @throws InvalidInput when the model cannot bind tools.
- */
-export function chatModelSelector(options: ChatModelSelectorOptions): Selector {
-  const names = toolNames(options.tools);
-  const o = { ...DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS, ...definedOnly(options) };
-  const model = options.model;
-  if (typeof model.bindTools !== "function") {
-    throw new InvalidInput(
-      `The chat model ${model.getName()} cannot bind tools (no bindTools); use a model that supports tool calling.`,
-    );
-  }
-  const lessons = new Map(o.lessons.map((c) => [c.name, c]));
-  const bound = model.bindTools(options.tools.map((t) => bindable(t, lessons.get(t.name))));
-  const warnings: string[] = [];
-  const temperature = (model as unknown as { temperature?: unknown }).temperature;
-  if (typeof temperature === "number" && temperature !== 0) {
-    warnings.push(
-      `the chat model's temperature is ${temperature}; the harness measures at temperature 0: build the model with temperature: 0.`,
-    );
-  }
-  const system = o.system.trim();
-  return {
-    mode: "chat-model",
-    label: `chat model ${modelName(model)}`,
-    tools: names,
-    warnings,
-    async select(turn, config) {
-      const messages: BaseMessage[] = [...(system ? [new SystemMessage(system)] : []), new HumanMessage(turn)];
-      const reply = await bound.invoke(messages, config);
-      const first = reply.tool_calls?.[0]?.name;
-      return typeof first === "string" && first !== "" ? first : null;
-    },
-  };
-}
-
-function modelName(model: BaseChatModel): string {
-  const named =
-    (model as unknown as { model?: unknown; modelName?: unknown }).model ??
-    (model as unknown as { modelName?: unknown }).modelName;
-  return typeof named === "string" && named !== "" ? named : model.getName();
-}
+export {
+  chatModelSelector,
+  type ChatModelSelectorOptions,
+  DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS,
+  DEFAULT_ROUTER_SELECTOR_OPTIONS,
+  type EvalTool,
+  routerSelector,
+  type RouterSelectorOptions,
+  type Selection,
+  type SelectionMode,
+  type SelectionRequest,
+  type Selector,
+  toolSource,
+} from "./selectors.js";
 
 // ------------------------------------------------------------------ running
 
@@ -312,9 +101,24 @@ export interface EvaluateSelectionOptions {
   selector: Selector;
   /**
    * Runs of each case.
-   * @default 3
+   * @default 1 for a deterministic selector (the router), else 3 (see DEFAULT_SELECTION_RUNS)
    */
   runs?: number;
+  /**
+   * The k of recall@k, for a selector that ranks (the router): each a positive integer.
+   * @default [1, 3, 5]
+   */
+  k?: readonly number[];
+  /**
+   * Route every case among all the selector's tools, even one that carries its own `candidates`.
+   * @default false (a case with candidates is routed among them only)
+   */
+  ignoreCandidates?: boolean;
+  /**
+   * Case fields to break the figures down by (accuracy, recall@k, "no tool" per value).
+   * @default [] (none)
+   */
+  by?: readonly string[];
   /**
    * Case runs in flight at once.
    * @default 4
@@ -370,11 +174,23 @@ export interface EvaluateSelectionOptions {
   now?: () => number;
 }
 
-/** The defaults of {@link EvaluateSelectionOptions}. */
+/**
+ * Runs of each case when none is asked for: one for a selector whose answers repeat exactly (the
+ * router: repeats cannot disagree), three for one whose judgement varies (a chat model, even at
+ * temperature 0).
+ */
+export const DEFAULT_SELECTION_RUNS: Readonly<{ deterministic: number; varying: number }> = Object.freeze({
+  deterministic: 1,
+  varying: 3,
+});
+
+/** The defaults of {@link EvaluateSelectionOptions} (`runs`: {@link DEFAULT_SELECTION_RUNS}). */
 export const DEFAULT_EVALUATE_SELECTION_OPTIONS: Readonly<
-  Required<Omit<EvaluateSelectionOptions, "cases" | "selector" | "onProgress">>
+  Required<Omit<EvaluateSelectionOptions, "cases" | "selector" | "onProgress" | "runs">>
 > = Object.freeze({
-  runs: 3,
+  k: Object.freeze([1, 3, 5]),
+  ignoreCandidates: false,
+  by: Object.freeze([]),
   concurrency: 4,
   retries: 4,
   backoffMs: 1000,
@@ -402,6 +218,12 @@ export interface SelectionRun {
   cases: CaseResult[];
   /** The selector's best score of each case, in case order, when it has scores (the router). */
   scores?: number[];
+  /** The k of recall@k. */
+  k?: number[];
+  /** Cases routed among their own candidates (0 or absent: every case among all the tools). */
+  amongCandidates?: number;
+  /** Groups of tools with the same description and argument schema. */
+  duplicates?: string[][];
 }
 
 /** A run and what it adds up to. */
@@ -420,23 +242,31 @@ export interface SelectionReport extends SelectionRun {
    * before and after learning.
    */
   noTool?: NoToolFigures;
+  /** Recall@k of the selector's ranking (the router's; ignores minScore), over the cases that need a tool. */
+  ranking?: RankingFigures;
+  /** The figures per value of each field asked for (`by`). */
+  breakdowns?: Breakdown[];
 }
 
 /** The longest error message kept per case run. */
 const MAX_ERROR_LENGTH = 300;
 
 /**
- * Run every case `runs` times against the selector and add up the outcomes. Case runs go
- * run-major (every case once, then again), at most `concurrency` at a time. A run aborted through
+ * Run every case `runs` times against the selector and add up the outcomes. A case with
+ * `candidates` is routed among them only (unless `ignoreCandidates`). Case runs go run-major
+ * (every case once, then again), at most `concurrency` at a time. A run aborted through
  * `config.signal` stops the whole evaluation (rethrown); any other failure is that case run's
  * error outcome.
- * @throws InvalidInput for no cases, or runs / concurrency that are not positive integers.
+ * @throws InvalidInput for no cases, runs / concurrency / k that are not positive integers, or a
+ *   case whose candidates name a tool the selector does not have or leave out a tool it expects.
  */
 export async function evaluateSelection(
   options: EvaluateSelectionOptions,
   config?: RunnableConfig,
 ): Promise<SelectionReport> {
-  const o = { ...DEFAULT_EVALUATE_SELECTION_OPTIONS, ...definedOnly(options) };
+  const selector = options.selector;
+  const runsDefault = selector.deterministic ? DEFAULT_SELECTION_RUNS.deterministic : DEFAULT_SELECTION_RUNS.varying;
+  const o = { ...DEFAULT_EVALUATE_SELECTION_OPTIONS, runs: runsDefault, ...definedOnly(options) };
   for (const [key, min] of [
     ["runs", 1],
     ["concurrency", 1],
@@ -445,19 +275,29 @@ export async function evaluateSelection(
     if (!Number.isInteger(o[key]) || o[key] < min)
       throw new InvalidInput(`evaluateSelection: ${key} must be an integer >= ${min}; got ${o[key]}.`);
   }
+  const ks = [...new Set(o.k)].sort((a, b) => a - b);
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1))
+    throw new InvalidInput(`evaluateSelection: k must be positive integers; got ${JSON.stringify(o.k)}.`);
   if (options.cases.length === 0) throw new InvalidInput("evaluateSelection: there are no cases to run.");
+  const among = (c: EvalCase): readonly string[] | undefined => (o.ignoreCandidates ? undefined : c.candidates);
+  checkCandidates(
+    options.cases.filter((c) => among(c) !== undefined),
+    selector.tools,
+  );
   const started = o.now();
   const outcomes: Outcome[][] = options.cases.map(() => new Array<Outcome>(o.runs));
+  const first: (Selection | undefined)[] = options.cases.map(() => undefined);
   const tasks: { c: number; r: number }[] = [];
   for (let r = 0; r < o.runs; r++) for (let c = 0; c < options.cases.length; c++) tasks.push({ c, r });
   let done = 0;
   let errors = 0;
 
-  const attempt = async (turn: string): Promise<Outcome> => {
+  const attempt = async (c: EvalCase): Promise<Selection | { error: string }> => {
+    const request = { turn: c.turn, depth: ks.at(-1)!, ...(among(c) ? { candidates: among(c) } : {}) };
     for (let retry = 0; ; retry++) {
       config?.signal?.throwIfAborted();
       try {
-        return { tool: await options.selector.select(turn, { ...config, timeout: o.timeoutMs }) };
+        return await selector.select(request, { ...config, timeout: o.timeoutMs });
       } catch (error) {
         if (config?.signal?.aborted) throw error;
         if (!o.isRateLimit(error)) return { error: clip(oneLine(errorMessage(error)), MAX_ERROR_LENGTH) };
@@ -476,18 +316,23 @@ export async function evaluateSelection(
   const worker = async (): Promise<void> => {
     while (next < tasks.length) {
       const { c, r } = tasks[next++];
-      const outcome = await attempt(options.cases[c].turn);
-      outcomes[c][r] = outcome;
+      const answer = await attempt(options.cases[c]);
+      if ("error" in answer) {
+        outcomes[c][r] = answer;
+        errors += 1;
+      } else {
+        outcomes[c][r] = { tool: answer.tool };
+        // Rankings and scores are the router's, which repeats exactly: the first answered run's.
+        first[c] ??= answer;
+      }
       done += 1;
-      if ("error" in outcome) errors += 1;
       options.onProgress?.({ done, total: tasks.length, errors });
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.concurrency, tasks.length) }, worker));
 
-  const selector = options.selector;
-  const scores: number[] | undefined = selector.score ? [] : undefined;
-  if (selector.score && scores) for (const c of options.cases) scores.push(await selector.score(c.turn, config));
+  const scored = first.every((a) => a?.score !== undefined);
+  const amongCandidates = options.cases.filter((c) => among(c) !== undefined).length;
   const run: SelectionRun = {
     mode: selector.mode,
     label: selector.label,
@@ -496,20 +341,73 @@ export async function evaluateSelection(
     ...(selector.minScore !== undefined ? { minScore: selector.minScore } : {}),
     warnings: [...selector.warnings],
     seconds: Math.round((o.now() - started) / 100) / 10,
-    cases: options.cases.map((c, i) => ({
-      id: c.id,
-      turn: c.turn,
-      expect: [...c.expect],
-      ...(c.line !== undefined ? { line: c.line } : {}),
-      outcomes: outcomes[i],
-    })),
-    ...(scores ? { scores } : {}),
+    cases: options.cases.map((c, i) => caseResult(c, outcomes[i], first[i]?.ranked, among(c))),
+    ...(scored ? { scores: first.map((a) => a!.score!) } : {}),
+    k: ks,
+    ...(amongCandidates > 0 ? { amongCandidates } : {}),
+    ...(selector.duplicates && selector.duplicates.length > 0
+      ? { duplicates: selector.duplicates.map((g) => [...g]) }
+      : {}),
   };
-  return summarizeSelection(run, o.diagnose);
+  return summarizeSelection(run, { diagnose: o.diagnose, by: o.by });
+}
+
+/** A case and its outcomes, with what breakdowns and recall@k read. */
+function caseResult(
+  c: EvalCase,
+  outcomes: Outcome[],
+  ranked: string[] | undefined,
+  candidates: readonly string[] | undefined,
+): CaseResult {
+  return {
+    id: c.id,
+    turn: c.turn,
+    expect: [...c.expect],
+    ...(c.line !== undefined ? { line: c.line } : {}),
+    outcomes,
+    ...(candidates ? { candidates: [...candidates] } : {}),
+    ...(c.fold !== undefined ? { fold: c.fold } : {}),
+    ...(c.fields ? { fields: { ...c.fields } } : {}),
+    ...(ranked ? { ranked } : {}),
+  };
+}
+
+/**
+ * Every candidate of every case is one of the selector's tools, and holds the case's expected tools.
+ * @throws InvalidInput naming the first case that does not.
+ */
+function checkCandidates(cases: readonly EvalCase[], tools: readonly string[]): void {
+  const known = new Set(tools);
+  for (const c of cases) {
+    const unknown = c.candidates!.find((t) => !known.has(t));
+    if (unknown !== undefined)
+      throw new InvalidInput(
+        `evaluateSelection: case ${c.id} names candidate ${JSON.stringify(unknown)}, which is not one of the tools.`,
+      );
+    const outside = c.expect.find((t) => !c.candidates!.includes(t));
+    if (outside !== undefined)
+      throw new InvalidInput(
+        `evaluateSelection: case ${c.id} expects ${JSON.stringify(outside)}, which is not among its candidates.`,
+      );
+  }
+}
+
+/** Options of {@link summarizeSelection}. */
+export interface SummarizeOptions {
+  /**
+   * Thresholds of the diagnoses.
+   * @default {} (DEFAULT_DIAGNOSE_OPTIONS)
+   */
+  diagnose?: DiagnoseOptions;
+  /**
+   * Case fields to break the figures down by.
+   * @default [] (none)
+   */
+  by?: readonly string[];
 }
 
 /** Add up a run's outcomes (pure): what {@link evaluateSelection} returns, also for a run read back from JSON. */
-export function summarizeSelection(run: SelectionRun, options: DiagnoseOptions = {}): SelectionReport {
+export function summarizeSelection(run: SelectionRun, options: SummarizeOptions = {}): SelectionReport {
   const matrix = confusionMatrix(run.cases);
   const runs = Math.max(run.runs, runCount(run.cases));
   const warnings = new Set(run.warnings);
@@ -526,28 +424,32 @@ export function summarizeSelection(run: SelectionRun, options: DiagnoseOptions =
   const errors = run.cases.flatMap((c) =>
     c.outcomes.flatMap((o, r) => ("error" in o ? [{ id: c.id, turn: c.turn, run: r + 1, error: o.error }] : [])),
   );
-  const noTool = noToolOfRun(run);
+  const ks = run.k ?? [...DEFAULT_EVALUATE_SELECTION_OPTIONS.k];
+  const noTool = noToolOfCases(run.cases, run.scores, run.minScore);
+  const ranking = rankingOf(run.cases, ks);
+  const by = options.by ?? [];
   return {
     ...run,
     ...(noTool ? { noTool } : {}),
+    ...(ranking ? { ranking } : {}),
+    ...(by.length > 0
+      ? {
+          breakdowns: by.map((field) =>
+            breakdownBy(run.cases, field, { ks, scores: run.scores, threshold: run.minScore }),
+          ),
+        }
+      : {}),
     warnings: [...warnings],
     accuracy: accuracyOf(run.cases),
     matrix,
     perTool: toolScores(run.cases, matrix),
     agreement: agreementOf(run.cases),
-    diagnoses: diagnose({ matrix, runs, mode: run.mode, minScore: run.minScore }, options),
+    diagnoses: diagnose(
+      { matrix, runs, mode: run.mode, minScore: run.minScore, duplicates: run.duplicates },
+      options.diagnose,
+    ),
     errors,
   };
-}
-
-/** {@link NoToolFigures} of a run with one score per case and cases of both kinds; undefined otherwise. */
-function noToolOfRun(run: SelectionRun): NoToolFigures | undefined {
-  if (!run.scores || run.scores.length !== run.cases.length) return undefined;
-  const served: number[] = [];
-  const none: number[] = [];
-  run.cases.forEach((c, i) => (c.expect.length === 0 ? none : served).push(run.scores![i]));
-  if (served.length === 0 || none.length === 0) return undefined;
-  return noToolFigures(served, none, run.minScore);
 }
 
 const OutcomeSchema = z.union([z.object({ tool: z.string().nullable() }), z.object({ error: z.string() })]);
@@ -568,16 +470,23 @@ export const SelectionRunSchema = z.object({
       expect: z.array(z.string()),
       line: z.number().int().optional(),
       outcomes: z.array(OutcomeSchema),
+      candidates: z.array(z.string()).optional(),
+      fold: z.number().int().optional(),
+      fields: z.record(z.string(), z.string()).optional(),
+      ranked: z.array(z.string()).optional(),
     }),
   ),
   scores: z.array(z.number()).optional(),
+  k: z.array(z.number().int().min(1)).optional(),
+  amongCandidates: z.number().int().min(0).optional(),
+  duplicates: z.array(z.array(z.string())).optional(),
 });
 
 /**
  * A saved run read back and summed up again (the saved figures are not trusted; the outcomes are).
  * @throws InvalidInput naming the first field that does not fit.
  */
-export function parseSelectionRun(value: unknown, source: string): SelectionReport {
+export function parseSelectionRun(value: unknown, source: string, options: SummarizeOptions = {}): SelectionReport {
   const parsed = SelectionRunSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -586,5 +495,5 @@ export function parseSelectionRun(value: unknown, source: string): SelectionRepo
       { context: { file: source } },
     );
   }
-  return summarizeSelection(parsed.data);
+  return summarizeSelection(parsed.data, options);
 }

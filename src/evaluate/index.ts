@@ -7,7 +7,9 @@
  * - The ranking metrics it reports (hit, recall and nDCG at k, top-k accuracy, AUROC), pure
  *   functions for scoring any router against labels.
  * - Selection accuracy (seed 002): `evaluateSelection` runs labelled cases against the router or
- *   a chat model, `confusionMatrix` and `diagnose` read the off-diagonal, `compareRuns` sets two
+ *   a chat model (each case among its own `candidates` when it has them; recall@k, the "no tool"
+ *   figures and a breakdown by any case field), `confusionMatrix` and `diagnose` read the
+ *   off-diagonal (`duplicateTools` finds copies to merge or rename), `compareRuns` sets two
  *   runs side by side, `lintDescriptions` checks descriptions against the six rules, and
  *   `renderReport` writes the self-contained HTML report.
  */
@@ -36,13 +38,23 @@ export {
 } from "./metrics.js";
 
 // ---------------------------------------------------------------- selection accuracy (seed 002)
-export { type EvalCase, parseCases, parseToolLines, readCases, toCases, type ToolLine } from "./cases.js";
+export {
+  type CaseInput,
+  casesInFolds,
+  type EvalCase,
+  parseCases,
+  parseToolLines,
+  readCases,
+  toCases,
+  type ToolLine,
+} from "./cases.js";
 export {
   chatModelSelector,
   type ChatModelSelectorOptions,
   DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS,
   DEFAULT_EVALUATE_SELECTION_OPTIONS,
   DEFAULT_ROUTER_SELECTOR_OPTIONS,
+  DEFAULT_SELECTION_RUNS,
   type EvalTool,
   evaluateSelection,
   type EvaluateSelectionOptions,
@@ -50,11 +62,23 @@ export {
   parseSelectionRun,
   routerSelector,
   type RouterSelectorOptions,
+  type Selection,
   type SelectionReport,
+  type SelectionRequest,
   type SelectionRun,
   type Selector,
   summarizeSelection,
+  type SummarizeOptions,
 } from "./harness.js";
+export {
+  type Breakdown,
+  breakdownBy,
+  type GroupFigures,
+  noToolOfCases,
+  type RankingFigures,
+  rankingOf,
+} from "./breakdown.js";
+export { duplicateTools, normalizedDescription } from "./duplicates.js";
 export { type Agreement, type CaseResult, type ConfusionMatrix, confusionMatrix, type ToolScore } from "./confusion.js";
 export {
   DEFAULT_DIAGNOSE_OPTIONS,

@@ -168,6 +168,7 @@ ul.tight { margin: 4px 0; padding-left: 20px; }
 `;
 
 const DIAGNOSIS_TITLES: Record<Diagnosis["kind"], string> = {
+  duplicate_tools: "duplicate tools",
   dense_pair: "dense pair",
   scattered_row: "scattered row",
   null_column: "errors in the no-tool column",
@@ -188,6 +189,10 @@ function figures(data: ReportData): string {
   } else {
     items.push([pct(run.accuracy.accuracy), `accuracy (${run.label})`]);
   }
+  for (const { k, recall } of run.ranking?.recallAtK ?? [])
+    items.push([pct(recall), `recall@${k}: a right tool among routing's first ${k} (cases needing a tool)`]);
+  if (run.noTool && Number.isFinite(run.noTool.auroc))
+    items.push([run.noTool.auroc.toFixed(3), `"no tool" AUROC of routing's best score`]);
   items.push(
     run.agreement.cases > 0
       ? [pct(run.agreement.share), `of cases agree across ${run.runs} runs`]

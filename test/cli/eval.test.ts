@@ -11,6 +11,19 @@ import { TOOLS } from "./synthetic-data.js";
 const FIXTURES = join(import.meta.dirname, "fixtures");
 const MODEL = join(FIXTURES, "scripted-model.mjs");
 
+/** `main` in this process (no start-up cost): exit code and what it printed. */
+async function inProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), env: {} };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+/** A case's expected tools as a list. */
+const expected = (c: (typeof CASES)[number]): string[] =>
+  c.expect === null ? [] : typeof c.expect === "string" ? [c.expect] : c.expect;
+
 /** Every failure is one line on stderr naming the command, nothing on stdout. */
 function failure(run: { stdout: string; stderr: string }): string {
   expect(run.stdout).toBe("");
@@ -54,12 +67,16 @@ describe("tool-lessons eval (a real process)", () => {
         "warnings",
       ]),
     );
-    expect(report).toMatchObject({ mode: "router", runs: 3, minScore: 0.15 });
+    // The router repeats exactly: one run by default.
+    expect(report).toMatchObject({ mode: "router", runs: 1, minScore: 0.15, k: [1, 3, 5] });
     expect(report.cases).toHaveLength(CASES.length);
     expect(report.matrix.labels.at(-1)).toBeNull();
-    expect(report.accuracy.counted).toBe(CASES.length * 3);
-    expect(report.agreement.share).toBe(1);
-    expect(run.stderr).toContain(`eval: ${CASES.length} cases x 3 runs over ${TOOLS.length} tools (router)`);
+    expect(report.accuracy.counted).toBe(CASES.length);
+    expect(report.agreement.cases).toBe(0);
+    expect(report.ranking.recallAtK.map((r: { k: number }) => r.k)).toEqual([1, 3, 5]);
+    expect(report.ranking.cases).toBe(24);
+    expect(report.noTool).toMatchObject({ threshold: 0.15 });
+    expect(run.stderr).toContain(`eval: ${CASES.length} cases x 1 runs over ${TOOLS.length} tools (router)`);
     expect(run.stderr).not.toContain("\r");
   });
 
@@ -69,7 +86,11 @@ describe("tool-lessons eval (a real process)", () => {
     const out = run.stdout;
     expect(out).toMatch(/^router \(lexical embeddings\) on tools\.jsonl: 27 cases x 1 runs over 8 tools/);
     expect(out).toMatch(/\naccuracy \d+\.\d% \(\d+ of 27 outcomes right; 0 errored, not counted\)/);
-    expect(out).toContain("agreement: not measured (one counted run per case");
+    expect(out).toContain("agreement: not measured (the router repeats exactly: one run per case)");
+    expect(out).toMatch(
+      /\nranking: recall@1 \d+\.\d%, recall@3 \d+\.\d%, recall@5 \d+\.\d% \(24 cases that need a tool/,
+    );
+    expect(out).toMatch(/\nno tool: AUROC \d\.\d{3} .*; no minScore, so nothing abstains\n/);
     expect(out).toMatch(/\nrecall per tool:\n\s+tool\s+cases\s+recall\s+precision\n/);
     expect(out).toContain("(no tool)");
     expect(out).toContain("largest confusions (expected -> picked, outcomes)");
@@ -219,6 +240,124 @@ describe("tool-lessons eval (a real process)", () => {
     });
   });
 
+  it("--folds, --by, --k and cases with candidates: recall@k, the figures per value, each case among its own tools", async () => {
+    const folded = writeJsonl(
+      tmp.dir,
+      "folded.jsonl",
+      CASES.map((c, i) => ({
+        ...c,
+        fold: i % 3,
+        category: expected(c).length === 0 ? "chat" : "task",
+        // Every fourth tool case is routed among its expected tools and two that are not.
+        ...(i % 4 === 0 && expected(c).length > 0
+          ? {
+              candidates: [
+                ...expected(c),
+                ...TOOLS.map((t) => t.name)
+                  .filter((n) => !expected(c).includes(n))
+                  .slice(0, 2),
+              ],
+            }
+          : {}),
+      })),
+    );
+    const inFolds = CASES.filter((_, i) => i % 3 !== 2).length;
+    const withCandidates = CASES.filter((c, i) => i % 3 !== 2 && i % 4 === 0 && expected(c).length > 0).length;
+    expect(withCandidates).toBeGreaterThan(0);
+    const args = [
+      "eval",
+      "--tools",
+      tools,
+      "--cases",
+      folded,
+      "--folds",
+      "0,1",
+      "--by",
+      "category",
+      "--min-score",
+      "0.15",
+    ];
+    let run = await runCliProcess([...args, "--k", "1,2", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.cases).toHaveLength(inFolds);
+    expect(report.k).toEqual([1, 2]);
+    expect(report.amongCandidates).toBe(withCandidates);
+    for (const c of report.cases.filter((x: { candidates?: string[] }) => x.candidates))
+      expect(c.ranked.every((t: string) => c.candidates.includes(t))).toBe(true);
+    expect(report.breakdowns[0].field).toBe("category");
+    expect(report.breakdowns[0].values.map((v: { value: string }) => v.value).sort()).toEqual(["chat", "task"]);
+    const chat = report.breakdowns[0].values.find((v: { value: string }) => v.value === "chat");
+    expect(chat.noTool).toMatchObject({ threshold: 0.15 });
+    expect(run.stderr).toContain(`; ${withCandidates} cases routed among their own candidates`);
+
+    run = await inProcess(args);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /\nranking: recall@1 [\d.]+%, recall@3 [\d.]+%, recall@5 [\d.]+% \(\d+ cases that need a tool/,
+    );
+    expect(run.stdout).toMatch(
+      /\nno tool: AUROC \d\.\d{3} .*; below minScore 0\.15: precision [\d.]+%, recall [\d.]+%\n/,
+    );
+    expect(run.stdout).toContain(`candidates: ${withCandidates} of ${inFolds} cases routed among their own candidates`);
+    expect(run.stdout).toMatch(
+      /\nby category:\n {2}category +cases +no tool +accuracy +recall@1 +recall@3 +recall@5 +AUROC +abst\. prec\. +abst\. recall\n/,
+    );
+    expect(run.stdout).toMatch(/\n {2}chat +[12] +[12] +/);
+
+    // --ignore-candidates routes them among all the tools.
+    run = await inProcess([...args, "--ignore-candidates", "--json"]);
+    expect(JSON.parse(run.stdout).amongCandidates).toBeUndefined();
+
+    // Cases that say their kind are broken down by it without --by.
+    const kinds = writeJsonl(tmp.dir, "kinds.jsonl", [
+      ...CASES.slice(0, 6),
+      { turn: "hi there", expect: null, kind: "chit-chat" },
+      { turn: "what is the capital of peru", expect: null, kind: "off-topic" },
+    ]);
+    run = await inProcess(["eval", "--tools", tools, "--cases", kinds, "--min-score", "0.15", "--json"]);
+    const byKind = JSON.parse(run.stdout).breakdowns;
+    expect(byKind.map((b: { field: string }) => b.field)).toEqual(["kind"]);
+    expect(byKind[0].values.map((v: { value: string }) => v.value).sort()).toEqual([
+      "(none)",
+      "chit-chat",
+      "off-topic",
+    ]);
+    expect(byKind[0].values.find((v: { value: string }) => v.value === "off-topic").noTool.auroc).toEqual(
+      expect.any(Number),
+    );
+
+    // A field no case has is said; folds need a fold on every case; a bad --k is refused.
+    run = await inProcess([...args, "--by", "colour"]);
+    expect(run.stderr).toContain('eval: warning: no case has a "colour" field');
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--folds", "1"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/cases\.jsonl:1: no "fold" field; filtering by folds needs one on every case\.\n$/);
+    run = await inProcess(["eval", "--tools", tools, "--cases", folded, "--folds", "7"]);
+    expect(run.stderr).toMatch(
+      /^tool-lessons eval: no case of .*folded\.jsonl is in folds 7; its folds are 0, 1, 2\.\n$/,
+    );
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--k", "1,0"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^tool-lessons eval: --k takes comma-separated positive integers/);
+  });
+
+  it("two tools with one description and schema: reported as duplicates to merge or rename, not a dense pair", async () => {
+    const copy = { ...TOOLS[0], name: "flight_search", description: `${TOOLS[0].description.toUpperCase()}  ` };
+    const twins = writeJsonl(tmp.dir, "twins.jsonl", [...TOOLS, copy]);
+    const run = await runCliProcess(["eval", "--tools", twins, "--cases", cases, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.duplicates).toEqual([["flight_search", "search_flights"]]);
+    const kinds = report.diagnoses.map((d: { kind: string; tools: string[] }) => `${d.kind} ${d.tools.join(",")}`);
+    expect(kinds).toContain("duplicate_tools flight_search,search_flights");
+    expect(kinds.filter((k: string) => k.startsWith("dense_pair") && k.includes("flight_search"))).toEqual([]);
+    const text = await inProcess(["eval", "--tools", twins, "--cases", cases]);
+    expect(text.stdout).toMatch(
+      /\n {2}duplicate tools: flight_search and search_flights have the same description and argument schema/,
+    );
+  });
+
   it("bad input: a clear line, exit 2, for a missing file, a malformed line, an unknown tool, bad numbers", async () => {
     let run = await runCliProcess(["eval", "--tools", tools, "--cases", join(tmp.dir, "nope.jsonl")]);
     expect(run.code).toBe(2);
@@ -239,14 +378,15 @@ describe("tool-lessons eval (a real process)", () => {
     expect(failure(run)).toContain(
       `unknown.jsonl:2: expects tool "find_restaurants", which is not among the 8 tools given. Did you mean "find_restaurant"?`,
     );
-    run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "0"]);
+    // The rest in this process: the same main, without a process start each (the machine may be loaded).
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--runs", "0"]);
     expect(failure(run)).toContain("--runs must be a positive integer");
-    run = await runCliProcess(["eval", "--tools", tools, "--cases", cases, "--model", MODEL, "--min-score", "0.2"]);
+    run = await inProcess(["eval", "--tools", tools, "--cases", cases, "--model", MODEL, "--min-score", "0.2"]);
     expect(failure(run)).toContain("--min-score is for the router alone");
-    run = await runCliProcess(["eval", "--tools", join(FIXTURES, "scripted-model.mjs"), "--cases", cases]);
+    run = await inProcess(["eval", "--tools", join(FIXTURES, "scripted-model.mjs"), "--cases", cases]);
     expect(run.code).toBe(2);
     expect(failure(run)).toContain("exports no LangChain tools");
-    run = await runCliProcess(["eval", "--tools", tools]);
+    run = await inProcess(["eval", "--tools", tools]);
     expect(failure(run)).toContain("missing --cases FILE");
   });
 

@@ -88,3 +88,57 @@ describe("two runs side by side", () => {
     expect(compareRuns(before, shorter).cases).toMatchObject({ matched: 12, onlyBefore: 15, onlyAfter: 0 });
   });
 });
+
+describe("recall@k and the no-tool AUROC side by side", () => {
+  /** A one-run router run whose cases carry a ranking and a best score. */
+  const routed = (label: string, rankings: string[][], scores: number[]) =>
+    summarizeSelection({
+      mode: "router",
+      label,
+      runs: 1,
+      tools: ["a", "b", "c"],
+      warnings: [],
+      seconds: 0,
+      k: [1, 3],
+      cases: [
+        ...rankings.map((ranked, i) => ({
+          id: `t${i}`,
+          turn: `turn ${i}`,
+          expect: ["a"],
+          outcomes: [{ tool: ranked[0] }],
+          ranked,
+        })),
+        { id: "n", turn: "hi", expect: [], outcomes: [{ tool: "b" }], ranked: ["b", "a", "c"] },
+      ],
+      scores,
+    });
+
+  it("gives recall@k before and after for each k, judged like accuracy, and the AUROC", () => {
+    const before = routed(
+      "v1",
+      [
+        ["b", "a", "c"],
+        ["b", "c", "a"],
+      ],
+      [0.3, 0.2, 0.25],
+    );
+    const after = routed(
+      "v2",
+      [
+        ["a", "b", "c"],
+        ["b", "a", "c"],
+      ],
+      [0.5, 0.4, 0.25],
+    );
+    const c = compareRuns(before, after);
+    expect(c.recallAtK).toEqual([
+      { k: 1, before: 0, after: 0.5, change: 0.5, noise: 0, verdict: "better" },
+      { k: 3, before: 1, after: 1, change: 0, noise: 0, verdict: "within_noise" },
+    ]);
+    expect(c.noToolAuroc).toEqual({ before: 0.5, after: 1 });
+    // A run that did not rank (a chat model's) gives nothing to compare.
+    const unranked = { ...after, ranking: undefined, noTool: undefined };
+    expect(compareRuns(before, unranked)).toMatchObject({ recallAtK: [] });
+    expect(compareRuns(before, unranked).noToolAuroc).toBeUndefined();
+  });
+});

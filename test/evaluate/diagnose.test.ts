@@ -120,3 +120,52 @@ describe("diagnoses of the off-diagonal", () => {
     expect(diagnose({ matrix: m, runs: 1, mode: "chat-model" })).toEqual([]);
   });
 });
+
+describe("duplicate tools", () => {
+  it("two copies confused both ways are duplicates to merge or rename, never a dense pair to fence", () => {
+    const labels = ["docs", "docs_copy", "kb", null];
+    const m = matrix(labels, [
+      ["docs", "docs", 5],
+      ["docs", "docs_copy", 5],
+      ["docs_copy", "docs_copy", 4],
+      ["docs_copy", "docs", 6],
+      ["kb", "kb", 10],
+    ]);
+    // Without the duplicate groups, the same matrix reads as a dense pair.
+    expect(diagnose({ matrix: m, runs: 1, mode: "router" }).map((d) => d.kind)).toEqual(["dense_pair"]);
+    const found = diagnose({ matrix: m, runs: 1, mode: "router", duplicates: [["docs", "docs_copy"]] });
+    expect(found.map((d) => d.kind)).toEqual(["duplicate_tools"]);
+    const [dup] = found;
+    expect(dup.tools).toEqual(["docs", "docs_copy"]);
+    expect(dup.errors).toBe(11);
+    expect(dup.share).toBeCloseTo(11 / 20);
+    expect(dup.finding).toBe(
+      "docs and docs_copy have the same description and argument schema: nothing a model or the router reads tells them apart (11 of their 20 outcomes went from one to another).",
+    );
+    expect(dup.fix).toMatch(/^Merge them into one tool; or, if they do different jobs, rename them/);
+    expect(dup.fix).toContain('"Not for" lines cannot separate two tools that read the same');
+    expect(dup.cells).toEqual([
+      { row: "docs_copy", column: "docs", count: 6 },
+      { row: "docs", column: "docs_copy", count: 5 },
+    ]);
+  });
+
+  it("reports a group of copies even when no case confused them, and still finds other dense pairs", () => {
+    const labels = ["a", "a2", "a3", "kb", "orders", null];
+    const m = matrix(labels, [
+      ["kb", "kb", 10],
+      ["kb", "orders", 4],
+      ["orders", "orders", 10],
+      ["orders", "kb", 3],
+    ]);
+    const found = diagnose({ matrix: m, runs: 1, mode: "chat-model", duplicates: [["a", "a2", "a3"]] });
+    expect(found.map((d) => [d.kind, d.tools])).toEqual([
+      ["duplicate_tools", ["a", "a2", "a3"]],
+      ["dense_pair", ["kb", "orders"]],
+    ]);
+    expect(found[0]).toMatchObject({ errors: 0, share: 0, cells: [] });
+    expect(found[0].finding).toBe(
+      "a, a2, a3 have the same description and argument schema: nothing a model or the router reads tells them apart.",
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { tool } from "@langchain/core/tools";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { toCases } from "../../src/evaluate/cases.js";
 import {
@@ -10,7 +10,9 @@ import {
   routerSelector,
   type Selector,
 } from "../../src/evaluate/harness.js";
+import { diagnose } from "../../src/evaluate/diagnose.js";
 import { InvalidInput } from "../../src/errors.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { cardFromTool } from "../../src/ledger/cards.js";
 import type { ToolCard } from "../../src/ledger/schema.js";
 import { EVAL, TOOLS } from "../cli/synthetic-data.js";
@@ -29,6 +31,9 @@ const noSleep = { sleep: async () => undefined };
 describe("the harness in router mode", () => {
   it("picks the top-ranked tool; runs agree (the router is deterministic); no minScore never picks none", async () => {
     const selector = await routerSelector({ tools: TOOLS });
+    expect(selector.deterministic).toBe(true);
+    // One run by default: the router repeats exactly.
+    expect((await evaluateSelection({ cases: CASES, selector })).runs).toBe(1);
     const report = await evaluateSelection({ cases: CASES, selector, runs: 3 });
     expect(report.mode).toBe("router");
     expect(report.runs).toBe(3);
@@ -58,6 +63,8 @@ describe("the harness in router mode", () => {
     // Without minScore: AUROC still, nothing abstains.
     const off = await evaluateSelection({ cases: CASES, selector: await routerSelector({ tools: TOOLS }), runs: 1 });
     expect(off.noTool).toEqual({ auroc: report.noTool!.auroc, precision: 0, recall: 0 });
+    // The pick below minScore is none, but the ranking is the router's whatever minScore.
+    expect(report.cases.map((c) => c.ranked)).toEqual(off.cases.map((c) => c.ranked));
   });
 
   it("routes with the learned examples of lessons: the after of a before/after", async () => {
@@ -104,9 +111,13 @@ describe("the harness in chat-model mode", () => {
   it("takes the first tool call; fills the null row and column; repeats can disagree", async () => {
     const model = new ScriptedToolModel(script, { temperature: 0 });
     const selector = chatModelSelector({ model, tools: TOOLS, system: "You are a travel agent." });
+    expect(selector.deterministic).toBe(false);
     // Five cases: one case's worth of errors is enough here.
     const report = await evaluateSelection({ cases: CASES, selector, runs: 3, diagnose: { minNullErrors: 1 } });
     expect(report.mode).toBe("chat-model");
+    // A chat model picks and does not rank: no recall@k, no scores.
+    expect(report.ranking).toBeUndefined();
+    expect(report.noTool).toBeUndefined();
     expect(report.label).toBe("chat model scripted-tools".replace("scripted-tools", model.getName()));
     expect(report.warnings.filter((w) => w.includes("temperature"))).toEqual([]);
     const m = report.matrix;
@@ -268,5 +279,159 @@ describe("harness edges", () => {
     expect(() => parseSelectionRun({ mode: "router" }, "x.json")).toThrow(
       /^x\.json: not a saved run of `tool-lessons eval --json`/,
     );
+  });
+});
+
+/** The synthetic eval requests as cases, with a category per tool family and folds 1 and 2. */
+const SYNTHETIC = toCases(
+  EVAL.map((e, i) => ({
+    turn: e.query,
+    expect: e.expect,
+    fold: 1 + (i % 2),
+    fields: { category: ["search_flights", "book_hotel", "get_weather"].includes(e.expect[0]) ? "travel" : "other" },
+  })),
+);
+
+describe("recall@k, candidates, breakdowns and duplicates", () => {
+  it("recall@k of the router's ranking at the k asked for, over the cases that need a tool", async () => {
+    const selector = await routerSelector({ tools: TOOLS });
+    const report = await evaluateSelection({ cases: [...SYNTHETIC, ...CASES.slice(3)], selector, k: [2, 1, 8] });
+    expect(report.k).toEqual([1, 2, 8]);
+    expect(report.ranking!.cases).toBe(SYNTHETIC.length);
+    const [r1, r2, r8] = report.ranking!.recallAtK;
+    expect([r1.k, r2.k, r8.k]).toEqual([1, 2, 8]);
+    // recall@1 is the top pick's accuracy (no minScore); with every tool ranked, recall@8 is 1.
+    const right = SYNTHETIC.filter((c, i) => c.expect.includes(report.cases[i].ranked![0])).length;
+    expect(r1.recall).toBe(right / SYNTHETIC.length);
+    expect(r1.recall).toBeLessThan(1);
+    expect(r2.recall).toBeGreaterThanOrEqual(r1.recall);
+    expect(r8.recall).toBe(1);
+    expect(report.cases.every((c) => c.ranked!.length === 8)).toBe(true);
+    await expect(evaluateSelection({ cases: CASES, selector, k: [0] })).rejects.toThrow(/k must be positive integers/);
+  });
+
+  it("a case with candidates is ranked among them only, through the one index (nothing rebuilt per case)", async () => {
+    const selector = await routerSelector({ tools: TOOLS });
+    const all = await evaluateSelection({ cases: SYNTHETIC, selector });
+    const wrong = all.cases.filter((c) => !c.expect.includes((c.outcomes[0] as { tool: string }).tool));
+    expect(wrong.length).toBeGreaterThan(2);
+    // Each wrong case gets its expected tool and two tools it did not pick as candidates.
+    const cases = toCases(
+      wrong.map((c) => {
+        const picked = (c.outcomes[0] as { tool: string }).tool;
+        const others = TOOLS.map((t) => t.name).filter((n) => n !== picked && !c.expect.includes(n));
+        return { turn: c.turn, expect: c.expect, candidates: [...c.expect, others[0], others[1]] };
+      }),
+    );
+    const reindex = vi.spyOn(ToolIndex.prototype, "reindex");
+    try {
+      const among = await evaluateSelection({ cases, selector });
+      expect(reindex).not.toHaveBeenCalled();
+      expect(among.amongCandidates).toBe(cases.length);
+      among.cases.forEach((c, i) => {
+        expect(c.candidates).toEqual(cases[i].candidates);
+        expect(c.ranked!.every((t) => cases[i].candidates!.includes(t))).toBe(true);
+        expect(c.ranked).toHaveLength(3);
+      });
+      // Among three candidates, recall@3 is 1 by construction; the top pick improved on every tool.
+      expect(among.ranking!.recallAtK.find((r) => r.k === 3)!.recall).toBe(1);
+      expect(among.accuracy.accuracy!).toBeGreaterThan(0);
+      // ignoreCandidates routes among all the tools again: every case wrong as before.
+      const ignored = await evaluateSelection({ cases, selector, ignoreCandidates: true });
+      expect(ignored.amongCandidates).toBeUndefined();
+      expect(ignored.accuracy.accuracy).toBe(0);
+      expect(ignored.cases[0].candidates).toBeUndefined();
+    } finally {
+      reindex.mockRestore();
+    }
+  });
+
+  it("refuses candidates the selector does not have, or that leave out an expected tool", async () => {
+    const selector = await routerSelector({ tools: TOOLS });
+    const cases = toCases([{ turn: "x", expect: "book_hotel", candidates: ["book_hotel", "teleport"] }]);
+    await expect(evaluateSelection({ cases, selector })).rejects.toThrow(
+      'evaluateSelection: case case 1 names candidate "teleport", which is not one of the tools.',
+    );
+    const outside = [{ id: "c", turn: "x", expect: ["book_hotel"], candidates: ["get_weather"] }];
+    await expect(evaluateSelection({ cases: outside, selector })).rejects.toThrow(
+      /expects "book_hotel", which is not among its candidates/,
+    );
+  });
+
+  it("a chat model is bound to a case's candidates only, once per candidate list", async () => {
+    const bindings: string[][] = [];
+    const model = new ScriptedToolModel((turn) => (turn.includes("plane") ? "search_flights" : null));
+    const bindTools = model.bindTools.bind(model);
+    model.bindTools = (tools) => {
+      bindings.push(tools.map((t) => (t as { function: { name: string } }).function.name));
+      return bindTools(tools);
+    };
+    const selector = chatModelSelector({ model, tools: TOOLS });
+    const cases = toCases([
+      { turn: "a plane to lima", expect: "search_flights", candidates: ["search_flights", "book_hotel"] },
+      { turn: "a plane to oslo", expect: "search_flights", candidates: ["book_hotel", "search_flights"] },
+      { turn: "hi", expect: null, candidates: ["get_weather"] },
+    ]);
+    const report = await evaluateSelection({ cases, selector });
+    expect(report.runs).toBe(3);
+    expect(bindings).toEqual([TOOLS.map((t) => t.name), ["search_flights", "book_hotel"], ["get_weather"]]);
+    expect(report.accuracy.accuracy).toBe(1);
+  });
+
+  it("breaks accuracy, recall@k and the no-tool figures down by a case field", async () => {
+    const cases = [...SYNTHETIC, ...toCases([{ turn: "hello there", expect: null, fields: { category: "chat" } }])];
+    const report = await evaluateSelection({
+      cases,
+      selector: await routerSelector({ tools: TOOLS, minScore: 0.2 }),
+      by: ["category", "fold"],
+    });
+    const [category, fold] = report.breakdowns!;
+    expect(category.field).toBe("category");
+    expect(category.values.map((v) => [v.value, v.cases])).toEqual([
+      ["other", 15],
+      ["travel", 9],
+      ["chat", 1],
+    ]);
+    const travel = category.values.find((v) => v.value === "travel")!;
+    const travelCases = report.cases.filter((c) => c.fields?.category === "travel");
+    const right = travelCases.filter((c) => c.expect.includes((c.outcomes[0] as { tool: string }).tool ?? "")).length;
+    expect(travel.accuracy).toBe(right / 9);
+    expect(travel.ranking!.cases).toBe(9);
+    expect(travel.noTool).toMatchObject({ threshold: 0.2 });
+    expect(category.values.find((v) => v.value === "chat")).toMatchObject({ noToolCases: 1, accuracy: 1 });
+    expect(fold.values.map((v) => v.value).sort()).toEqual(["(none)", "1", "2"]);
+    // A saved run reads back to the same breakdowns when asked for them.
+    const back = parseSelectionRun(JSON.parse(JSON.stringify(report)), "run.json", { by: ["category", "fold"] });
+    expect(back).toEqual(report);
+  });
+
+  it("two identical tools are diagnosed as duplicates to merge or rename, not as a dense pair", async () => {
+    const copy = {
+      ...TOOLS[0],
+      name: "flight_search",
+      description: "Search airline flights between two  airports on a date",
+    };
+    const tools = [...TOOLS, copy];
+    const cases = toCases(
+      EVAL.filter((e) => e.expect[0] === "search_flights").map((e) => ({ turn: e.query, expect: e.expect })),
+    );
+    const report = await evaluateSelection({ cases, selector: await routerSelector({ tools }) });
+    expect(report.duplicates).toEqual([["flight_search", "search_flights"]]);
+    const kinds = report.diagnoses.map((d) => d.kind);
+    expect(kinds).toContain("duplicate_tools");
+    expect(report.diagnoses.some((d) => d.kind === "dense_pair" && d.tools.includes("flight_search"))).toBe(false);
+    const dup = report.diagnoses.find((d) => d.kind === "duplicate_tools")!;
+    expect(dup.tools).toEqual(["flight_search", "search_flights"]);
+    expect(dup.fix).toMatch(/^Merge them into one tool/);
+    // The copies did take each other's turns: without knowing them for copies, this is a dense pair.
+    expect(dup.errors).toBeGreaterThan(1);
+    expect(diagnose({ matrix: report.matrix, runs: 1, mode: "router" }).map((d) => [d.kind, d.tools])).toContainEqual([
+      "dense_pair",
+      ["search_flights", "flight_search"],
+    ]);
+    // The chat model's selector finds the same copies.
+    expect(chatModelSelector({ model: new ScriptedToolModel(() => null), tools }).duplicates).toEqual([
+      ["flight_search", "search_flights"],
+    ]);
   });
 });

@@ -117,3 +117,33 @@ describe("the HTML report", () => {
     expect(none).not.toContain('id="revisions"');
   });
 });
+
+describe("the report's ranking and no-tool figures", () => {
+  it("shows recall@k and the no-tool AUROC when the run has a ranking and scores, and not otherwise", () => {
+    const ranked = summarizeSelection({
+      mode: "router",
+      label: "router",
+      runs: 1,
+      tools: ["search", "other"],
+      minScore: 0.1,
+      warnings: [],
+      seconds: 0,
+      k: [1, 2],
+      cases: [
+        { id: "a", turn: "find cats", expect: ["search"], outcomes: [{ tool: "other" }], ranked: ["other", "search"] },
+        { id: "b", turn: "find dogs", expect: ["search"], outcomes: [{ tool: "search" }], ranked: ["search", "other"] },
+        { id: "c", turn: "hi", expect: [], outcomes: [{ tool: null }], ranked: ["other", "search"] },
+      ],
+      scores: [0.4, 0.6, 0.05],
+    });
+    const html = renderReport({ run: ranked, generatedAt: "x" });
+    expect(html).toContain(
+      `<div class="value">50.0%</div><div class="what">recall@1: a right tool among routing&#39;s first 1`,
+    );
+    expect(html).toContain(
+      `<div class="value">100.0%</div><div class="what">recall@2: a right tool among routing&#39;s first 2`,
+    );
+    expect(html).toContain(`<div class="value">1.000</div><div class="what">&quot;no tool&quot; AUROC`);
+    expect(renderReport({ run: NOW, generatedAt: "x" })).not.toContain("recall@");
+  });
+});
