@@ -187,7 +187,7 @@ describe("the packed package in a consumer project", () => {
     // A non-zero exit without an error line would be tsc failing to run at all.
     if (result.status !== 0) expect(result.stdout).toMatch(/error TS\d+/);
     expect(specifiers).toEqual(expect.arrayContaining(["tool-lessons/schema", "tool-lessons/evaluate"]));
-  });
+  }, 240_000);
 
   it("type-checks tool-lessons/chroma with skipLibCheck off and no error anywhere, chromadb's declarations included", () => {
     const check = spawnSync(process.execPath, [tsc, "-p", join("chroma-only", "tsconfig.json"), "--listFiles"], {
@@ -200,7 +200,7 @@ describe("the packed package in a consumer project", () => {
     expect(check.stdout).not.toMatch(/node_modules\/chromadb\//);
     expect(`${check.stdout}${check.stderr}`.split("\n").filter((line) => /error TS\d+/.test(line))).toEqual([]);
     expect(check.status).toBe(0);
-  });
+  }, 240_000);
 
   it("loads every entry point in Node, each with the names its docs teach and not the internals", () => {
     const script = `
