@@ -21,7 +21,6 @@ import { END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import {
   bindRoutedTools,
-  classifyError,
   createRouteNode,
   LessonManager,
   modelDescription,
@@ -35,6 +34,7 @@ import {
   type ToolLessonsState,
   ToolRouter,
 } from "../src/index.js";
+import { classifyError } from "../src/record/index.js";
 import { ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
 
 /** Options of {@link main}. */

@@ -46,8 +46,29 @@ const ALLOWED_IMPORTS = {
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
 /** The failure policy redacts what it reports, with the gate (text imports no root module but errors and internal). */
 const ROOT_MODULE_RULES = { failure: { folders: ["text"], rootModules: ROOT_MODULES } };
-/** The entry points under src: for users only, so nothing inside depends on what they re-export. */
-const BARRELS = ["index", "schema", "privacy"];
+/**
+ * The barrels under src (package.json `exports`), as paths under src without extension: for
+ * users only, so nothing inside depends on what they re-export. The backends' entry points
+ * (sqlite-store, postgres, chroma) are modules of their own, not barrels, and are left out.
+ */
+const BARRELS = [
+  "index",
+  "schema",
+  "privacy",
+  ...[
+    "graph",
+    "record",
+    "ledger",
+    "routing",
+    "learn",
+    "rules",
+    "memory",
+    "prompt",
+    "serve",
+    "evaluate",
+    "middleware",
+  ].map((folder) => `${folder}/index`),
+];
 
 /** Errors a caller cannot tell apart from a bug: src throws ToolLessonsError subclasses instead. */
 const BUILTIN_ERRORS = "Error|TypeError|RangeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError";
@@ -132,9 +153,14 @@ function checkDirection(file, text, rel) {
     const target = path.resolve(path.dirname(file), specifier);
     if (path.relative(src, target).startsWith("..")) continue;
     const to = placeOf(target);
-    if (to.folder === "." && BARRELS.includes(to.module)) {
+    const barrel = path
+      .relative(src, target)
+      .replace(/\.(m?[jt]s)$/, "")
+      .split(path.sep)
+      .join("/");
+    if (BARRELS.includes(barrel)) {
       findings.push(
-        `${rel}:${line}: imports the package entry point src/${to.module}.ts ("${specifier}"); import the module that defines the name`,
+        `${rel}:${line}: imports the package entry point src/${barrel}.ts ("${specifier}"); import the module that defines the name`,
       );
       continue;
     }

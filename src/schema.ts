@@ -1,8 +1,9 @@
 /**
  * `tool-lessons/schema`: the zod schemas of what the ledger stores and of the operator's settings,
- * for code that reads rows or settings from outside (an export, another process, a file) and
- * wants them checked as the package checks them. The row types themselves are exported from the
- * package root too; the schemas of the evaluation files are in `tool-lessons/evaluate`.
+ * with the settings' defaults (`DEFAULT_SETTINGS`), for code that reads rows or settings from
+ * outside (an export, another process, a file) and wants them checked as the package checks
+ * them. The row types themselves are exported from the package root too; the schemas of the
+ * evaluation files are in `tool-lessons/evaluate`.
  */
 export {
   type ArgShape,
@@ -59,4 +60,4 @@ export {
   type TurnRecord,
   TurnRecordSchema,
 } from "./ledger/schema.js";
-export { parseSettings, type Settings, type SettingsInput, SettingsSchema } from "./settings.js";
+export { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput, SettingsSchema } from "./settings.js";

@@ -45,18 +45,15 @@ export interface ReportOptions {
    * @default 40
    */
   maxHeatmapLabels?: number;
-  /**
-   * Most disagreeing cases and errors listed.
-   * @default 50
-   */
-  maxListed?: number;
 }
 
 /** The defaults of {@link ReportOptions}. */
 export const DEFAULT_REPORT_OPTIONS: Readonly<Required<ReportOptions>> = Object.freeze({
   maxHeatmapLabels: 40,
-  maxListed: 50,
 });
+
+/** Most disagreeing cases and errors listed. */
+const MAX_LISTED = 50;
 
 /** A run as the report shows and embeds it: its figures, not its per-case outcomes. */
 export type ReportRun = Omit<SelectionReport, "cases"> & { cases: number };
@@ -110,8 +107,8 @@ export function reportData(input: ReportInput, options: ReportOptions = {}): Rep
   return {
     title: input.title ?? "Tool selection report",
     generatedAt: input.generatedAt,
-    run: compact(input.run, o.maxListed),
-    ...(input.before ? { before: compact(input.before, o.maxListed) } : {}),
+    run: compact(input.run, MAX_LISTED),
+    ...(input.before ? { before: compact(input.before, MAX_LISTED) } : {}),
     ...(input.comparison ? { comparison: input.comparison } : {}),
     ...(input.lint ? { lint: input.lint } : {}),
     ...(input.ledger ? { ledger: input.ledger } : {}),

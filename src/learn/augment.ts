@@ -25,11 +25,6 @@ export const AUGMENT_EXAMPLE_COUNT = 6;
 /** Options of {@link augmentTool} and {@link parseAugmentationReply}. */
 export interface AugmentOptions {
   /**
-   * Longest augmented description, in characters (it must also be one line).
-   * @default 400
-   */
-  maxDescriptionLength?: number;
-  /**
    * Longest example request, in characters (one line each).
    * @default 220 (the `maxLineLength` setting's default)
    */
@@ -47,9 +42,11 @@ export interface AugmentOptions {
   now?: () => number;
 }
 
+/** Longest augmented description, in characters (it must also be one line). A constant: no caller ever set it. */
+const MAX_AUGMENTED_DESCRIPTION_LENGTH = 400;
+
 /** The defaults of every {@link AugmentOptions} field. */
 export const DEFAULT_AUGMENT_OPTIONS: Readonly<Required<AugmentOptions>> = Object.freeze({
-  maxDescriptionLength: 400,
   maxExampleLength: DEFAULT_SETTINGS.maxLineLength,
   maxQueries: DEFAULT_SETTINGS.maxQueries,
   now: Date.now,
@@ -134,7 +131,7 @@ export function augmentationPrompt(card: ToolCard): BaseMessage[] {
  * @throws ModelReplyRejected with `context.reason` set to an {@link AugmentRefusalCode}.
  */
 export function parseAugmentationReply(text: string, options: AugmentOptions = {}): Augmentation {
-  const maxDescription = options.maxDescriptionLength ?? DEFAULT_AUGMENT_OPTIONS.maxDescriptionLength;
+  const maxDescription = MAX_AUGMENTED_DESCRIPTION_LENGTH;
   const maxExample = options.maxExampleLength ?? DEFAULT_AUGMENT_OPTIONS.maxExampleLength;
   const trimmed = text.trim();
   if (trimmed === "") reject("empty_reply", "the model replied with no text");

@@ -4,38 +4,19 @@
  * formats (`CW-######`) and placeholders (`<text>`, `<number>`).
  */
 import type { ArgShape, CallRecord } from "../ledger/schema.js";
-import { definedOnly } from "../internal.js";
 
-/** Options of {@link buildExampleCall}. */
-export interface ExampleCallOptions {
-  /**
-   * Most letters a shared format may keep as a fixed prefix (`CW` in `CW-######`). A longer run of
-   * letters is more likely part of a value than a format, so the argument is shown as `<text>`.
-   * @default 4
-   */
-  maxPrefixLetters?: number;
-  /**
-   * Most letters of an all upper-case prefix (`CLAIM` in `CLAIM-####`), as the masker keeps them.
-   * @default 6
-   */
-  maxUpperPrefixLetters?: number;
-  /**
-   * Most fixed characters (prefix letters and separators together) a shared format may keep.
-   * @default 8
-   */
-  maxFixedChars?: number;
-  /**
-   * The characters the masker writes for a masked character (`#` a digit, `*` a letter of a value).
-   * @default "#*"
-   */
-  maskChars?: string;
-}
-
-/** The defaults of {@link ExampleCallOptions}. */
-export const DEFAULT_EXAMPLE_CALL_OPTIONS: Readonly<Required<ExampleCallOptions>> = Object.freeze({
+/**
+ * What a shared format may keep fixed (see {@link isSharedFormat}). Constants, not options: no
+ * caller ever set them, and the masker they mirror has no option either.
+ */
+const SHARED_FORMAT = Object.freeze({
+  /** Most letters kept as a fixed prefix (`CW` in `CW-######`): a longer run is likelier a value. */
   maxPrefixLetters: 4,
+  /** Most letters of an all upper-case prefix (`CLAIM` in `CLAIM-####`), as the masker keeps them. */
   maxUpperPrefixLetters: 6,
+  /** Most fixed characters (prefix letters and separators together). */
   maxFixedChars: 8,
+  /** The characters the masker writes for a masked character (`#` a digit, `*` a letter of a value). */
   maskChars: "#*",
 });
 
@@ -70,10 +51,8 @@ export function buildExampleCall(
   successes: readonly CallRecord[],
   refusedCount: number,
   minFailures: number,
-  options: ExampleCallOptions = {},
 ): string | null {
   if (refusedCount < minFailures || successes.length === 0) return null;
-  const opts = { ...DEFAULT_EXAMPLE_CALL_OPTIONS, ...definedOnly(options) };
 
   const first = successes[0];
   const names = uniqueNames(first.args).filter((name) =>
@@ -84,18 +63,18 @@ export function buildExampleCall(
   const entries: string[] = [];
   for (const name of names) {
     const shapes = successes.map((call) => call.args.find((a) => a.name === name) as ArgShape);
-    entries.push(`${JSON.stringify(name)}: ${JSON.stringify(displayShape(shapes, opts))}`);
+    entries.push(`${JSON.stringify(name)}: ${JSON.stringify(displayShape(shapes))}`);
   }
   return `${EXAMPLE_CALL_PREFIX}{${entries.join(", ")}}`;
 }
 
-function displayShape(shapes: readonly ArgShape[], opts: Required<ExampleCallOptions>): string {
+function displayShape(shapes: readonly ArgShape[]): string {
   const kind = shapes[0].kind;
   if (!shapes.every((s) => s.kind === kind)) return "<value>";
   if (kind !== "string") return PLACEHOLDER_BY_KIND[kind];
   const shape = shapes[0].shape;
   if (!shapes.every((s) => s.shape === shape)) return PLACEHOLDER_BY_KIND.string;
-  if (isPlaceholder(shape) || isSharedFormat(shape, opts)) return shape;
+  if (isPlaceholder(shape) || isSharedFormat(shape)) return shape;
   return PLACEHOLDER_BY_KIND.string;
 }
 
@@ -115,24 +94,28 @@ function isPlaceholder(shape: string): boolean {
  * @example isSharedFormat("####-##-##") // true
  * @example isSharedFormat("Dear Sarah ##") // false
  */
-export function isSharedFormat(shape: string, options: ExampleCallOptions = {}): boolean {
-  const opts = { ...DEFAULT_EXAMPLE_CALL_OPTIONS, ...definedOnly(options) };
+export function isSharedFormat(shape: string): boolean {
   let i = 0;
   while (i < shape.length && /[A-Za-z]/.test(shape[i])) i += 1;
   const prefix = i;
   const upper = shape.slice(0, prefix) === shape.slice(0, prefix).toUpperCase();
-  if (prefix > (upper ? Math.max(opts.maxPrefixLetters, opts.maxUpperPrefixLetters) : opts.maxPrefixLetters))
+  if (
+    prefix >
+    (upper
+      ? Math.max(SHARED_FORMAT.maxPrefixLetters, SHARED_FORMAT.maxUpperPrefixLetters)
+      : SHARED_FORMAT.maxPrefixLetters)
+  )
     return false;
   let masked = 0;
   let separators = 0;
   for (; i < shape.length; i++) {
     const ch = shape[i];
-    if (opts.maskChars.includes(ch)) masked += 1;
+    if (SHARED_FORMAT.maskChars.includes(ch)) masked += 1;
     else if (/[-/:._+() ]/.test(ch)) separators += 1;
     else return false;
   }
   const fixed = prefix + separators;
-  return masked > 0 && fixed <= opts.maxFixedChars;
+  return masked > 0 && fixed <= SHARED_FORMAT.maxFixedChars;
 }
 
 function uniqueNames(args: readonly ArgShape[]): string[] {

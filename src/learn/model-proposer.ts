@@ -62,28 +62,23 @@ export interface ModelProposerOptions {
    * @default "auto"
    */
   structuredOutput?: "auto" | "always" | "never";
-  /**
-   * Most items of each list (failures, misses, confusions, neighbours) put in the prompt.
-   * @default 20
-   */
-  maxItems?: number;
-  /**
-   * Longest description (the tool's and each neighbour's) put in the prompt, in characters.
-   * @default 400
-   */
-  maxDescriptionLength?: number;
-  /**
-   * Most items of each kind taken from a reply; the rest are dropped before the vet.
-   * @default 20
-   */
-  maxReplyItems?: number;
 }
 
 /** The defaults of {@link ModelProposerOptions} (the name has none: it is derived from the model). */
 export const DEFAULT_MODEL_PROPOSER_OPTIONS: Readonly<Required<Omit<ModelProposerOptions, "name">>> = Object.freeze({
   structuredOutput: "auto",
+});
+
+/**
+ * How much evidence goes into the prompt and how much of a reply is read. Constants, not
+ * options: no caller ever set them, and the vet's caps bound what is kept anyway.
+ */
+const PROMPT_LIMITS = Object.freeze({
+  /** Most items of each list (failures, misses, confusions, neighbours) put in the prompt. */
   maxItems: 20,
+  /** Longest description (the tool's and each neighbour's) put in the prompt, in characters. */
   maxDescriptionLength: 400,
+  /** Most items of each kind taken from a reply; the rest are dropped before the vet. */
   maxReplyItems: 20,
 });
 
@@ -100,12 +95,8 @@ Rules: one line each, at most {maxLineLength} characters. At most {maxNotes} not
  * The messages of one tool's review: the instructions, then the evidence as JSON. Built only
  * from {@link ToolEvidence}.
  */
-export function buildProposerMessages(
-  evidence: ToolEvidence,
-  options: Pick<ModelProposerOptions, "maxItems" | "maxDescriptionLength"> = {},
-): BaseMessage[] {
-  const maxItems = options.maxItems ?? DEFAULT_MODEL_PROPOSER_OPTIONS.maxItems;
-  const maxDescription = options.maxDescriptionLength ?? DEFAULT_MODEL_PROPOSER_OPTIONS.maxDescriptionLength;
+export function buildProposerMessages(evidence: ToolEvidence): BaseMessage[] {
+  const { maxItems, maxDescriptionLength: maxDescription } = PROMPT_LIMITS;
   const limits = evidence.limits;
   const system = INSTRUCTIONS.replace(/\{(\w+)\}/g, (_, key: string) =>
     key in limits ? String(limits[key as keyof typeof limits]) : `{${key}}`,
@@ -154,10 +145,7 @@ export type ParsedReply = { ok: true; proposal: Proposal } | { ok: false; reject
  * Parse a model's text reply: a JSON object, alone or as the only content of one fenced
  * ```json block. Anything around it (chatter) refuses the reply.
  */
-export function parseProposalText(
-  text: string,
-  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
-): ParsedReply {
+export function parseProposalText(text: string, maxItems: number = PROMPT_LIMITS.maxReplyItems): ParsedReply {
   const trimmed = text.trim();
   const fenced = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n?```$/i.exec(trimmed);
   const body = (fenced ? fenced[1] : trimmed).trim();
@@ -174,10 +162,7 @@ export function parseProposalText(
 }
 
 /** Check a reply object (from structured output or parsed text) against {@link ProposalReplySchema}. */
-export function parseProposalObject(
-  value: unknown,
-  maxItems: number = DEFAULT_MODEL_PROPOSER_OPTIONS.maxReplyItems,
-): ParsedReply {
+export function parseProposalObject(value: unknown, maxItems: number = PROMPT_LIMITS.maxReplyItems): ParsedReply {
   const parsed = ProposalReplySchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
@@ -218,7 +203,7 @@ export class ModelProposer implements Proposer {
 
   async propose(evidence: ToolEvidence, config?: RunnableConfig): Promise<Proposal> {
     config?.signal?.throwIfAborted();
-    const messages = buildProposerMessages(evidence, this.options);
+    const messages = buildProposerMessages(evidence);
     const structured = this.structured();
     if (structured === "unsupported") {
       return emptyProposal({ reason: "model_error", detail: "the model does not support structured output" });
@@ -226,10 +211,10 @@ export class ModelProposer implements Proposer {
     try {
       if (structured) {
         const reply: unknown = await structured.invoke(messages, config);
-        return this.settle(parseProposalObject(reply, this.options.maxReplyItems));
+        return this.settle(parseProposalObject(reply));
       }
       const message = await this.model.invoke(messages, config);
-      return this.settle(parseProposalText(message.text, this.options.maxReplyItems));
+      return this.settle(parseProposalText(message.text));
     } catch (error) {
       if (config?.signal?.aborted) throw error;
       return emptyProposal({ reason: "model_error", detail: clip(errorMessage(error), 300) });

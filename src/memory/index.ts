@@ -1,7 +1,7 @@
 /**
  * Tool memory: each call evaluated (a model's rubric or the deterministic evaluator), a sliding
  * window of evaluated calls per tool and partition, statistics by code, and guidelines
- * synthesized from the recent window and vetted. Named re-exports for the package barrel.
+ * synthesized from the recent window and vetted. The `tool-lessons/memory` entry point.
  */
 export {
   DEFAULT_TOOL_MEMORY_OPTIONS,
@@ -53,3 +53,13 @@ export type {
   SynthesisOutcome,
   UnevaluatedReason,
 } from "./types.js";
+export type {
+  EvaluatedCall,
+  EvaluationScore,
+  EvaluationSignal,
+  Guideline,
+  GuidelineRefusal,
+  GuidelineRefusalReason,
+  ToolMemoryState,
+  ToolStats,
+} from "../ledger/schema.js";

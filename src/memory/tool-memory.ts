@@ -53,11 +53,6 @@ export interface ToolMemoryOptions {
    */
   synthesizer?: GuidelineSynthesizer;
   /**
-   * Tools whose guidelines are written at once (model calls in flight, with a model synthesizer).
-   * @default 4
-   */
-  summaryConcurrency?: number;
-  /**
    * Clock for the `evaluatedAt` and `at` stamps.
    * @default Date.now
    */
@@ -68,9 +63,11 @@ export interface ToolMemoryOptions {
 export const DEFAULT_TOOL_MEMORY_OPTIONS: Readonly<Required<Omit<ToolMemoryOptions, "ledger">>> = Object.freeze({
   evaluator: new DeterministicEvaluator(),
   synthesizer: new DeterministicSynthesizer(),
-  summaryConcurrency: 4,
   now: Date.now,
 });
+
+/** Tools whose guidelines are written at once (model calls in flight, with a model synthesizer). */
+const SUMMARY_CONCURRENCY = 4;
 
 /** Options of one evaluation or summary pass. */
 export interface MemoryPassOptions {
@@ -252,7 +249,7 @@ export class ToolMemory {
     const settings = await this.settings(partition, options.config);
     const tools = options.tools ?? (await this.ledger.listMemoryTools(partition));
     const cards = new Map((await this.ledger.getCards(partition, tools)).map((c) => [c.name, c]));
-    const results = await mapLimit(tools, this.options.summaryConcurrency, (tool) =>
+    const results = await mapLimit(tools, SUMMARY_CONCURRENCY, (tool) =>
       this.summarizeTool(partition, tool, cards.get(tool), settings, options.force ?? false, config),
     );
     return { partition, synthesizer: this.synthesizer.name, tools: results };

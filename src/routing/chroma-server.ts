@@ -33,19 +33,16 @@ export interface StartChromaServerOptions {
    * @default 30000
    */
   startTimeoutMs?: number;
-  /**
-   * How long `stop()` waits after SIGINT before it sends SIGKILL, in milliseconds.
-   * @default 5000
-   */
-  stopTimeoutMs?: number;
 }
+
+/** How long `stop()` waits after SIGINT before it sends SIGKILL, in milliseconds. */
+const STOP_TIMEOUT_MS = 5_000;
 
 /** The defaults applied to every {@link StartChromaServerOptions} field left unset (path and port excepted). */
 export const DEFAULT_CHROMA_SERVER: Readonly<Required<Omit<StartChromaServerOptions, "path" | "port">>> = Object.freeze(
   {
     host: "127.0.0.1",
     startTimeoutMs: 30_000,
-    stopTimeoutMs: 5_000,
   },
 );
 
@@ -59,7 +56,7 @@ export interface ChromaServer {
   url: string;
   /** Its data directory. */
   path: string;
-  /** Stops it (SIGINT, then SIGKILL after `stopTimeoutMs`) and removes a temporary data directory. Idempotent. */
+  /** Stops it (SIGINT, then SIGKILL after 5 s) and removes a temporary data directory. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -157,7 +154,7 @@ async function heartbeat(url: string): Promise<boolean> {
 export async function startChromaServer(options: StartChromaServerOptions = {}): Promise<ChromaServer> {
   const host = options.host ?? DEFAULT_CHROMA_SERVER.host;
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_CHROMA_SERVER.startTimeoutMs;
-  const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_CHROMA_SERVER.stopTimeoutMs;
+
   const cli = chromaCliPath();
   const port = options.port ?? (await freePort(host));
   const ownsPath = options.path === undefined;
@@ -169,7 +166,7 @@ export async function startChromaServer(options: StartChromaServerOptions = {}):
     [
       "-e",
       SUPERVISOR,
-      String(Math.max(100, stopTimeoutMs - 500)),
+      String(Math.max(100, STOP_TIMEOUT_MS - 500)),
       cli,
       "run",
       "--path",
@@ -220,7 +217,7 @@ export async function startChromaServer(options: StartChromaServerOptions = {}):
         } catch {
           // Already gone.
         }
-        const timer = sleep(stopTimeoutMs).then(() => "timeout" as const);
+        const timer = sleep(STOP_TIMEOUT_MS).then(() => "timeout" as const);
         if ((await Promise.race([exitedPromise.then(() => "exited" as const), timer])) === "timeout") {
           killGroup("SIGKILL");
           await Promise.race([exitedPromise, sleep(1_000)]);

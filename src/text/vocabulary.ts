@@ -1,7 +1,7 @@
 import { definedOnly } from "../internal.js";
 import { skeleton } from "./normalize.js";
 import { splitWords, stem, STOPWORDS } from "./tokenize.js";
-import { VOCABULARY_WORDS } from "./vocabulary-words.js";
+import { vocabularyWords } from "./vocabulary-words.js";
 
 /**
  * The vocabulary rule of the gate: a lesson may use only allowed words. A word is allowed when it is
@@ -180,9 +180,9 @@ const CALENDAR_WORDS = [
   "december",
 ];
 
-/** The shipped common-word list (see vocabulary-words.ts), built once on first use. */
+/** The shipped common-word list (vocabulary-words.txt, see vocabulary-words.ts), built once on first use. */
 export function commonWords(): ReadonlySet<string> {
-  common ??= new Set([...VOCABULARY_WORDS.split(/\s+/).filter((w) => w !== ""), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
+  common ??= new Set([...vocabularyWords(), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
   return common;
 }
 

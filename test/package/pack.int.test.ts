@@ -6,7 +6,7 @@
  * dependencies resolve from the repository's node_modules, as a user's own copies would.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +28,13 @@ const specifiers = Object.keys(pkg.exports)
 
 let staging: string;
 let consumer: string;
+
+/** Every file under a folder, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
 
 function run(command: string, args: string[], cwd: string): string {
   return execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 180_000 });
@@ -94,7 +101,15 @@ beforeAll(() => {
     join(consumer, "subpaths.ts"),
     `import { InMemoryStore } from "@langchain/langgraph";
 import { Ledger, LexicalEmbeddings, ToolIndex, type Settings, type ToolCard } from "tool-lessons";
-import { parseSettings, ToolCardSchema } from "tool-lessons/schema";
+import { DEFAULT_SETTINGS, parseSettings, ToolCardSchema } from "tool-lessons/schema";
+import { createLessonsNode, ToolLessonsZodState } from "tool-lessons/graph";
+import { classifyError, partitionKey } from "tool-lessons/record";
+import { compareAndSet, type RevisionClaim } from "tool-lessons/ledger";
+import { InMemoryVectorIndex, usageFlags } from "tool-lessons/routing";
+import { ModelProposer, type Proposal } from "tool-lessons/learn";
+import { createRecallRulesTool, DEFAULT_TOOL_ALIASES } from "tool-lessons/rules";
+import { ModelEvaluator, toolStats } from "tool-lessons/memory";
+import { renderRulesBlock, renderLessonsBlock } from "tool-lessons/prompt";
 import { recallAtK, simulate, type SimulationReport } from "tool-lessons/evaluate";
 import { gateText, PII_DETECTORS, type PIIDetector } from "tool-lessons/privacy";
 import { SqliteStore } from "tool-lessons/sqlite";
@@ -103,7 +118,7 @@ import { ChromaVectorIndex, startChromaServer } from "tool-lessons/chroma";
 import { toolLessonsMiddleware, type ToolLessonsMiddlewareOptions } from "tool-lessons/middleware";
 
 const ledger = new Ledger(new InMemoryStore());
-const settings: Settings = parseSettings({ routingK: 3 });
+const settings: Settings = parseSettings({ routingK: 3 }, DEFAULT_SETTINGS);
 export const index = new ToolIndex({
   ledger,
   embeddings: new LexicalEmbeddings(),
@@ -117,6 +132,12 @@ export const gated: string = gateText("mail me at a@b.co", { kind: "stored" }).t
 const middlewareOptions: ToolLessonsMiddlewareOptions = { ledger, maxTools: 3 };
 export const middleware = toolLessonsMiddleware(middlewareOptions);
 export const later = { simulate, openPostgresStore, startChromaServer, sqlite: (path: string) => new SqliteStore(path) };
+export const partition: string = partitionKey({ userId: "42" });
+export const errorClass = classifyError(new Error("HTTP 404: not found"));
+export const more = { createLessonsNode, ToolLessonsZodState, compareAndSet, InMemoryVectorIndex, usageFlags, ModelProposer };
+export const rules = { createRecallRulesTool, aliases: DEFAULT_TOOL_ALIASES.length, renderRulesBlock, renderLessonsBlock };
+export const memory = { ModelEvaluator, toolStats };
+export type Later = [RevisionClaim, Proposal];
 `,
   );
   // tool-lessons/chroma alone, as a user of the Chroma index writes it, checked with nothing set
@@ -166,7 +187,7 @@ describe("the packed package in a consumer project", () => {
     // A non-zero exit without an error line would be tsc failing to run at all.
     if (result.status !== 0) expect(result.stdout).toMatch(/error TS\d+/);
     expect(specifiers).toEqual(expect.arrayContaining(["tool-lessons/schema", "tool-lessons/evaluate"]));
-  });
+  }, 240_000);
 
   it("type-checks tool-lessons/chroma with skipLibCheck off and no error anywhere, chromadb's declarations included", () => {
     const check = spawnSync(process.execPath, [tsc, "-p", join("chroma-only", "tsconfig.json"), "--listFiles"], {
@@ -175,11 +196,11 @@ describe("the packed package in a consumer project", () => {
       timeout: 180_000,
     });
     // The program never reads chromadb's declarations, and checks clean, node_modules included.
-    expect(check.stdout).toMatch(/tool-lessons\/dist\/index\/chroma\.d\.ts/);
+    expect(check.stdout).toMatch(/tool-lessons\/dist\/routing\/chroma\.d\.ts/);
     expect(check.stdout).not.toMatch(/node_modules\/chromadb\//);
     expect(`${check.stdout}${check.stderr}`.split("\n").filter((line) => /error TS\d+/.test(line))).toEqual([]);
     expect(check.status).toBe(0);
-  });
+  }, 240_000);
 
   it("loads every entry point in Node, each with the names its docs teach and not the internals", () => {
     const script = `
@@ -220,5 +241,57 @@ describe("the packed package in a consumer project", () => {
     expect(names["tool-lessons/postgres"]).toContain("PostgresLedger");
     expect(names["tool-lessons/chroma"]).toEqual(expect.arrayContaining(["ChromaVectorIndex", "startChromaServer"]));
     expect(names["tool-lessons/middleware"]).toContain("toolLessonsMiddleware");
+    // The root is what the README and getting started teach: at most 40 runtime names; the rest
+    // is in the subpaths named for what they hold.
+    expect(names["tool-lessons"].length).toBeLessThanOrEqual(40);
+    expect(names["tool-lessons"]).toEqual(
+      expect.arrayContaining([
+        "createToolLessonsAgent",
+        "createLessonsGraph",
+        "ToolLessonsAnnotation",
+        "bindRoutedTools",
+      ]),
+    );
+    for (const moved of ["createLessonsNode", "classifyError", "compareAndSet", "renderRulesBlock", "DEFAULT_SETTINGS"])
+      expect(names["tool-lessons"], moved).not.toContain(moved);
+    expect(names["tool-lessons/graph"]).toEqual(
+      expect.arrayContaining(["createLessonsNode", "createToolLessonsAgent"]),
+    );
+    expect(names["tool-lessons/record"]).toEqual(expect.arrayContaining(["classifyError", "ThreadCallers"]));
+    expect(names["tool-lessons/ledger"]).toEqual(expect.arrayContaining(["compareAndSet", "openLedger"]));
+    expect(names["tool-lessons/routing"]).toEqual(expect.arrayContaining(["InMemoryVectorIndex", "usageFlags"]));
+    expect(names["tool-lessons/learn"]).toEqual(expect.arrayContaining(["ModelProposer", "LessonManager"]));
+    expect(names["tool-lessons/rules"]).toEqual(expect.arrayContaining(["createRecallRulesTool", "captureEdicts"]));
+    expect(names["tool-lessons/memory"]).toEqual(expect.arrayContaining(["ModelEvaluator", "ToolMemory"]));
+    expect(names["tool-lessons/prompt"]).toEqual(expect.arrayContaining(["renderRulesBlock", "renderLessonsBlock"]));
+  });
+
+  it("ships the word list as data beside its module, read at first use", () => {
+    const installed = join(consumer, "node_modules", pkg.name, "dist");
+    const script = `
+      const { commonWords } = await import("tool-lessons/privacy");
+      const words = commonWords();
+      console.log(JSON.stringify({ size: words.size, refund: words.has("refund"), sarah: words.has("sarah") }));`;
+    const out = JSON.parse(run(process.execPath, ["--input-type=module", "-e", script], consumer)) as Record<
+      string,
+      unknown
+    >;
+    expect(out).toEqual({ size: expect.any(Number), refund: true, sarah: false });
+    expect(out.size as number).toBeGreaterThan(50_000);
+    expect(readFileSync(join(installed, "text", "vocabulary-words.txt"), "utf8")).toMatch(/^# Common English words/);
+    // No declaration file carries data: the largest is a few tens of kilobytes of types.
+    for (const file of filesUnder(installed).filter((f) => f.endsWith(".d.ts")))
+      expect(statSync(file).size, file).toBeLessThan(64_000);
+  });
+
+  it("ships no source maps: the package has no src/ for them to point at", () => {
+    const installed = join(consumer, "node_modules", pkg.name, "dist");
+    const files = filesUnder(installed);
+    expect(files.filter((f) => f.endsWith(".js")).length).toBeGreaterThan(100);
+    expect(files.filter((f) => f.endsWith(".map"))).toEqual([]);
+    const pointing = files
+      .filter((f) => /\.(js|d\.ts)$/.test(f))
+      .filter((f) => readFileSync(f, "utf8").includes("sourceMappingURL"));
+    expect(pointing).toEqual([]);
   });
 });

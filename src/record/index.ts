@@ -1,0 +1,32 @@
+/**
+ * `tool-lessons/record`: where a tool call is recorded. The callback handler with its flush and
+ * stats, the error classes it files failures under, the one partition resolver (who the caller
+ * is) and the thread → caller memory shared with the nodes. The root re-exports the handler and
+ * `resolvePartition`; the rest is here.
+ */
+export {
+  type FlushOptions,
+  type FlushResult,
+  type RecordingErrorContext,
+  type RecordingStats,
+  ToolLessonsCallbackHandler,
+  type ToolLessonsCallbackHandlerOptions,
+} from "./handler.js";
+export { classifyError, DEFAULT_ERROR_RULES, type ErrorRule } from "./error-class.js";
+export {
+  callerOf,
+  type CallerSources,
+  type Partition,
+  type PartitionContext,
+  partitionKey,
+  partitionOf,
+  type PartitionResolver,
+  type PartitionSource,
+  type PartitionSpec,
+  partitionTemplate,
+  resolveCaller,
+  type ResolvedCaller,
+  resolvePartition,
+} from "./partition.js";
+export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "./callers.js";
+export { requestIdFor } from "./request.js";
