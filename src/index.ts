@@ -32,12 +32,9 @@ export { DEFAULT_SETTINGS, type Settings, type SettingsInput } from "./settings.
 export { readEnv, type ToolLessonsEnv } from "./env.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
-export {
-  type RecordingErrorContext,
-  type RecordingStats,
-  ToolLessonsCallbackHandler,
-  type ToolLessonsCallbackHandlerOptions,
-} from "./record/handler.js";
+export { ToolLessonsCallbackHandler } from "./record/handler.js";
+export { type RecordingStats, type ToolLessonsCallbackHandlerOptions } from "./record/options.js";
+export type { RecordingFailureKind } from "./record/failures.js";
 export { classifyError, type ErrorRule } from "./record/error-class.js";
 export {
   type Partition,
@@ -256,7 +253,7 @@ export type { RevisionClaim } from "./ledger/collections/commit.js";
 
 // ---------------------------------------------------------------- recording under load and faults: flush results, close
 export { RecordingDropped, RecordsPending } from "./errors.js";
-export { type FlushOptions, type FlushResult } from "./record/handler.js";
+export { type FlushOptions, type FlushResult } from "./record/options.js";
 export { DEFAULT_LEDGER_CLOSE_OPTIONS, type LedgerCloseOptions, type LedgerRecorder } from "./ledger/ledger.js";
 
 // ---------------------------------------------------------------- the in-memory index's layouts (sparse vectors as an inverted index)

@@ -55,7 +55,7 @@ describe("createReactAgent with the lessons subgraph as its pre-model hook", () 
     await registerTools(ledger, tools, { partition: "u:ann" });
     await ledger.configure("u:ann", { routingK: 2 });
     const model = new DeskModel();
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+    const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
     const lessons = createLessonsGraph({ tools, ledger, k: 2, autoApply: true, recorder, onError: () => undefined });
     const agent = createReactAgent({
       llm: (state) => model.bindTools(routedToolsOf(tools, (state as { routedTools: string[] }).routedTools)),

@@ -47,7 +47,10 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
     views,
     onWarning: (m) => warnings.push(m),
   });
-  const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => warnings.push(String(e)) });
+  const recorder = new ToolLessonsCallbackHandler({
+    ledger,
+    onFailure: (f) => warnings.push(`${f.kind}: ${f.message}`),
+  });
   return { ledger, index, router, views, warnings, agent, recorder };
 }
 
