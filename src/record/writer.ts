@@ -13,6 +13,7 @@ import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
 import { buildRecords, type RunTrace } from "./rows.js";
+import { isConnectionFault } from "./store-faults.js";
 
 /** A finished run and the partition its rows go under. */
 export interface FinishedRun {
@@ -443,10 +444,13 @@ export class RecordWriter {
   }
 
   /**
-   * Append rows in one batch; when the batch fails, row by row, so one bad record (a value the
-   * store refuses) is reported and counted alone and the others are written. When the first rows
-   * all fail alone too, the store is down: the rows not written are returned, to be retried (the
-   * rows tried alone go last, so a bad row at the front cannot block the others).
+   * Append rows in one batch. A batch that failed on the connection (`isConnectionFault`) is
+   * returned whole, to be retried: it says nothing about its rows, and a retry writes the same
+   * keys. Any other failure: row by row, so one bad record (a value the store refuses) is
+   * reported and counted alone and the others are written; a row that fails alone on the
+   * connection is retried, never counted bad. When the first rows all fail alone too, the store is
+   * down: the rows not written are returned, to be retried (the rows tried alone go last, so a bad
+   * row at the front cannot block the others).
    */
   private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<T[]> {
     if (rows.length === 0) return [];
@@ -460,16 +464,19 @@ export class RecordWriter {
         return [];
       }
       this.lastWriteError = error;
-      if (rows.length === 1) return rows;
+      if (rows.length === 1 || isConnectionFault(error)) return rows;
     }
     let failed = 0;
     let written = 0;
     let firstError: unknown;
+    /** Rows that failed alone for a reason of their own or the store's (bad once the store is up). */
     const tried: T[] = [];
+    /** Rows that failed alone on the connection: always retried. */
+    const retry: T[] = [];
     for (const [i, row] of rows.entries()) {
-      if (written === 0 && tried.length >= SINGLE_TRIES) {
+      if (written === 0 && tried.length + retry.length >= SINGLE_TRIES) {
         this.lastWriteError = firstError;
-        return [...rows.slice(i), ...tried];
+        return [...rows.slice(i), ...tried, ...retry];
       }
       try {
         await append([row]);
@@ -478,17 +485,16 @@ export class RecordWriter {
       } catch (error) {
         firstError ??= error;
         if (error instanceof InvalidInput) failed += 1;
+        else if (isConnectionFault(error)) retry.push(row);
         else tried.push(row);
       }
     }
     // Some rows were written: the store is up, and the rows it refused alone are bad records.
     failed += written > 0 ? tried.length : 0;
     this.badRecords(failed, firstError);
-    if (written === 0 && tried.length > 0) {
-      this.lastWriteError = firstError;
-      return tried;
-    }
-    return [];
+    const left = written === 0 ? [...tried, ...retry] : retry;
+    if (left.length > 0) this.lastWriteError = firstError;
+    return left;
   }
 
   private wrote(counter: "calls" | "turns", rows: number): void {
