@@ -178,6 +178,32 @@ describe("a store that fails: records kept (bounded), written when it answers ag
     expect(await handler.flush()).toEqual({ written: 6, inFlight: 0, lost: 0, timedOut: false });
   });
 
+  it("the sink hears a kind once per episode; what it does not hear again is still counted", async () => {
+    const { store, handler, run, errors } = await setup({ maxBuffer: 3, maxRetryDelayMs: 20 });
+    for (const outage of [1, 2]) {
+      store.mode = "fail";
+      await run(10 * outage);
+      await handler.flush();
+      // A full buffer while the store fails: each next run's 3 records are dropped.
+      await run(10 * outage + 1);
+      await run(10 * outage + 2);
+      expect(handler.stats().droppedBy.storeFailed).toBe(6 * outage);
+      store.release();
+      await vi.waitFor(() => expect(handler.stats()).toMatchObject({ storeFailing: false, buffered: 0 }));
+      // A run buffered again ends the episode of drops.
+      await run(10 * outage + 3);
+      await handler.flush();
+    }
+    // Two outages: each heard once (not once per try), each episode of drops once (not once per run).
+    expect(errors.map((f) => f.kind)).toEqual([
+      "store_write",
+      "dropped_store_failed",
+      "store_write",
+      "dropped_store_failed",
+    ]);
+    expect(handler.stats()).toMatchObject({ dropped: 12, written: { calls: 8, turns: 4 } });
+  });
+
   it("a retry writes the same rows again under the same keys: no record doubled", async () => {
     const { store, ledger, handler, run } = await setup();
     // The first call rows go in, then the store fails before the turn: the retry must not double the calls.
