@@ -91,7 +91,7 @@ async function child(schema: string, label: string): Promise<void> {
     return saved;
   };
   const errors: string[] = [];
-  const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(String(e)) });
+  const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(`${f.kind}: ${f.message}`) });
   const handleChainEnd = handler.handleChainEnd.bind(handler);
   handler.handleChainEnd = (outputs, runId, parentRunId) => {
     if (parentRunId === undefined) ended.set(runId, performance.now());
@@ -190,7 +190,10 @@ async function sqliteBurst(): Promise<string[]> {
     const ledger = new Ledger(store, { ownsStore: true });
     await ledger.configure(`u:${PARTITION_USER}`, { retainCallsPerTool: 10_000_000 });
     const errors: string[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(String(e)) });
+    const handler = new ToolLessonsCallbackHandler({
+      ledger,
+      onFailure: (f) => errors.push(`${f.kind}: ${f.message}`),
+    });
     const graph = agent();
     let peak = 0;
     const t0 = performance.now();

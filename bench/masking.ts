@@ -103,7 +103,7 @@ function microsPer(fn: () => void, n: number): number {
  */
 async function flushStallMs(text: string): Promise<{ stall: number; flush: number }> {
   const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-  const handler = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
   const failing = tool(
     async () => {
       throw new Error(`lookup failed for ${text.slice(0, 2000)}`);

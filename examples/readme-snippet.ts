@@ -37,7 +37,7 @@ export async function agentThatLearns(model: BaseChatModel, tools: StructuredToo
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .compile();
 
-  const recorder = new ToolLessonsCallbackHandler({ ledger }); // records every tool call
+  const recorder = new ToolLessonsCallbackHandler({ ledger, singleTenant: true }); // records every tool call (one caller)
   for (const text of ["Where is order 482913?", "Can you check on order 771204?"]) {
     await graph.invoke({ messages: [{ role: "user", content: text }] }, { callbacks: [recorder] });
   }

@@ -105,11 +105,11 @@ export class PartitionUnresolved extends InvalidInput {
 }
 
 /**
- * Records a recorder could not keep (handed to its `onError`, never thrown into a run): its
- * `context.reason` says why, `slow_store` (a full buffer behind a store slower than the runs, or
- * one that hangs), `store_failed` (a full buffer while the store's writes fail), `background`
- * (a full buffer with callbacks in LangChain's background queue) or `ledger_closed`;
- * `context.records` how many.
+ * Records a recorder could not keep (the `error` of a failure its `onFailure` hears, never
+ * thrown into a run): its `context.reason` says why, `slow_store` (a full buffer behind a store
+ * slower than the runs, or one that hangs), `store_failed` (a full buffer while the store's
+ * writes fail), `background` (a full buffer with callbacks in LangChain's background queue) or
+ * `ledger_closed`; `context.records` how many.
  */
 export class RecordingDropped extends ToolLessonsError {
   override name = "RecordingDropped";

@@ -55,13 +55,13 @@ export { type LessonsReport, ToolLessonsAnnotation, type ToolLessonsState } from
 export { modelDescription, withDescriptions } from "./prompt/describe.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
+export { ToolLessonsCallbackHandler } from "./record/handler.js";
 export {
   type FlushOptions,
   type FlushResult,
   type RecordingStats,
-  ToolLessonsCallbackHandler,
   type ToolLessonsCallbackHandlerOptions,
-} from "./record/handler.js";
+} from "./record/options.js";
 export { type Partition, type PartitionContext, type PartitionResolver, resolvePartition } from "./record/partition.js";
 
 // ---------------------------------------------------------------- ledger (the durable truth) and its rows

@@ -4,14 +4,14 @@
  * is) and the thread → caller memory shared with the nodes. The root re-exports the handler and
  * `resolvePartition`; the rest is here.
  */
+export { ToolLessonsCallbackHandler } from "./handler.js";
 export {
   type FlushOptions,
   type FlushResult,
-  type RecordingErrorContext,
   type RecordingStats,
-  ToolLessonsCallbackHandler,
   type ToolLessonsCallbackHandlerOptions,
-} from "./handler.js";
+} from "./options.js";
+export type { RecordingFailureKind } from "./failures.js";
 export { classifyError, DEFAULT_ERROR_RULES, type ErrorRule } from "./error-class.js";
 export {
   callerOf,

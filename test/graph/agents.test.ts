@@ -56,7 +56,7 @@ describe("createReactAgent with the lessons subgraph as its pre-model hook", () 
     await registerTools(ledger, tools, { partition: "u:ann" });
     await ledger.configure("u:ann", { routingK: 2 });
     const model = new DeskModel();
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+    const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
     const lessons = createLessonsGraph({
       tools,
       ledger,

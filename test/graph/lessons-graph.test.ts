@@ -47,7 +47,7 @@ async function desk(options: { autoApply?: boolean; memoryEvery?: number } = {})
   }
   const model = new DeskModel();
   const errors: string[] = [];
-  const recorder = new ToolLessonsCallbackHandler({ ledger, onError: () => undefined });
+  const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
   const lessons = createLessonsGraph({
     tools,
     ledger,

@@ -12,7 +12,8 @@ import { ToolRouter, type RoutingWarning } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { ToolLessonsCallbackHandler, type RecordingErrorContext } from "../../src/record/handler.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { toResolver } from "../../src/record/partition.js";
 import { planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 
@@ -101,10 +102,10 @@ async function build(options: BuildOptions = {}) {
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .addEdge("tools", "agent")
     .compile({ checkpointer: new MemorySaver() });
-  const recorded: { error: unknown; context: RecordingErrorContext }[] = [];
+  const recorded: ToolLessonsFailure[] = [];
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
-    onError: (error, context) => recorded.push({ error, context }),
+    onFailure: (f) => recorded.push(f),
     ...(options.recorderPartition ? { partition: options.recorderPartition } : {}),
   });
   return { ledger, graph, model, recorder, recorded, routingWarnings, nodeErrors };
@@ -183,10 +184,10 @@ describe("one partition for every record of a request", () => {
     await graph.invoke({ messages: [new HumanMessage("Where is order 1?")] }, config);
     await graph.invoke({ messages: [new HumanMessage("And order 2?")] }, config);
     await recorder.flush();
-    const warnings = recorded.filter((r) => r.context.event === "partition");
+    const warnings = recorded.filter((r) => r.kind === "partition_mismatch");
     expect(warnings).toHaveLength(1);
-    expect(String(warnings[0].error)).toMatch(/two partitions/);
-    expect(String(warnings[0].error)).toMatch(/metadata/);
+    expect(warnings[0].message).toMatch(/two partitions/);
+    expect(warnings[0].message).toMatch(/metadata/);
     // The records are still written (the recorder's own partition); the route records where the node said.
     expect(await where(ledger, PLACES)).toEqual({
       "u:erin": { routes: 0, calls: 2, turns: 2 },
@@ -199,12 +200,12 @@ describe("one partition for every record of a request", () => {
     const bare = new ToolLessonsCallbackHandler({
       ledger,
       partition: "u:{user_id}",
-      onError: (error, context) => recorded.push({ error, context }),
+      onFailure: (f) => recorded.push(f),
     });
     await TOOLS[0].invoke({ q: "1" }, { callbacks: [bare] });
     await bare.flush();
     await recorder.flush();
-    expect(recorded.map((r) => (r.error as Error).name)).toEqual(["PartitionUnresolved"]);
+    expect(recorded.map((r) => r.error?.name)).toEqual(["PartitionUnresolved"]);
     expect(await where(ledger, PLACES)).toEqual({});
   });
 
@@ -223,7 +224,7 @@ describe("one partition for every record of a request", () => {
     // Heard once (one sink, once per kind of failure), though both turns were refused.
     expect(nodeErrors.map((e) => (e as Error).name)).toEqual(["InvalidInput"]);
     // Said once, by the recorder, with what to do; the ids themselves are never quoted.
-    const said = recorded.map((r) => (r.error as Error).message);
+    const said = recorded.map((r) => r.message);
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/refused the caller's ids/);
     expect(said[0]).not.toContain("erin");
@@ -302,7 +303,7 @@ describe("the ledger failing during a turn", () => {
     expect(model.bound[0]).toEqual(TOOLS.map((t) => t.name));
     expect(routingWarnings.map((w) => w.reason)).toEqual(["embeddings_failed"]);
     expect(nodeErrors.length).toBeGreaterThan(0);
-    expect(recorded.some((r) => r.context.stage === "write")).toBe(true);
+    expect(recorded.some((r) => r.kind === "store_write")).toBe(true);
   });
 });
 

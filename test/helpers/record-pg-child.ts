@@ -27,7 +27,10 @@ async function main(): Promise<void> {
   try {
     const ledger = new Ledger(store);
     const errors: string[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(String(e)) });
+    const handler = new ToolLessonsCallbackHandler({
+      ledger,
+      onFailure: (f) => errors.push(`${f.kind}: ${f.message}`),
+    });
     const model = new ScriptedChatModel(
       planScript((step) =>
         step < steps

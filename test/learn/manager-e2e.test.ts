@@ -146,7 +146,7 @@ describe.each(backends)("learning end to end on a real LangGraph agent ($name)",
     try {
       const ledger = new Ledger(backend.store, { onWarning: () => undefined });
       const errors: unknown[] = [];
-      const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(e) });
+      const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(f) });
       const partition = "u:u-7";
       await registerTools(ledger, TOOLS, { partition });
       const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });

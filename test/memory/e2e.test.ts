@@ -96,7 +96,11 @@ describe("tool memory end to end, on a real LangGraph agent", () => {
     const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
     await registerTools(ledger, [searchDocs]);
     const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => expect.fail(String(e)) });
+    const recorder = new ToolLessonsCallbackHandler({
+      ledger,
+      singleTenant: true,
+      onFailure: (f) => expect.fail(f.message),
+    });
     const seen: BaseMessage[][] = [];
     const graph = agent(manager, seen);
     const turn = async (text: string, i: number) => {
@@ -190,7 +194,11 @@ describe("tool memory end to end, on a real LangGraph agent", () => {
       index: new ToolIndex({ ledger }),
       memory: { evaluator: new ModelEvaluator(judge, { concurrency: 3 }), synthesizer: new ModelSynthesizer(writer) },
     });
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => expect.fail(String(e)) });
+    const recorder = new ToolLessonsCallbackHandler({
+      ledger,
+      singleTenant: true,
+      onFailure: (f) => expect.fail(f.message),
+    });
     const seen: BaseMessage[][] = [];
     const graph = agent(manager, seen);
     const turns = [...VAGUE_TURNS, ...SPECIFIC_TURNS];

@@ -4,7 +4,7 @@ import { DeterministicEvaluator, evaluateByCode } from "../../src/memory/determi
 import { buildEvaluationMessages, ModelEvaluator } from "../../src/memory/model-evaluator.js";
 import { evaluationInput } from "../../src/memory/window.js";
 import { createMasker, maskArgs } from "../../src/text/mask.js";
-import { captureToolOutput, maskToolOutput } from "../../src/record/handler.js";
+import { captureToolOutput, maskToolOutput } from "../../src/record/output.js";
 import { GOOD_REPLY, input, output, rateLimitError, ScriptedReplyModel, wait, callRecord } from "./memory-fixtures.js";
 
 describe("the deterministic evaluator", () => {

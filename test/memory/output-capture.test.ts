@@ -5,16 +5,12 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { CallRecordSchema } from "../../src/ledger/schema.js";
-import {
-  captureToolOutput,
-  MAX_OUTPUT_LENGTH,
-  maskToolOutput,
-  ToolLessonsCallbackHandler,
-} from "../../src/record/handler.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import { captureToolOutput, MAX_OUTPUT_LENGTH, maskToolOutput } from "../../src/record/output.js";
 import { createMasker } from "../../src/text/mask.js";
 import { buildAgent, planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 
-/** The recorder's output capture (src/record/handler.ts): what tool memory evaluates. */
+/** The recorder's output capture (src/record/output.ts): what tool memory evaluates. */
 
 const summary = (output: unknown, values: unknown = {}) =>
   maskToolOutput(captureToolOutput(output), createMasker(values));
@@ -104,7 +100,11 @@ describe("the recorder keeps a successful call's output summary", () => {
       { name: "lookup", description: "Look up a customer.", schema: z.object({ customer: z.string() }) },
     );
     const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
-    const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => expect.fail(String(e)) });
+    const handler = new ToolLessonsCallbackHandler({
+      ledger,
+      singleTenant: true,
+      onFailure: (f) => expect.fail(f.message),
+    });
     const graph = buildAgent({
       model: new ScriptedChatModel(
         planScript(

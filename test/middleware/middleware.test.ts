@@ -48,7 +48,10 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
     onFailure: (failure) =>
       warnings.push(failure.error ? `${failure.message} (${failure.error.message})` : failure.message),
   });
-  const recorder = new ToolLessonsCallbackHandler({ ledger, onError: (e) => warnings.push(String(e)) });
+  const recorder = new ToolLessonsCallbackHandler({
+    ledger,
+    onFailure: (f) => warnings.push(`${f.kind}: ${f.message}`),
+  });
   return { ledger, index, router, views, warnings, agent, recorder };
 }
 

@@ -278,7 +278,7 @@ export const BENIGN_TEXTS: readonly string[] = [
 /** The sinks other than the store itself, each checked item by item. */
 export type ItemSink = "lessons" | "routing text" | "prompt (examples hidden)" | "prompt (examples shown)";
 /** The logs. */
-export type LogSink = "onError (recorder)" | "onError (route node)" | "onWarning (ledger)" | "console";
+export type LogSink = "onFailure (recorder)" | "onError (route node)" | "onWarning (ledger)" | "console";
 
 /** One text of an item sink: a lesson line, a routing text, a description the model was shown. */
 export interface SinkItem {
@@ -636,8 +636,11 @@ export async function runChannel(
 
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
-    onError: (error, context) =>
-      logs.push({ sink: "onError (recorder)", text: `${printed(error)} ${printed(context)}` }),
+    onFailure: (failure) =>
+      logs.push({
+        sink: "onFailure (recorder)",
+        text: `${failure.message} ${printed(failure.error)} ${printed(failure.context)}`,
+      }),
   });
   const index = new ToolIndex({ ledger });
   const manager = new LessonManager({ ledger, index });

@@ -25,7 +25,7 @@ export const SINKS = [
   "routing text",
   "prompt (examples hidden)",
   "prompt (examples shown)",
-  "onError (recorder)",
+  "onFailure (recorder)",
   "onError (route node)",
   "onWarning (ledger)",
   "console",
@@ -40,7 +40,7 @@ const ITEM_SINKS: readonly ItemSink[] = [
   "prompt (examples hidden)",
   "prompt (examples shown)",
 ];
-const LOG_SINKS: readonly LogSink[] = ["onError (recorder)", "onError (route node)", "onWarning (ledger)", "console"];
+const LOG_SINKS: readonly LogSink[] = ["onFailure (recorder)", "onError (route node)", "onWarning (ledger)", "console"];
 
 /** Refusal reasons that are the gate's (a value, private data, text aimed at the model, a word not allowed). */
 const GATE_REASON = /value|private|aimed|word/;

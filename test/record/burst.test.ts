@@ -5,7 +5,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
-import { type RecordingErrorContext, ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { echoTwiceAgent } from "../helpers/record-agent.js";
 
 /**
@@ -28,11 +29,12 @@ async function setup() {
   await store.setup();
   const ledger = new Ledger(store, { onWarning: () => undefined, ownsStore: true });
   await ledger.configure("default", { retainCallsPerTool: 10 * RUNS });
-  const errors: [unknown, RecordingErrorContext][] = [];
+  const errors: ToolLessonsFailure[] = [];
   const handler = new ToolLessonsCallbackHandler({
     ledger,
     maxBuffer: MAX_BUFFER,
-    onError: (e, c) => errors.push([e, c]),
+    singleTenant: true,
+    onFailure: (f) => errors.push(f),
   });
   const graph = echoTwiceAgent();
   const run = (i: number) =>

@@ -3,11 +3,9 @@ import { InMemoryStore, type Operation, type OperationResults } from "@langchain
 import { describe, expect, it, vi } from "vitest";
 import { RecordingDropped, RecordsPending } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import {
-  type RecordingErrorContext,
-  ToolLessonsCallbackHandler,
-  type ToolLessonsCallbackHandlerOptions,
-} from "../../src/record/handler.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import type { ToolLessonsCallbackHandlerOptions } from "../../src/record/options.js";
 import { echoTwiceAgent } from "../helpers/record-agent.js";
 
 /**
@@ -43,8 +41,14 @@ async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   const store = new ValveStore();
   const ledger = new Ledger(store, { onWarning: () => undefined });
   await ledger.fingerprintKey();
-  const errors: [unknown, RecordingErrorContext][] = [];
-  const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e, c) => errors.push([e, c]), ...options });
+  const errors: ToolLessonsFailure[] = [];
+  // One caller (none named): the app records under `default`.
+  const handler = new ToolLessonsCallbackHandler({
+    ledger,
+    singleTenant: true,
+    onFailure: (f) => errors.push(f),
+    ...options,
+  });
   const graph = echoTwiceAgent();
   const run = (i: number) =>
     graph.invoke(
@@ -54,8 +58,8 @@ async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   return { store, ledger, handler, run, errors };
 }
 
-const dropsIn = (errors: [unknown, RecordingErrorContext][]) =>
-  errors.filter(([, c]) => c.stage === "drop").map(([e]) => e as RecordingDropped);
+const dropsIn = (failures: ToolLessonsFailure[]) =>
+  failures.filter((f) => f.kind.startsWith("dropped_") || f.kind === "ledger_closed");
 
 describe("back-pressure: a full buffer holds a run's end back until there is room", () => {
   it("the next run's invoke resolves only after the store took the buffer's records; none dropped", async () => {
@@ -84,7 +88,8 @@ describe("back-pressure: a full buffer holds a run's end back until there is roo
     const stats = handler.stats();
     expect(stats).toMatchObject({ dropped: 3, droppedBy: { slowStore: 3, storeFailed: 0 }, failed: 0 });
     const [drop] = dropsIn(errors);
-    expect(drop).toBeInstanceOf(RecordingDropped);
+    expect(drop.error).toBeInstanceOf(RecordingDropped);
+    expect(drop).toMatchObject({ stage: "record", kind: "dropped_slow_store" });
     expect(drop.context).toMatchObject({ reason: "slow_store", records: 3, maxBuffer: 3 });
     expect(drop.message).toMatch(/has not finished a write/);
     expect(drop.message).toMatch(/waited 50 ms/);
@@ -103,7 +108,7 @@ describe("back-pressure: a full buffer holds a run's end back until there is roo
     expect(result).toMatchObject({ inFlight: 3, timedOut: true });
     expect(handler.stats().droppedBy.slowStore).toBe(3);
     const [drop] = dropsIn(errors);
-    expect(drop.context.reason).toBe("background");
+    expect(drop.context?.reason).toBe("background");
     expect(drop.message).toMatch(/awaitHandlers: false/);
     store.release();
     expect(await handler.flush()).toMatchObject({ written: 3, inFlight: 0 });
@@ -141,7 +146,7 @@ describe("a store that fails: records kept (bounded), written when it answers ag
     expect(await handler.flush()).toMatchObject({ written: 0, inFlight: 6, lost: 0, timedOut: false });
     expect(handler.stats()).toMatchObject({ storeFailing: true, failed: 0, dropped: 0 });
     // Reported once for the outage, redacted, not once per try.
-    expect(errors.filter(([, c]) => c.stage === "write")).toHaveLength(1);
+    expect(errors.filter((f) => f.kind === "store_write")).toHaveLength(1);
     const triesBefore = store.batches;
     await vi.waitFor(() => expect(store.batches).toBeGreaterThan(triesBefore + 2));
     store.release();
@@ -167,10 +172,36 @@ describe("a store that fails: records kept (bounded), written when it answers ag
     });
     const drops = dropsIn(errors);
     expect(drops).toHaveLength(1);
-    expect(drops[0].context.reason).toBe("store_failed");
+    expect(drops[0].context?.reason).toBe("store_failed");
     expect(drops[0].message).toMatch(/while the ledger's store fails \(Error: connect ECONNREFUSED/);
     store.release();
     expect(await handler.flush()).toEqual({ written: 6, inFlight: 0, lost: 0, timedOut: false });
+  });
+
+  it("the sink hears a kind once per episode; what it does not hear again is still counted", async () => {
+    const { store, handler, run, errors } = await setup({ maxBuffer: 3, maxRetryDelayMs: 20 });
+    for (const outage of [1, 2]) {
+      store.mode = "fail";
+      await run(10 * outage);
+      await handler.flush();
+      // A full buffer while the store fails: each next run's 3 records are dropped.
+      await run(10 * outage + 1);
+      await run(10 * outage + 2);
+      expect(handler.stats().droppedBy.storeFailed).toBe(6 * outage);
+      store.release();
+      await vi.waitFor(() => expect(handler.stats()).toMatchObject({ storeFailing: false, buffered: 0 }));
+      // A run buffered again ends the episode of drops.
+      await run(10 * outage + 3);
+      await handler.flush();
+    }
+    // Two outages: each heard once (not once per try), each episode of drops once (not once per run).
+    expect(errors.map((f) => f.kind)).toEqual([
+      "store_write",
+      "dropped_store_failed",
+      "store_write",
+      "dropped_store_failed",
+    ]);
+    expect(handler.stats()).toMatchObject({ dropped: 12, written: { calls: 8, turns: 4 } });
   });
 
   it("a retry writes the same rows again under the same keys: no record doubled", async () => {

@@ -14,7 +14,8 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { InvalidInput } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { ToolLessonsCallbackHandler, type RecordingErrorContext } from "../../src/record/handler.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { requestIdFor } from "../../src/record/request.js";
 import {
   buildAgent,
@@ -29,8 +30,9 @@ import {
 function setup(plan: (step: number) => PlannedCall[] | undefined, options: { tokensPerStep?: number } = {}) {
   const store = new InMemoryStore();
   const ledger = new Ledger(store, { onWarning: () => undefined });
-  const errors: [unknown, RecordingErrorContext][] = [];
-  const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e, c) => errors.push([e, c]) });
+  const errors: ToolLessonsFailure[] = [];
+  // Runs that name no caller go to `default`: this app has one caller.
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
   const graph = buildAgent({
     model: new ScriptedChatModel(planScript(plan, options)),
     tools: shopTools(),
@@ -207,7 +209,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
       .addEdge("tools", "agent")
       .compile();
     const ledger = new Ledger(new InMemoryStore());
-    const handler = new ToolLessonsCallbackHandler({ ledger });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true });
     // No checkpointer, a plain-object message: ids still agree.
     await graph.invoke({ messages: [{ role: "user", content: "echo one" }] }, { callbacks: [handler] });
     await handler.flush();
@@ -261,7 +263,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
 
   it("works with awaitHandlers off: flush waits for LangChain's background callbacks", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const handler = new ToolLessonsCallbackHandler({ ledger, awaitHandlers: false });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, awaitHandlers: false });
     expect(handler.awaitHandlers).toBe(false);
     const graph = buildAgent({
       model: new ScriptedChatModel(
@@ -275,14 +277,18 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(await ledger.listTurns("default")).toHaveLength(1);
   });
 
-  it("never throws a ledger failure into the run: it goes to onError", async () => {
+  it("never throws a ledger failure into the run: it goes to onFailure", async () => {
     class BrokenStore extends InMemoryStore {
       override async batch(): Promise<never> {
         throw new Error("disk full");
       }
     }
-    const onError = vi.fn();
-    const handler = new ToolLessonsCallbackHandler({ ledger: new Ledger(new BrokenStore() as BaseStore), onError });
+    const onFailure = vi.fn();
+    const handler = new ToolLessonsCallbackHandler({
+      ledger: new Ledger(new BrokenStore() as BaseStore),
+      singleTenant: true,
+      onFailure,
+    });
     const graph = buildAgent({
       model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 1 } }] : undefined))),
       tools: [echoTool],
@@ -291,17 +297,23 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(state.messages.at(-1)?.content).toBe("done");
     // The store failed: the records are kept for the next try, not lost, and flush says so.
     await expect(handler.flush()).resolves.toEqual({ written: 0, inFlight: 2, lost: 0, timedOut: false });
-    expect(onError).toHaveBeenCalled();
-    expect(onError.mock.calls[0][1]).toMatchObject({ stage: "write" });
+    expect(onFailure).toHaveBeenCalledTimes(1);
+    expect(onFailure.mock.calls[0][0]).toMatchObject({ stage: "record", kind: "store_write", context: { records: 2 } });
     expect(handler.stats()).toMatchObject({ failed: 0, buffered: 2, storeFailing: true });
     expect(handler.stats().written).toEqual({ calls: 0, turns: 0 });
   });
 
   it("bounds its buffer: a run that finds it full waits for room (back-pressure), nothing is dropped", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onError = vi.fn();
+    const onFailure = vi.fn();
     // A long flush interval keeps everything in the buffer while the runs finish.
-    const handler = new ToolLessonsCallbackHandler({ ledger, maxBuffer: 5, flushEveryMs: 60_000, onError });
+    const handler = new ToolLessonsCallbackHandler({
+      ledger,
+      maxBuffer: 5,
+      flushEveryMs: 60_000,
+      singleTenant: true,
+      onFailure,
+    });
     const graph = echoTwiceAgent();
     for (let i = 0; i < 3; i += 1)
       await graph.invoke({ messages: [new HumanMessage(`go ${i}`)] }, { callbacks: [handler] });
@@ -309,42 +321,43 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     // buffer to be written (never more than maxBuffer in it), then went in.
     expect(handler.stats()).toMatchObject({ buffered: 3, dropped: 0, written: { calls: 4, turns: 2 } });
     expect(handler.dropped).toBe(0);
-    expect(onError).not.toHaveBeenCalled();
+    expect(onFailure).not.toHaveBeenCalled();
     await handler.flush();
     expect(handler.stats()).toMatchObject({ buffered: 0, written: { calls: 6, turns: 3 } });
   });
 
   it("keeps a throwing partition resolver out of the run, and guesses no partition for it", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onError = vi.fn();
+    const onFailure = vi.fn();
     const handler = new ToolLessonsCallbackHandler({
       ledger,
-      onError,
+      onFailure,
       partition: () => {
         throw new Error("resolver bug");
       },
     });
     await echoTool.invoke({ n: 1 }, { callbacks: [handler] });
     await handler.flush();
-    expect(onError).toHaveBeenCalledWith(expect.any(Error), { stage: "event", event: "partition" });
+    expect(onFailure).toHaveBeenCalledWith(
+      expect.objectContaining({ stage: "record", kind: "caller_refused", error: expect.any(Error) }),
+    );
     expect(await ledger.listPartitions()).toEqual([]);
     expect(handler.stats().failed).toBe(1);
   });
 
   it("refuses ids that are not strings or finite numbers, instead of sharing 'default' among them", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onError = vi.fn();
-    const handler = new ToolLessonsCallbackHandler({ ledger, onError });
+    const onFailure = vi.fn();
+    const handler = new ToolLessonsCallbackHandler({ ledger, onFailure });
     const bad: unknown[] = [10n, { id: 1 }, ["a"], Number.NaN, true, null, "", "  ", "a\u0000b", "x\uD800"];
     for (const user_id of bad) await echoTool.invoke({ n: 1 }, { callbacks: [handler], metadata: { user_id } });
     await echoTool.invoke({ n: 2 }, { callbacks: [handler], metadata: { user_id: "u-7" } });
     await echoTool.invoke({ n: 3 }, { callbacks: [handler], metadata: { user_id: " u-7" } });
     await handler.flush();
-    expect(onError).toHaveBeenCalledTimes(bad.length);
-    for (const [error, context] of onError.mock.calls) {
-      expect(error).toBeInstanceOf(InvalidInput);
-      expect(context).toEqual({ stage: "event", event: "partition" });
-    }
+    // Said once (the kind), counted every time.
+    expect(onFailure).toHaveBeenCalledTimes(1);
+    expect(onFailure.mock.calls[0][0]).toMatchObject({ stage: "record", kind: "caller_refused" });
+    expect(onFailure.mock.calls[0][0].error).toBeInstanceOf(InvalidInput);
     expect(handler.stats().failed).toBe(bad.length);
     // Two different non-blank ids never merge.
     expect(await ledger.listPartitions()).toEqual(["u: u-7", "u:u-7"]);
@@ -392,7 +405,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     const { interrupt } = await import("@langchain/langgraph");
     const ask = tool(async () => interrupt("confirm?"), { name: "ask", description: "Ask.", schema: z.object({}) });
     const ledger = new Ledger(new InMemoryStore());
-    const handler = new ToolLessonsCallbackHandler({ ledger });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true });
     const graph = buildAgent({
       model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "ask", args: {} }] : undefined))),
       tools: [ask],
@@ -415,7 +428,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
       schema: z.object({ question: z.string() }),
     });
     const ledger = new Ledger(new InMemoryStore());
-    const handler = new ToolLessonsCallbackHandler({ ledger });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true });
     const graph = buildAgent({
       model: new ScriptedChatModel(
         planScript((step) => (step === 0 ? [{ name: "ask", args: { question: "Refund ORD-77?" } }] : undefined)),

@@ -2,10 +2,10 @@ import { once } from "node:events";
 import net from "node:net";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { RecordingDropped } from "../../src/errors.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openPostgresStore, type PostgresStore } from "../../src/ledger/postgres.js";
-import { type RecordingErrorContext, ToolLessonsCallbackHandler } from "../../src/record/handler.js";
+import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { echoTwiceAgent } from "../helpers/record-agent.js";
 import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../helpers/postgres.js";
 
@@ -71,7 +71,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
   let direct: PostgresStore;
   let ledger: Ledger;
   let handler: ToolLessonsCallbackHandler;
-  const errors: [unknown, RecordingErrorContext][] = [];
+  const errors: ToolLessonsFailure[] = [];
   const graph = echoTwiceAgent();
   let runs = 0;
   /** n runs of 2 calls and a turn each (3 records), all of which must succeed. */
@@ -103,7 +103,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
       ledger,
       maxBuffer: 60,
       maxRetryDelayMs: 100,
-      onError: (e, c) => errors.push([e, c]),
+      onFailure: (f) => errors.push(f),
     });
   });
 
@@ -126,7 +126,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
     const during = await handler.flush({ timeoutMs: 5_000 });
     expect(during).toMatchObject({ written: 0, inFlight: 30, lost: 0 });
     expect(handler.stats()).toMatchObject({ storeFailing: true, dropped: 0, failed: 0 });
-    expect(errors.filter(([, c]) => c.stage === "write").length).toBeGreaterThanOrEqual(1);
+    expect(errors.filter((f) => f.kind === "store_write")).toHaveLength(1);
 
     await proxy.open();
     // No flush: the handler's own retries find the server back.
@@ -152,9 +152,9 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
       dropped: 30,
       droppedBy: { storeFailed: 30, slowStore: 0 },
     });
-    const drops = errors.filter(([, c]) => c.stage === "drop").map(([e]) => e as RecordingDropped);
+    const drops = errors.filter((f) => f.kind.startsWith("dropped_"));
     expect(drops).toHaveLength(1);
-    expect(drops[0].context.reason).toBe("store_failed");
+    expect(drops[0]).toMatchObject({ kind: "dropped_store_failed", context: { reason: "store_failed", records: 3 } });
     expect(drops[0].message).toMatch(/while the ledger's store fails/);
 
     await proxy.open();

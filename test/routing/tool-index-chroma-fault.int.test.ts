@@ -102,7 +102,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
 
     // Records go to the ledger, whatever the index: an agent run recorded by the callback handler.
     const errors: unknown[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, onError: (e) => errors.push(e) });
+    const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(f) });
     const agent = buildAgent({
       model: new ScriptedChatModel(
         planScript((step) => [[{ name: "lookup_order", args: { order_id: "ORD-918273" } }]][step]),

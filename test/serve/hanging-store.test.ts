@@ -96,7 +96,7 @@ describe("createAgent + toolLessonsMiddleware over a store that never answers", 
         timeoutMs: BOUND_MS,
         onFailure: (failure) => failures.push(failure),
       });
-      const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(store), onError: () => undefined });
+      const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(store), onFailure: () => undefined });
       if (when === "after a first turn registered the tools") {
         await agent.invoke(
           { messages: [new HumanMessage("Where is order ORD-100000?")] },

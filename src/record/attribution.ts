@@ -1,0 +1,119 @@
+/**
+ * Whose records a run's are, as far as the recorder can know: callbacks see only `metadata`
+ * (LangGraph copies `thread_id` and a few of its own keys from `configurable` into it, never the
+ * app's ids, never v1 `context`), so the caller is read from the metadata, else taken from the
+ * route node or middleware that resolved it for the run's thread (`ThreadCallers`). A run whose
+ * caller is found nowhere is never filed with other callers in `default`: only an app that says
+ * it names no caller at all (`singleTenant`) records such runs there. `docs/partitions.md`.
+ */
+import { PartitionUnresolved } from "../errors.js";
+import type { ThreadCallers } from "./callers.js";
+import type { RecordingFailures } from "./failures.js";
+import { type PartitionSource, type PartitionSpec, resolveCaller } from "./partition.js";
+
+/** The caller as a run's callback metadata names it. */
+export interface CallerSeen {
+  /** Undefined when the ids were refused or a template's id is missing. */
+  partition: string | undefined;
+  /** Where `partition` came from; `"none"`: the metadata names no caller (`partition` is then `default`). */
+  from: PartitionSource;
+  /** A template's missing id: the node may still know the thread's caller. */
+  unresolved?: PartitionUnresolved;
+}
+
+/** A settled run: its partition, or why its records are not written (`failed`: refused; `withheld`: unseen). */
+export type SettledCaller =
+  { partition: string; lost?: undefined } | { partition?: undefined; lost: "failed" | "withheld" };
+
+/** What {@link settleCaller} consults. */
+export interface AttributionContext {
+  callers: ThreadCallers;
+  singleTenant: boolean;
+  failures: RecordingFailures;
+}
+
+/** The caller a run's metadata names (read when the run opens). A refused id is reported once. */
+export function callerInMetadata(
+  metadata: Record<string, unknown> | undefined,
+  resolver: PartitionSpec | undefined,
+  failures: RecordingFailures,
+): CallerSeen {
+  try {
+    return resolveCaller(metadata ?? {}, undefined, resolver);
+  } catch (error) {
+    // A template's id may live in configurable / context, which a node sees: settled at the end.
+    if (error instanceof PartitionUnresolved) return { partition: undefined, from: "none", unresolved: error };
+    failures.report(
+      "caller_refused",
+      "A run's records are not written: the recorder's partition resolver refused the caller's ids in its " +
+        "metadata (see the error; nothing is filed under a guessed partition). Every later run refused is " +
+        "counted in stats().failed.",
+      error,
+    );
+    return { partition: undefined, from: "resolver" };
+  }
+}
+
+/**
+ * Settle a finished run's partition. A run whose metadata names its caller keeps it (a node that
+ * named another for its thread is reported, once). A run whose metadata names none takes the
+ * partition a node or middleware resolved for its thread; failing that, `default` only with
+ * `singleTenant`. Otherwise it is withheld: callbacks cannot tell a run that names no caller from
+ * one that names it where they cannot see, and the safe choice is never to pool it.
+ */
+export function settleCaller(
+  caller: CallerSeen,
+  threadId: string | undefined,
+  records: number,
+  { callers, singleTenant, failures }: AttributionContext,
+): SettledCaller {
+  const node = callers.partitionOf(threadId);
+  if (caller.from !== "none") {
+    if (caller.partition === undefined) return { lost: "failed" };
+    if (node !== undefined && node !== caller.partition) {
+      failures.report(
+        "partition_mismatch",
+        "One request, two partitions: the recorder files a thread's calls and turn under the partition named in " +
+          "the run's callback metadata, but the route node or middleware resolved another from the run's config, " +
+          "which callbacks do not see. Pass every id (tenant_id, user_id, agent_id) in metadata, or give the " +
+          "recorder and the node the same partition resolver or template.",
+      );
+    }
+    return { partition: caller.partition };
+  }
+  if (callers.isRefused(threadId)) {
+    failures.report(
+      "caller_refused",
+      "A run's records were not written: the route node or middleware refused the caller's ids in its config " +
+        "(see its own error), and the run's callback metadata names no caller. Fix the ids passed on invoke; " +
+        "nothing is filed under a guessed partition.",
+      undefined,
+      { records },
+    );
+    return { lost: "failed" };
+  }
+  if (node !== undefined) return { partition: node };
+  if (caller.unresolved) {
+    failures.report(
+      "caller_unresolved",
+      "A run's records were not written: the partition template names an id the run's callback metadata does " +
+        "not carry, and no node named the thread's caller.",
+      caller.unresolved,
+      { records },
+    );
+    return { lost: "failed" };
+  }
+  if (singleTenant && caller.partition !== undefined) return { partition: caller.partition };
+  failures.report(
+    "caller_unseen",
+    "A run's records were not written: its callback metadata names no caller (tenant_id, user_id, agent_id) " +
+      "and no route node or middleware named one for its thread. Callbacks never see `configurable` or v1 " +
+      "`context`, so the recorder cannot tell an app that names no caller from one that names it there, and " +
+      "it never files callers together in `default`. Pass the caller's ids in `metadata` on invoke, or give " +
+      "the recorder `singleTenant: true` if the app has one caller. Every later run like it is counted in " +
+      "stats().withheld.",
+    undefined,
+    { records, thread: threadId !== undefined },
+  );
+  return { lost: "withheld" };
+}

@@ -1,0 +1,171 @@
+/**
+ * Rows from a finished run: its calls in order, then its turn, every text masked against every
+ * argument value of the run (known only once it ends) and checked against the ledger's schema.
+ * Pure but for fresh ids; the writer calls it once the fingerprint key is known.
+ */
+import { timeOrderedId } from "../ledger/keys.js";
+import {
+  CallRecordSchema,
+  type CallRecord,
+  type ErrorClass,
+  type NewRecord,
+  SCHEMA_VERSION,
+  TurnRecordSchema,
+  type TurnRecord,
+} from "../ledger/schema.js";
+import { gateText } from "../text/gate.js";
+import { findAimedAtModel } from "../text/injection.js";
+import { isStorableName } from "../text/normalize.js";
+import { createMasker, type FingerprintMemo, maskArgs, maskRequest, valueFingerprints } from "../text/mask.js";
+import { clip, isRecord } from "../internal.js";
+import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
+import { type CapturedOutput, maskToolOutput } from "./output.js";
+import { type HumanTurn, hashedRequestId } from "./request.js";
+
+/** Longest stored error message, in characters (after masking). */
+const MAX_ERROR_LENGTH = 400;
+/** Longest stored request text, in characters (after masking). */
+const MAX_REQUEST_LENGTH = 2000;
+
+/** A tool call the model asked for, from its AIMessage. */
+export interface RequestedCall {
+  name: string;
+  args: Record<string, unknown>;
+  /** The step's tokens divided evenly among the calls it requested. */
+  tokens?: number;
+  order: number;
+}
+
+/** A finished call, kept raw until the run ends (then masked against all of the run's values). */
+export interface PendingCall {
+  tool: string;
+  args: Record<string, unknown> | undefined;
+  /** The callback's input string, parsed when `args` is not known from the AIMessage. */
+  input?: string;
+  outcome: "success" | "error";
+  error?: ErrorInfo;
+  latencyMs?: number;
+  tokens?: number;
+  /** A successful call's output, bounded, raw until the run ends. */
+  output?: CapturedOutput;
+  source: "callback" | "tool_message";
+  at: number;
+  order: number;
+}
+
+/** What rows are built from: one top-level run, as the callbacks saw it (raw). */
+export interface RunTrace {
+  /** The run id of the top-level run. */
+  id: string;
+  threadId?: string;
+  /** Chain root (a graph or chain): gets a turn row when it has a request. */
+  isChain: boolean;
+  turn?: HumanTurn;
+  requested: ReadonlyMap<string, RequestedCall>;
+  calls: readonly PendingCall[];
+}
+
+/** The rows of one run; `refused` counts records left out (no storable tool name, or off the schema). */
+export interface RunRows {
+  calls: NewRecord<CallRecord>[];
+  turn?: NewRecord<TurnRecord>;
+  refused: number;
+}
+
+/** Longest tool name recorded; a longer one is no tool a model was given. */
+const MAX_TOOL_NAME_LENGTH = 256;
+
+/** A tool name a store can key a namespace by: non-blank, not too long, storable as it is. */
+function isStorableToolName(name: string): boolean {
+  return name.trim() !== "" && name.length <= MAX_TOOL_NAME_LENGTH && isStorableName(name);
+}
+
+/** Parse a tool's callback input (JSON of its arguments, or a plain string) into arguments. */
+function argsFromInput(input: string | undefined): Record<string, unknown> {
+  if (input === undefined) return {};
+  try {
+    const parsed: unknown = JSON.parse(input);
+    if (isRecord(parsed) && !Array.isArray(parsed)) return parsed;
+    return { input: parsed };
+  } catch {
+    return { input };
+  }
+}
+
+/**
+ * The records of a finished run: its calls in order, then its turn. Every text is masked
+ * against every argument value of the run (known only now, which is why records wait for the
+ * run's end). Records that do not match their schema are left out and counted in `refused`.
+ */
+export function buildRecords(
+  root: RunTrace,
+  partition: string,
+  key: string,
+  rules: readonly ErrorRule[],
+  memo: FingerprintMemo,
+): RunRows {
+  const calls = [...root.calls].sort((a, b) => a.order - b.order);
+  const argsOf = new Map<PendingCall, Record<string, unknown>>();
+  for (const call of calls) argsOf.set(call, call.args ?? argsFromInput(call.input));
+  const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
+  const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
+  // One masker per run: its request, calls and errors are masked against the same values, one way.
+  const masker = createMasker(runValues);
+  const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
+  // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
+  const requestAimed = root.turn ? findAimedAtModel(root.turn.text) : undefined;
+  const common = {
+    partition,
+    runId: root.id,
+    ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+  };
+  let refused = 0;
+  const out: NewRecord<CallRecord>[] = [];
+  const turnCalls: { tool: string; outcome: "success" | "error"; errorClass?: ErrorClass }[] = [];
+  for (const call of calls) {
+    const args = argsOf.get(call) ?? {};
+    const errorClass = call.error ? classifyError(call.error, rules) : undefined;
+    // Error text is data: stored masked, and flagged when it speaks to the model (never learned from).
+    const error = call.error ? gateText(call.error.message, { kind: "stored", masker }) : undefined;
+    const record: NewRecord<CallRecord> = {
+      ...common,
+      id: timeOrderedId(),
+      ...(request !== undefined ? { request } : {}),
+      tool: call.tool,
+      args: maskArgs(args),
+      fingerprints: valueFingerprints(args, key, memo),
+      outcome: call.outcome,
+      ...(errorClass !== undefined ? { errorClass } : {}),
+      ...(error ? { errorMessage: clip(error.text, MAX_ERROR_LENGTH) } : {}),
+      ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
+      ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
+      ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
+      ...(call.output ? { output: maskToolOutput(call.output, masker) } : {}),
+      source: call.source,
+      at: call.at,
+    };
+    if (isStorableToolName(call.tool) && CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
+      out.push(record);
+      turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
+    } else {
+      refused += 1;
+    }
+  }
+  if (!root.isChain || requestId === undefined || request === undefined) return { calls: out, refused };
+  const servedBy = [...turnCalls].reverse().find((c) => c.outcome === "success")?.tool;
+  const turn: NewRecord<TurnRecord> = {
+    partition,
+    ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),
+    requestId,
+    request,
+    ...(requestAimed !== undefined ? { requestAimed } : {}),
+    calls: turnCalls,
+    ...(servedBy !== undefined ? { servedBy } : {}),
+    id: timeOrderedId(),
+  };
+  if (!TurnRecordSchema.safeParse({ ...turn, v: SCHEMA_VERSION, at: Date.now() }).success) {
+    return { calls: out, refused: refused + 1 };
+  }
+  return { calls: out, turn, refused };
+}

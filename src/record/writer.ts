@@ -1,0 +1,546 @@
+/**
+ * The recorder's writer: finished runs go into a bounded buffer and are written to the ledger in
+ * batches, off the run's path. Back-pressure (a run that finds the buffer full behind a healthy
+ * store waits for room, at most `maxWaitMs`), retry (a store that fails is tried again, its rows
+ * kept), `flush()` and `stats()`. What it may lose, it counts; what it counts, it says once.
+ */
+import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
+import { InvalidInput, RecordingDropped } from "../errors.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { CallRecord, NewRecord, TurnRecord } from "../ledger/schema.js";
+import type { FingerprintMemo } from "../text/mask.js";
+import { redactForLog } from "../text/gate.js";
+import type { RecordingFailures } from "./failures.js";
+import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
+import { buildRecords, type RunTrace } from "./rows.js";
+import { isConnectionFault } from "./store-faults.js";
+
+/** A finished run and the partition its rows go under. */
+export interface FinishedRun {
+  trace: RunTrace;
+  partition: string;
+  /** Calls, plus its turn when it has one. */
+  records: number;
+}
+
+/** Rows of a failed batch tried alone before the store is taken to be down for the whole batch. */
+const SINGLE_TRIES = 3;
+/** First pause before a store that failed is tried again, in milliseconds (then doubled). */
+const RETRY_FIRST_MS = 50;
+
+/** Why records were dropped. */
+type DropReason = "slow_store" | "store_failed" | "background";
+const DROP_COUNTER: Record<DropReason, "slowStore" | "storeFailed"> = {
+  slow_store: "slowStore",
+  background: "slowStore",
+  store_failed: "storeFailed",
+};
+const DROP_KIND = {
+  slow_store: "dropped_slow_store",
+  store_failed: "dropped_store_failed",
+  background: "dropped_background",
+} as const;
+
+/** A finished run, waiting in the buffer (raw until its rows are built). */
+interface PendingRun {
+  kind: "run";
+  run: FinishedRun;
+  records: number;
+}
+
+/** Built (masked) rows a store failed to take, kept for the retry. */
+interface PendingRows {
+  kind: "rows";
+  calls: NewRecord<CallRecord>[];
+  turns: NewRecord<TurnRecord>[];
+  records: number;
+}
+
+type PendingEntry = PendingRun | PendingRows;
+
+/** A finished run waiting for room in a full buffer. */
+interface Waiter {
+  entry: PendingRun;
+  resolve: () => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** The bounded buffer and its writes. One per recorder. */
+export class RecordWriter {
+  private buffer: PendingEntry[] = [];
+  private buffered = 0;
+  private inFlight = 0;
+  private waiting = 0;
+  private readonly waiters: Waiter[] = [];
+  private draining: Promise<void> | undefined;
+  private drainQueued = false;
+  private scheduled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryDelay = RETRY_FIRST_MS;
+  private keyPromise: Promise<string> | undefined;
+  /** Set while the store's writes fail: the redacted error line, and since when. */
+  private storeFault: { message: string; at: number } | undefined;
+  private lastWriteError: unknown;
+  private lastWriteAt: number | undefined;
+  /** Store faults seen, so `flush()` knows when its try failed. */
+  private writeFaults = 0;
+  private readonly counters = {
+    calls: 0,
+    turns: 0,
+    dropped: 0,
+    failed: 0,
+    withheld: 0,
+    droppedBy: { slowStore: 0, storeFailed: 0 },
+  };
+
+  /**
+   * @param background callbacks run in LangChain's background queue (`awaitHandlers: false`): a
+   * run can never wait for room, and `flush()` first waits for that queue.
+   */
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly options: Readonly<Required<RecordWriterOptions>>,
+    private readonly failures: RecordingFailures,
+    private readonly background: boolean,
+  ) {}
+
+  /** Count records lost before they reached the writer (refused, or never seen whole). */
+  lose(records: number): void {
+    this.counters.failed += records;
+  }
+
+  /** Count records not written because their caller could not be found. */
+  withhold(records: number): void {
+    this.counters.withheld += records;
+  }
+
+  /**
+   * Write everything buffered and wait for it, at most `timeoutMs` (default `flushTimeoutMs`). A
+   * store that fails is tried once more now; its records stay buffered for later tries and are
+   * counted in `inFlight`. Never rejects.
+   */
+  async flush(options: FlushOptions = {}): Promise<FlushResult> {
+    const timeoutMs = options.timeoutMs ?? this.options.flushTimeoutMs;
+    const writtenBefore = this.counters.calls + this.counters.turns;
+    const lostBefore = this.lost();
+    let timedOut = false;
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<"timeout">((resolve) => {
+      if (Number.isFinite(timeoutMs)) deadline = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    const within = async (work: Promise<unknown>): Promise<boolean> => {
+      if ((await Promise.race([work.then(() => "done" as const), expired])) === "timeout") timedOut = true;
+      return !timedOut;
+    };
+    try {
+      if (!this.background || (await within(awaitAllCallbacks()))) {
+        const faultsBefore = this.writeFaults;
+        while (this.buffer.length > 0 || this.draining || this.waiters.length > 0) {
+          if (!(await within(this.draining ?? this.startDrain()))) break;
+          // The store failed on this try: its records wait for the next one, not for this flush.
+          if (this.writeFaults > faultsBefore) break;
+          if (!this.draining && this.buffer.length === 0 && this.waiters.length > 0) this.admitWaiters();
+        }
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+    return {
+      written: this.counters.calls + this.counters.turns - writtenBefore,
+      inFlight: this.pending(),
+      lost: this.lost() - lostBefore,
+      timedOut,
+    };
+  }
+
+  /** Counters since the recorder was made. */
+  stats(openRuns: number): RecordingStats {
+    return {
+      openRuns,
+      buffered: this.buffered,
+      inFlight: this.inFlight,
+      waiting: this.waiting,
+      written: { calls: this.counters.calls, turns: this.counters.turns },
+      dropped: this.counters.dropped,
+      droppedBy: { ...this.counters.droppedBy },
+      failed: this.counters.failed,
+      withheld: this.counters.withheld,
+      storeFailing: this.storeFault !== undefined,
+    };
+  }
+
+  /** Records dropped because the buffer was full. */
+  get dropped(): number {
+    return this.counters.dropped;
+  }
+
+  /**
+   * Take a finished run into the buffer. When the buffer is full: behind a healthy store (and
+   * with awaited callbacks), the run's end waits for room, which holds back the caller's `invoke`
+   * until the writes catch up (back-pressure), at most `maxWaitMs`; behind a failing store, or
+   * with callbacks in LangChain's background queue, the records are dropped and counted.
+   */
+  admit(run: FinishedRun): Promise<void> | undefined {
+    const entry: PendingRun = { kind: "run", run, records: run.records };
+    if (this.ledger.isClosed) {
+      this.counters.failed += entry.records;
+      const message =
+        `A run ended after the ledger was closed: its ${entry.records} record(s) were not recorded. ` +
+        "Close the ledger after the runs that record into it have ended.";
+      const context = { reason: "ledger_closed", records: entry.records };
+      this.failures.report("ledger_closed", message, new RecordingDropped(message, { context }), context);
+      return undefined;
+    }
+    if (this.waiters.length === 0 && this.hasRoomFor(entry.records)) {
+      this.push(entry);
+      return undefined;
+    }
+    if (this.storeFault !== undefined) {
+      this.drop(entry.records, "store_failed");
+      return undefined;
+    }
+    if (this.background) {
+      this.drop(entry.records, "background");
+      return undefined;
+    }
+    this.startDrainSoon();
+    return new Promise<void>((resolve) => {
+      const waiter: Waiter = {
+        entry,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          this.waiting -= entry.records;
+          this.drop(entry.records, "slow_store");
+          resolve();
+        }, this.options.maxWaitMs),
+      };
+      this.waiters.push(waiter);
+      this.waiting += entry.records;
+    });
+  }
+
+  // ---------------------------------------------------------------- the buffer
+
+  private hasRoomFor(records: number): boolean {
+    // A run larger than the whole buffer is taken alone, into an empty buffer.
+    return this.buffered + this.inFlight + records <= this.options.maxBuffer || this.buffered + this.inFlight === 0;
+  }
+
+  private push(entry: PendingRun): void {
+    this.buffer.push(entry);
+    this.buffered += entry.records;
+    // A run was buffered: the episode of a full buffer (or a closed ledger) is over.
+    this.failures.rearm("dropped_slow_store", "dropped_store_failed", "dropped_background", "ledger_closed");
+    // Start fetching the fingerprint key now, so the first write does not wait for it.
+    this.keyPromise ??= this.ledger.fingerprintKey();
+    this.keyPromise.catch(() => undefined);
+    this.schedule();
+  }
+
+  /** A batch that could not be written goes back to the front of the buffer, for the retry. */
+  private requeue(entries: PendingEntry[]): void {
+    this.buffer.unshift(...entries);
+    for (const entry of entries) this.buffered += entry.records;
+    this.inFlight = 0;
+  }
+
+  /** Runs waiting for room, taken in the order they came while there is room (never past the bound). */
+  private admitWaiters(): void {
+    while (this.waiters.length > 0 && this.hasRoomFor(this.waiters[0].entry.records)) {
+      const waiter = this.waiters.shift()!;
+      clearTimeout(waiter.timer);
+      this.waiting -= waiter.entry.records;
+      this.push(waiter.entry);
+      waiter.resolve();
+    }
+  }
+
+  /** Waiting runs give up at once when the store fails: a failing store never holds up a run. */
+  private releaseWaiters(reason: DropReason): void {
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      this.waiting -= waiter.entry.records;
+      this.drop(waiter.entry.records, reason);
+      waiter.resolve();
+    }
+  }
+
+  private drop(records: number, reason: DropReason): void {
+    this.counters.dropped += records;
+    this.counters.droppedBy[DROP_COUNTER[reason]] += records;
+    const context = { reason, records, maxBuffer: this.options.maxBuffer, pending: this.pending() };
+    const message = this.dropMessage(records, reason);
+    this.failures.report(DROP_KIND[reason], message, new RecordingDropped(message, { context }), context);
+  }
+
+  /** Why records were dropped, said once per episode (until a run is buffered again). */
+  private dropMessage(records: number, reason: DropReason): string {
+    const full = `The recording buffer is full (${this.buffered + this.inFlight} of ${this.options.maxBuffer} records waiting to be written)`;
+    switch (reason) {
+      case "slow_store": {
+        const since =
+          this.lastWriteAt === undefined ? "yet" : `for ${Math.round(performance.now() - this.lastWriteAt)} ms`;
+        return (
+          `${full} and the ledger's store has not finished a write ${since}: a run waited ${this.options.maxWaitMs} ms ` +
+          `for room, then its ${records} record(s) were dropped. The store is slower than the runs (or hangs): ` +
+          "check its latency, or raise maxBuffer or maxWaitMs."
+        );
+      }
+      case "store_failed":
+        return (
+          `${full} while the ledger's store fails (${this.storeFault?.message ?? "a write failed"}): ` +
+          `${records} record(s) dropped; buffered records are written when the store answers again. ` +
+          "Check that the store is reachable, or raise maxBuffer to ride out longer outages."
+        );
+      case "background":
+        return (
+          `${full} and callbacks run in LangChain's background queue (awaitHandlers: false), so a run cannot wait ` +
+          `for room: ${records} record(s) dropped. Use awaitHandlers: true for back-pressure, or raise maxBuffer.`
+        );
+    }
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  private schedule(): void {
+    if (this.draining || this.retryTimer) return;
+    // With no batching delay, or a full batch (or a run waiting for room), the write starts now,
+    // on a microtask: a loop busy with runs (timers firing back to back, CPU-bound steps) can
+    // delay `setImmediate` by whole seconds. Runs ending while a write is out join the next batch.
+    if (this.options.flushEveryMs === 0 || this.buffered >= this.options.batchSize || this.waiters.length > 0) {
+      return this.startDrainSoon();
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.timer = setTimeout(() => {
+      this.scheduled = false;
+      this.timer = undefined;
+      void this.startDrain();
+    }, this.options.flushEveryMs);
+    this.timer.unref?.();
+  }
+
+  private startDrainSoon(): void {
+    if (this.draining || this.retryTimer || this.drainQueued) return;
+    this.drainQueued = true;
+    queueMicrotask(() => {
+      this.drainQueued = false;
+      void this.startDrain();
+    });
+  }
+
+  private startDrain(): Promise<void> {
+    if (this.draining) return this.draining;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.scheduled = false;
+    }
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    if (this.buffer.length === 0) return Promise.resolve();
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.storeFault !== undefined) this.scheduleRetry();
+      else if (this.buffer.length > 0) this.schedule();
+    });
+    return this.draining;
+  }
+
+  /** Write batches until the buffer is empty or the store fails (then the rest waits for a retry). */
+  private async drain(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.takeBatch();
+      const ok = await this.writeBatch(batch);
+      this.inFlight = 0;
+      this.admitWaiters();
+      if (!ok) return;
+    }
+  }
+
+  /** Entries from the front of the buffer, up to `batchSize` records (at least one entry). */
+  private takeBatch(): PendingEntry[] {
+    const batch: PendingEntry[] = [];
+    let records = 0;
+    while (
+      this.buffer.length > 0 &&
+      (batch.length === 0 || records + this.buffer[0].records <= this.options.batchSize)
+    ) {
+      const entry = this.buffer.shift()!;
+      batch.push(entry);
+      records += entry.records;
+    }
+    this.buffered -= records;
+    this.inFlight = records;
+    return batch;
+  }
+
+  /** One batch: build the runs' rows, append calls, then turns. False when the store failed. */
+  private async writeBatch(batch: PendingEntry[]): Promise<boolean> {
+    const runs = batch.filter((e): e is PendingRun => e.kind === "run");
+    const calls: NewRecord<CallRecord>[] = [];
+    const turns: NewRecord<TurnRecord>[] = [];
+    for (const e of batch) {
+      if (e.kind === "rows") {
+        calls.push(...e.calls);
+        turns.push(...e.turns);
+      }
+    }
+    if (runs.length > 0) {
+      let key: string;
+      try {
+        this.keyPromise ??= this.ledger.fingerprintKey();
+        key = await this.keyPromise;
+      } catch (error) {
+        this.keyPromise = undefined;
+        // The runs stay raw in the buffer (in memory only) until the key can be read.
+        this.requeue(batch);
+        this.storeFailed(error, this.buffered);
+        return false;
+      }
+      // Shared by this batch only, then dropped: it holds normalised argument values.
+      const memo: FingerprintMemo = new Map();
+      for (const { run } of runs) {
+        try {
+          const built = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo);
+          calls.push(...built.calls);
+          if (built.turn) turns.push(built.turn);
+          this.badRecords(built.refused, undefined);
+        } catch (error) {
+          this.badRecords(run.records, error);
+        }
+      }
+    }
+    const leftCalls = await this.write(calls, (rows) => this.ledger.appendCalls(rows), "calls");
+    // Turns after calls: a turn never names calls the ledger does not hold.
+    const leftTurns =
+      leftCalls.length > 0 ? turns : await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
+    if (leftCalls.length === 0 && leftTurns.length === 0) {
+      this.storeRecovered();
+      return true;
+    }
+    // Built rows are kept, masked, for the retry; a retry writes the same keys again (no doubles).
+    const records = leftCalls.length + leftTurns.length;
+    this.requeue([{ kind: "rows", calls: leftCalls, turns: leftTurns, records }]);
+    this.storeFailed(this.lastWriteError, records);
+    return false;
+  }
+
+  /** Records lost as bad (refused by the store alone, off the schema, or not buildable): counted, said once. */
+  private badRecords(records: number, error: unknown): void {
+    if (records === 0) return;
+    this.counters.failed += records;
+    this.failures.report(
+      "bad_record",
+      `${records} record(s) could not be stored and are lost: the ledger refused them, or they could not be ` +
+        "built (every later one is counted in stats().failed, not said again).",
+      error,
+      { records },
+    );
+  }
+
+  /**
+   * Append rows in one batch. A batch that failed on the connection (`isConnectionFault`) is
+   * returned whole, to be retried: it says nothing about its rows, and a retry writes the same
+   * keys. Any other failure: row by row, so one bad record (a value the store refuses) is
+   * reported and counted alone and the others are written; a row that fails alone on the
+   * connection is retried, never counted bad. When the first rows all fail alone too, the store is
+   * down: the rows not written are returned, to be retried (the rows tried alone go last, so a bad
+   * row at the front cannot block the others).
+   */
+  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<T[]> {
+    if (rows.length === 0) return [];
+    try {
+      await append(rows);
+      this.wrote(counter, rows.length);
+      return [];
+    } catch (error) {
+      if (error instanceof InvalidInput && rows.length === 1) {
+        this.badRecords(1, error);
+        return [];
+      }
+      this.lastWriteError = error;
+      if (rows.length === 1 || isConnectionFault(error)) return rows;
+    }
+    let failed = 0;
+    let written = 0;
+    let firstError: unknown;
+    /** Rows that failed alone for a reason of their own or the store's (bad once the store is up). */
+    const tried: T[] = [];
+    /** Rows that failed alone on the connection: always retried. */
+    const retry: T[] = [];
+    for (const [i, row] of rows.entries()) {
+      if (written === 0 && tried.length + retry.length >= SINGLE_TRIES) {
+        this.lastWriteError = firstError;
+        return [...rows.slice(i), ...tried, ...retry];
+      }
+      try {
+        await append([row]);
+        written += 1;
+        this.wrote(counter, 1);
+      } catch (error) {
+        firstError ??= error;
+        if (error instanceof InvalidInput) failed += 1;
+        else if (isConnectionFault(error)) retry.push(row);
+        else tried.push(row);
+      }
+    }
+    // Some rows were written: the store is up, and the rows it refused alone are bad records.
+    failed += written > 0 ? tried.length : 0;
+    this.badRecords(failed, firstError);
+    const left = written === 0 ? [...tried, ...retry] : retry;
+    if (left.length > 0) this.lastWriteError = firstError;
+    return left;
+  }
+
+  private wrote(counter: "calls" | "turns", rows: number): void {
+    this.counters[counter] += rows;
+    if (rows > 0) this.lastWriteAt = performance.now();
+  }
+
+  private storeFailed(error: unknown, records: number): void {
+    this.writeFaults += 1;
+    const first = this.storeFault === undefined;
+    this.storeFault = { message: redactForLog(error), at: performance.now() };
+    this.retryDelay = first ? RETRY_FIRST_MS : Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs);
+    if (first) {
+      this.failures.report(
+        "store_write",
+        `The ledger's store failed a write: ${records} record(s) are kept and tried again until it answers ` +
+          "(said again only after it has answered and failed anew).",
+        error,
+        { records },
+      );
+      this.releaseWaiters("store_failed");
+    }
+  }
+
+  private storeRecovered(): void {
+    this.storeFault = undefined;
+    this.lastWriteError = undefined;
+    this.failures.rearm("store_write");
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.buffer.length === 0) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.startDrain();
+    }, this.retryDelay);
+    this.retryTimer.unref?.();
+  }
+
+  /** Records not yet written nor lost: buffered, in a write, or in a run waiting for room. */
+  private pending(): number {
+    return this.buffered + this.inFlight + this.waiting;
+  }
+
+  /** Records lost so far: dropped, refused, or withheld. */
+  private lost(): number {
+    return this.counters.dropped + this.counters.failed + this.counters.withheld;
+  }
+}
