@@ -2,17 +2,14 @@
  * Reading the simulation's JSONL files. Every line is checked by zod; the first bad line fails
  * the whole read with its file and line number, so a broken data set never half-runs.
  */
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { InvalidInput } from "../errors.js";
+import { type Numbered, parseJsonl, readTextFile } from "../evaluate/cases.js";
 import { LabelledRequestSchema, type LabelledRequest, ToolSpecSchema, type ToolSpec } from "../evaluate/simulate.js";
 import { UsageError } from "./args.js";
 
-/** One parsed line and where it came from. */
-export interface JsonlRow<T> {
-  value: T;
-  /** 1-based line number in the file. */
-  line: number;
-}
+/** One parsed line and where it came from (its 1-based line number in the file). */
+export type JsonlRow<T> = Numbered<T>;
 
 /**
  * Read a JSON-lines file: one JSON object per line, blank lines skipped. Fields the schema does
@@ -21,49 +18,14 @@ export interface JsonlRow<T> {
  * @throws UsageError when the file cannot be read, a line is not JSON or does not match `schema`.
  */
 export async function readJsonl<T>(file: string, schema: z.ZodType<T>, flagName: string): Promise<JsonlRow<T>[]> {
-  let text: string;
   try {
-    text = await readFile(file, "utf8");
+    return parseJsonl(await readTextFile(file, flagName), schema, file);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const why =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-          ? "it is a directory"
-          : String((error as Error).message ?? error);
-    throw new UsageError(`cannot read the ${flagName} file ${JSON.stringify(file)}: ${why}; check the path.`, {
-      cause: error,
-    });
+    // The harness's reading and checks, word for word; on the command line a bad file is a usage error.
+    if (error instanceof InvalidInput)
+      throw new UsageError(error.message, { cause: error.cause, context: error.context });
+    throw error;
   }
-  const rows: JsonlRow<T>[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line === "") continue;
-    const where = `${file}:${i + 1}`;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch (error) {
-      throw new UsageError(
-        `${where}: not valid JSON (${(error as Error).message}); each line must be one JSON object.`,
-        {
-          cause: error,
-        },
-      );
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const issues = parsed.error.issues
-        .slice(0, 3)
-        .map((issue) => (issue.path.length > 0 ? `"${issue.path.join(".")}": ${issue.message}` : issue.message))
-        .join("; ");
-      throw new UsageError(`${where}: ${issues}.`, { context: { file, line: i + 1 } });
-    }
-    rows.push({ value: parsed.data, line: i + 1 });
-  }
-  return rows;
 }
 
 /**

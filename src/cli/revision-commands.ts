@@ -8,6 +8,7 @@ import {
   flag,
   nonEmpty,
   type OptionSpec,
+  type ParsedArgs,
   parseCommandArgs,
   parseSettingAssignments,
   stringList,
@@ -27,6 +28,19 @@ import {
   requireKnownPartition,
   withLedger,
 } from "./ledger-session.js";
+
+/**
+ * The one argument of apply, dismiss, undo and history (a revision ID or a tool name), checked
+ * non-empty, with the options: the ledger's, --json and, for `by`, --by.
+ */
+function oneTarget(
+  argv: readonly string[],
+  what: { name: string; label: string; by: boolean },
+): { values: ParsedArgs["values"]; target: string } {
+  const options: OptionSpec = { ...LEDGER_OPTIONS, ...JSON_OPTION, ...(what.by ? { by: { type: "string" } } : {}) };
+  const { values, positionals } = parseCommandArgs(argv, options, { min: 1, max: 1, name: what.name });
+  return { values, target: nonEmpty(positionals[0], what.label)! };
+}
 
 // ------------------------------------------------------------------ review
 
@@ -114,16 +128,11 @@ Example:
   tool-lessons apply 0mx35itpy000037c6f33e15 --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
-      {
-        min: 1,
-        max: 1,
-        name: "a revision ID (see `tool-lessons review` or `history TOOL`)",
-      },
-    );
-    const id = nonEmpty(positionals[0], "the revision ID")!;
+    const { values, target: id } = oneTarget(argv, {
+      name: "a revision ID (see `tool-lessons review` or `history TOOL`)",
+      label: "the revision ID",
+      by: true,
+    });
     const by = requiredBy(values, "apply");
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
       const revision = await manager.apply(id, { partition, approvedBy: by });
@@ -159,16 +168,7 @@ Example:
   tool-lessons dismiss 0mx35itpy000037c6f33e15 --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
-      {
-        min: 1,
-        max: 1,
-        name: "a revision ID",
-      },
-    );
-    const id = nonEmpty(positionals[0], "the revision ID")!;
+    const { values, target: id } = oneTarget(argv, { name: "a revision ID", label: "the revision ID", by: true });
     const by = nonEmpty(stringOption(values, "by"), "--by");
     return withLedger(values, io, async ({ manager, partition }) => {
       const revision = await manager.dismiss(id, { partition, ...(by !== undefined ? { by } : {}) });
@@ -199,16 +199,7 @@ Example:
   tool-lessons undo search_flights --by alice
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { ...LEDGER_OPTIONS, ...JSON_OPTION, by: { type: "string" } },
-      {
-        min: 1,
-        max: 1,
-        name: "a tool name",
-      },
-    );
-    const tool = nonEmpty(positionals[0], "the tool name")!;
+    const { values, target: tool } = oneTarget(argv, { name: "a tool name", label: "the tool name", by: true });
     const by = requiredBy(values, "undo");
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
       const revision = await manager.undo(tool, { partition, approvedBy: by });
@@ -248,16 +239,7 @@ Example:
   tool-lessons history search_flights
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      { ...LEDGER_OPTIONS, ...JSON_OPTION },
-      {
-        min: 1,
-        max: 1,
-        name: "a tool name",
-      },
-    );
-    const tool = nonEmpty(positionals[0], "the tool name")!;
+    const { values, target: tool } = oneTarget(argv, { name: "a tool name", label: "the tool name", by: false });
     return withLedger(values, io, async ({ ledger, manager, partition }) => {
       const revisions = await manager.history(tool, { partition });
       if (revisions.length === 0 && !(await ledger.getCard(partition, tool))) {
