@@ -1,9 +1,10 @@
 /**
- * What the lessons stages (classify → synthesize → vet → inject) add to a turn: the same agent
+ * What the lessons stages (classify → learn → inject) add to a turn: the same agent
  * (agent → ToolNode → agent, the demo's eight support-desk tools and scripted model, a
  * MemorySaver, an in-memory ledger and index) with and without it, timed in the same run,
  * interleaved, on a quiet turn (a fresh thread, nothing to learn) and on a turn with signals (the
- * thread's last turn had a failing call, so synthesize and vet run a review). The model is the
+ * thread's last turn had a failing call, so the learn node runs a review once a tool's refused
+ * calls reach the rule). The model is the
  * scripted one, instant, and again with a fixed latency per model step standing in for a hosted
  * model. Then the injected block's size in tokens (estimated: characters / 4) over the demo's
  * traffic for two callers, with lessons applied as they are learned.
@@ -208,7 +209,7 @@ export async function benchGraph(): Promise<string> {
     "(`createToolLessonsAgent`'s default, `createLessonsNode`) and as the compiled subgraph (`subgraph: true`,",
     "`createLessonsGraph`), timed in the same run, interleaved; in-memory ledger (InMemoryStore) and index (lexical",
     "embeddings). A quiet turn is a fresh thread's first request; a turn with signals is the second request of a",
-    "thread whose first had a refused call (classify → synthesize → vet → inject runs a review of that tool). Medians",
+    "thread whose first had a refused call (classify → learn → inject; a review runs once a tool's evidence reaches a rule). Medians",
     "of the timed turns after 3 warm-up turns each. The machine is shared: single turns vary by tens of ms, so read",
     'the ratios within one row. "an empty node" is the same agent with a node that does nothing before the agent',
     "node: the floor of any step there (one more graph step, its checkpoint write, its callbacks), against which the",

@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: a day at a support desk whose tools learn, offline, no key, in seconds.
  *
- * The agent is `createToolLessonsAgent`: the lessons subgraph (classify → synthesize → vet →
+ * The agent is `createToolLessonsAgent`: the lessons subgraph (classify → learn →
  * inject) before the agent node, LangGraph's `ToolNode` after it, the recorder wired in. Eight
  * tools (`examples/support-desk.ts`), a scripted model that makes real models' mistakes and reads
  * what it is shown, two callers: alice names herself in `metadata`, bob only in `configurable`
@@ -138,7 +138,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     out(
       `ledger: SQLite file ${relative(process.cwd(), ledgerPath) || ledgerPath} (embedded default, recreated each run)`,
     );
-    out("agent: createToolLessonsAgent (lessons: classify → synthesize → vet → inject, then agent ⇄ ToolNode)");
+    out("agent: createToolLessonsAgent (lessons: classify → learn → inject, then agent ⇄ ToolNode)");
     out();
 
     // ---------------------------------------------------------------- morning

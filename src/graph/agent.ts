@@ -30,7 +30,7 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
    */
   systemPrompt?: string | SystemMessage;
   /**
-   * Run the four stages as the compiled lessons subgraph (each a node of its own in traces and
+   * Run the three stages as the compiled lessons subgraph (each a node of its own in traces and
    * streams) instead of one node.
    * @default false (one node: one graph step per turn; see docs/benchmarks.md)
    */

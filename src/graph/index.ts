@@ -16,12 +16,7 @@ export {
   lessonsMessages,
   routedToolsOf,
 } from "./lessons-graph.js";
-export {
-  bindRoutedTools,
-  createRouteNode,
-  type RouteNodeOptions,
-  toolsInUse,
-} from "./route-node.js";
+export { bindRoutedTools, createRouteNode, type RouteNodeOptions, toolsInUse } from "./route-node.js";
 export {
   emptyReport,
   type LessonSignal,
