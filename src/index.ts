@@ -183,6 +183,7 @@ export {
   type ToolGuidelineEntry,
 } from "./prompt/memory.js";
 
+export { type ServedTurn, type ServeInput, type ServeOptions, TurnServer } from "./serve/index.js";
 // ---------------------------------------------------------------- graph (where a lesson reaches the prompt)
 export {
   bindRoutedTools,
