@@ -1,7 +1,8 @@
 /**
  * `createToolLessonsAgent`: a ready agent that learns, as one compiled graph: the lessons
- * subgraph → the agent node (the routed tools bound, the lessons block as a system message) →
- * LangGraph's `ToolNode` → back to the agent, with the recorder wired into every run.
+ * subgraph → the agent node (the routed tools bound, each described by its card; the app's own
+ * system prompt, then the lessons block, as one system message) → LangGraph's `ToolNode` → back
+ * to the agent, with the recorder wired into every run.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { SystemMessage } from "@langchain/core/messages";

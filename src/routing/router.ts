@@ -1,6 +1,7 @@
 import {
   type CallbackManagerForRetrieverRun,
   CallbackManager,
+  type Callbacks,
   parseCallbackConfigArg,
 } from "@langchain/core/callbacks/manager";
 import { Document, type DocumentInterface } from "@langchain/core/documents";
@@ -206,7 +207,7 @@ export class ToolRouter extends BaseRetriever {
     run?: { runId?: string; runName?: string },
   ): Promise<RoutedTools> {
     const manager =
-      config?.callbacks === undefined && this.callbacks === undefined
+      !hasHandlers(config?.callbacks) && !hasHandlers(this.callbacks)
         ? undefined
         : await CallbackManager.configure(
             config?.callbacks,
@@ -330,6 +331,12 @@ export class ToolRouter extends BaseRetriever {
   ): Promise<Document[]> {
     return documentsOf(await this.choose(query, { partition: this.partition }));
   }
+}
+
+/** Whether callbacks hold a handler (a run with none is not worth starting). */
+function hasHandlers(callbacks: Callbacks | undefined): boolean {
+  if (callbacks === undefined) return false;
+  return Array.isArray(callbacks) ? callbacks.length > 0 : callbacks.handlers.length > 0;
 }
 
 /** One document per offered tool: `pageContent` the tool's name, `metadata: { tool, rank, score }`. */

@@ -128,6 +128,29 @@ describe("createToolLessonsAgent", () => {
     expect((await new Ledger(store).listRevisions("u:cy"))[0].status).toBe("applied");
   });
 
+  it("puts the app's own system prompt first and the lessons block after it, in one system message", async () => {
+    const model = new DeskModel();
+    const graph = createToolLessonsAgent({
+      model,
+      tools: deskTools(),
+      maxTools: 2,
+      checkpointer: new MemorySaver(),
+      systemPrompt: "You are the Acme support desk.",
+      onFailure: () => undefined,
+    });
+    await graph.invoke({ messages: [human("What can you do?")] }, config("sp-1", "sy"));
+    // No lessons yet: the app's prompt alone.
+    expect(model.seen.at(-1)?.system).toBe("You are the Acme support desk.");
+    await graph.invoke({ messages: [human("Never email Sarah.")] }, config("sp-1", "sy"));
+    const state = await graph.invoke({ messages: [human("Please email Sarah the invoice.")] }, config("sp-1", "sy"));
+    const system = model.seen.at(-1)?.system ?? "";
+    expect(system.startsWith("You are the Acme support desk.\n\n## Tool-scoped rules")).toBe(true);
+    expect(system).toContain("[critical] Never email Sarah.");
+    expect(callsOfTurn(state.messages)).toEqual([]);
+    // The block is the model's only: the thread holds no system message.
+    expect(state.messages.some((m) => m.getType() === "system")).toBe(false);
+  });
+
   it("a quiet turn makes no call to the proposer's model; a turn with signals does", async () => {
     const proposer = new CountingModel();
     const graph = createToolLessonsAgent({
