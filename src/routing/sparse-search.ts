@@ -20,8 +20,32 @@ export class Postings {
   values: Float32Array = EMPTY_VALUES;
   length = 0;
   maxAbs = 0;
+  /** The entries of largest magnitude (built at the first search that needs them, dropped by a push). */
+  private top: Impact | undefined;
+
+  /**
+   * The `size` entries of largest magnitude (ties broken by position), and the largest magnitude
+   * of the others: kept until the next push.
+   */
+  impact(size: number): Impact {
+    if (this.top !== undefined && this.top.rows.length === Math.min(size, this.length)) return this.top;
+    const n = this.length;
+    const order = Array.from({ length: n }, (_, j) => j).sort(
+      (a, b) => Math.abs(this.values[b]) - Math.abs(this.values[a]) || a - b,
+    );
+    const m = Math.min(size, n);
+    const rows = new Int32Array(m);
+    const values = new Float32Array(m);
+    for (let i = 0; i < m; i++) {
+      rows[i] = this.rows[order[i]];
+      values[i] = this.values[order[i]];
+    }
+    this.top = { rows, values, restMax: m < n ? Math.abs(this.values[order[m]]) : 0 };
+    return this.top;
+  }
 
   push(row: number, value: number): void {
+    this.top = undefined;
     if (Math.abs(value) > this.maxAbs) this.maxAbs = Math.abs(value);
     if (this.length === this.rows.length) {
       const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
@@ -35,6 +59,14 @@ export class Postings {
     this.rows[this.length] = row;
     this.values[this.length++] = value;
   }
+}
+
+/** A posting list's entries of largest magnitude (see {@link Postings.impact}). */
+export interface Impact {
+  rows: Int32Array;
+  values: Float32Array;
+  /** The largest magnitude among the entries left out: a bound on what each of their rows gets from this term. */
+  restMax: number;
 }
 
 /** What the sparse searches read of the index: its slots and posting lists. */
@@ -56,17 +88,19 @@ export interface SparseRowsView {
 /**
  * The candidate pass of the in-memory index (sparse layout). A request's terms (its nonzero
  * dimensions: hashed words and character n-grams) are split by how many tools they reach: a
- * term on at most `max(termRows, termShare × tools)` tools is **selective**. The pass walks only
- * the selective terms' posting lists, adding each tool's partial score; the `rescore` tools with
- * the best partial scores are then scored exactly (every term of the request, as the exhaustive
- * scan scores them) and the best k of those are the answer.
+ * term on at most `max(termRows, termShare × tools)` tools is **selective**, and its posting
+ * list is walked in full; of a **common** term's list only the `impactRows` entries of largest
+ * magnitude are walked (the tools where that term weighs most). So no term reaches more than
+ * `max(termRows, termShare × tools, impactRows)` tools. The walk adds each tool's partial
+ * score; the `rescore` tools with the best partial scores are then scored exactly (every term of
+ * the request, as the exhaustive scan scores them) and the best k of those are the answer.
  *
- * A tool the pass left out scores at most its partial score plus what the common terms can add
- * (the lesser of the sum of each term's weight × its largest entry, and the length of the
- * request's common part): when the k-th exact score is above that bound the answer is provably
- * the exact one. When every term is selective the pass is the exact walk. The exact walk is run
- * instead when the pass found fewer than k tools, and, with `requireProof`, whenever the bound
- * does not prove the answer.
+ * A tool the pass left out scores at most its partial score plus what the common terms' unwalked
+ * entries can add (the lesser of the sum of each term's weight × the largest entry left out, and
+ * the length of the request's common part): when the k-th exact score is above that bound the
+ * answer is provably the exact one. When every term is selective the pass is the exact walk. The
+ * exact walk is run instead when the pass found fewer than k tools, and, with `requireProof`,
+ * whenever the bound does not prove the answer.
  */
 export interface FirstPassOptions {
   /**
@@ -80,8 +114,13 @@ export interface FirstPassOptions {
    */
   termShare?: number;
   /**
+   * Entries of a common term's posting list walked (those of largest magnitude).
+   * @default 1000
+   */
+  impactRows?: number;
+  /**
    * Tools scored exactly after the pass (at least k).
-   * @default 64
+   * @default 256
    */
   rescore?: number;
   /**
@@ -96,7 +135,8 @@ export interface FirstPassOptions {
 export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.freeze({
   termRows: 1000,
   termShare: 0.01,
-  rescore: 64,
+  impactRows: 1000,
+  rescore: 256,
   requireProof: false,
 });
 
@@ -230,7 +270,7 @@ export class SparseSearcher {
     for (let p = 0; p < dims.length; p++) {
       const list = view.postings[dims[p]];
       if (list === undefined || list.length <= cap) continue;
-      boundSum += Math.abs(weights[p]) * list.maxAbs;
+      boundSum += Math.abs(weights[p]) * list.impact(options.impactRows).restMax;
       commonSquares += weights[p] * weights[p];
     }
     if (commonSquares === 0 && boundSum === 0) return this.walkAll(view, plan, k, keep);
@@ -269,9 +309,9 @@ export class SparseSearcher {
     let met = 0;
     for (let p = 0; p < dims.length; p++) {
       const list = view.postings[dims[p]];
-      if (list === undefined || list.length > cap) continue;
+      if (list === undefined) continue;
       const w = weights[p];
-      const { rows, values, length } = list;
+      const { rows, values, length } = list.length > cap ? impactOf(list.impact(options.impactRows)) : list;
       if (this.touched.length < met + length) {
         const grown = new Int32Array(Math.max(met + length, 2 * this.touched.length, 256));
         grown.set(this.touched.subarray(0, met));
@@ -343,4 +383,8 @@ export class SparseSearcher {
     }
     return cost;
   }
+}
+
+function impactOf(top: Impact): { rows: Int32Array; values: Float32Array; length: number } {
+  return { rows: top.rows, values: top.values, length: top.rows.length };
 }
