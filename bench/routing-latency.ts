@@ -406,7 +406,7 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
   const userRows = await userPathRows(userPathSizes(), notes);
   // 1k tools are left out: on a 2-core machine shared with other work, the 100k rows (embedding
   // 100k texts per workload, 600 exhaustive searches) already take most of the time there is.
-  const sizes = [10_000, 100_000];
+  const sizes = process.env.TOOL_LESSONS_BENCH_ROUTING_STORE_SIZES?.split(",").map(Number) ?? [10_000, 100_000];
   let queryEmbedMs = 0;
 
   const workloads: Array<{ name: string; make: (n: number) => Workload | undefined }> = [
