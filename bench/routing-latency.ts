@@ -17,6 +17,13 @@ import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "
 import { LexicalEmbeddings } from "../src/routing/lexical-embeddings.js";
 import { InMemoryVectorIndex, type MetadataFilter } from "../src/routing/memory-vector-store.js";
 import { seededRandom as rng } from "../src/internal.js";
+import { InMemoryStore } from "@langchain/langgraph";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { Ledger } from "../src/ledger/ledger.js";
+import { registerTools } from "../src/learn/register.js";
+import { ToolIndex } from "../src/routing/tool-index.js";
+import { ToolRouter } from "../src/routing/router.js";
 
 const SYLLABLES = [
   "ka",
@@ -107,7 +114,7 @@ function readJsonl<T>(file: string): T[] {
  * requests are 300 real MetaTool requests. Undefined when the data is not beside the repository.
  */
 function metaToolWorkload(n: number, seed: number): Workload | undefined {
-  let tools: Array<{ description: string; description_for_model?: string }>;
+  let tools: Array<{ name?: string; description: string; description_for_model?: string }>;
   let requests: Array<{ query: string }>;
   try {
     tools = readJsonl("tools.jsonl");
@@ -192,6 +199,127 @@ async function describeWalk(memory: InMemoryVectorIndex, queries: readonly numbe
   );
 }
 
+/** The 199 real MetaTool tools (name and description), or undefined when the data is not there. */
+function metaToolTools(): Array<{ name: string; description: string }> | undefined {
+  try {
+    return readJsonl<{ name: string; description: string }>("tools.jsonl").map((t) => ({
+      name: t.name,
+      description: t.description,
+    }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Heap in use after a full collection (the bench turns `--expose-gc` on for itself). */
+function heapAfterGc(): number {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+/** One row of the user's path: `registerTools`, `new ToolIndex({ ledger })`, `ToolRouter.route`. */
+export interface UserPathRow {
+  workload: string;
+  tools: number;
+  registerSeconds: number;
+  /** The first `route`: the index fitted and built from the ledger's cards. */
+  firstRouteSeconds: number;
+  p50Ms: number;
+  p95Ms: number;
+  /** Share of requests whose top-5 (tools and order) equals the exhaustive scan's. */
+  agreement: number;
+  /** Bytes of heap per tool: ledger and index, and the index alone. */
+  heapPerTool: number;
+  indexHeapPerTool: number;
+  /** How the store's searches went (candidate pass proven / unproven / fell back / exact). */
+  searches: string;
+}
+
+/**
+ * Routes `requests` through a router built the user's way over `sources` (one partition), timing
+ * `ToolRouter.route` and comparing each top-5 with the store's exhaustive scan of the same query.
+ */
+async function userPath(
+  workload: string,
+  sources: ReadonlyArray<{ name: string; description: string }>,
+  requests: readonly string[],
+): Promise<UserPathRow> {
+  const heap0 = heapAfterGc();
+  let t = performance.now();
+  const ledger = new Ledger(new InMemoryStore());
+  await registerTools(ledger, sources);
+  const registerSeconds = (performance.now() - t) / 1000;
+  const heap1 = heapAfterGc();
+  const index = new ToolIndex({ ledger });
+  const router = new ToolRouter({ index, onWarning: () => undefined });
+  t = performance.now();
+  await router.route(requests[0]);
+  const firstRouteSeconds = (performance.now() - t) / 1000;
+  const heap2 = heapAfterGc();
+  const store = index.store as InMemoryVectorIndex;
+  for (const r of requests.slice(0, 20)) await router.route(r);
+  const before = store.searchStats;
+  const times: number[] = [];
+  const offered: string[][] = [];
+  for (const r of requests) {
+    const start = performance.now();
+    const routed = await router.route(r);
+    times.push(performance.now() - start);
+    offered.push(routed.offered.map((o) => o.tool));
+  }
+  const after = store.searchStats;
+  let same = 0;
+  for (let i = 0; i < requests.length; i++) {
+    const query = await index.embedQuery("default", requests[i]);
+    const exact = await store.exhaustiveSearchVectorWithScore(query, 5, { partition: "default" });
+    if (JSON.stringify(exact.map(([doc]) => doc.metadata.tool)) === JSON.stringify(offered[i])) same++;
+  }
+  times.sort((a, b) => a - b);
+  const n = sources.length;
+  const row: UserPathRow = {
+    workload,
+    tools: n,
+    registerSeconds,
+    firstRouteSeconds,
+    p50Ms: percentile(times, 0.5),
+    p95Ms: percentile(times, 0.95),
+    agreement: same / requests.length,
+    heapPerTool: (heap2 - heap0) / n,
+    indexHeapPerTool: (heap2 - heap1) / n,
+    searches: (["proven", "unproven", "fallbacks", "exact"] as const)
+      .map((key) => `${key} ${after[key] - before[key]}`)
+      .join(", "),
+  };
+  store.clear();
+  return row;
+}
+
+/** The user's path at each size, for made-up names and for MetaTool words (the 199 real tools among them). */
+export async function userPathRows(sizes: readonly number[], notes: string[]): Promise<UserPathRow[]> {
+  const rows: UserPathRow[] = [];
+  const real = metaToolTools();
+  for (const n of sizes) {
+    const madeUp = workload(n, n);
+    const sources = madeUp.texts.map((text, i) => ({
+      name: `tool_${i}`,
+      description: text.slice(text.indexOf(":") + 2),
+    }));
+    rows.push(await userPath("made-up words", sources, madeUp.queries));
+    const meta = metaToolWorkload(n, n);
+    if (meta === undefined || real === undefined) {
+      notes.push(`MetaTool user-path rows skipped: data not found at ${METATOOL}.`);
+      continue;
+    }
+    const synthetic = meta.texts.slice(real.length).map((text, i) => ({
+      name: `tool_${i}`,
+      description: text.slice(text.indexOf(":") + 2),
+    }));
+    rows.push(await userPath("MetaTool words", [...real, ...synthetic], meta.queries));
+  }
+  return rows;
+}
+
 const CHUNK = 5_000;
 const PARTITION: MetadataFilter = { partition: "p1" };
 
@@ -237,14 +365,48 @@ function hitsOf(hits: [DocumentInterface, number][]): string {
 /** Most tools the column-scan rows run with (100k x 8192 floats would be 3.3 GB). */
 const LARGEST_DEFAULT = 10_000;
 
-/** Runs the benchmark and returns a markdown section. */
-export async function benchRoutingLatency(): Promise<string> {
+/** Tool counts of the user-path rows (`TOOL_LESSONS_BENCH_ROUTING_SIZES`, comma-separated, to change them). */
+function userPathSizes(): number[] {
+  const raw = process.env.TOOL_LESSONS_BENCH_ROUTING_SIZES;
+  return raw ? raw.split(",").map(Number) : [10_000, 100_000];
+}
+
+/** The user-path figures for `npm run bench -- routing-latency --json`. */
+function userPathFigures(rows: readonly UserPathRow[]): Record<string, unknown> {
+  const byCount = (pick: (r: UserPathRow) => number, worst: (a: number, b: number) => number) => {
+    const out: Record<string, number> = {};
+    for (const r of rows) out[r.tools] = r.tools in out ? worst(out[r.tools], pick(r)) : pick(r);
+    return out;
+  };
+  const largest = Math.max(...rows.map((r) => r.tools));
+  const byWorkload = (pick: (r: UserPathRow) => number) =>
+    Object.fromEntries(
+      [...new Set(rows.map((r) => r.workload))].map((w) => [
+        w,
+        Object.fromEntries(rows.filter((r) => r.workload === w).map((r) => [r.tools, pick(r)])),
+      ]),
+    );
+  return {
+    // The worse of the two workloads at each tool count.
+    p50Ms: byCount((r) => r.p50Ms, Math.max),
+    p50MsByWorkload: byWorkload((r) => r.p50Ms),
+    top5AgreementWithExact: Math.min(...rows.filter((r) => r.tools === largest).map((r) => r.agreement)),
+    top5AgreementByWorkload: byWorkload((r) => r.agreement),
+    heapBytesPerTool: byCount((r) => r.heapPerTool, Math.max),
+    firstRouteSeconds: byCount((r) => r.firstRouteSeconds, Math.max),
+  };
+}
+
+/** Runs the benchmark and returns a markdown section and its figures. */
+export async function benchRoutingLatency(): Promise<{ markdown: string; figures: Record<string, unknown> }> {
   const rows: Row[] = [];
   const notes: string[] = [];
   const loadAverageAtStart = loadavg()[0].toFixed(1);
+  // The user's path first, in a heap nothing else has used yet.
+  const userRows = await userPathRows(userPathSizes(), notes);
   // 1k tools are left out: on a 2-core machine shared with other work, the 100k rows (embedding
   // 100k texts per workload, 600 exhaustive searches) already take most of the time there is.
-  const sizes = [10_000, 100_000];
+  const sizes = process.env.TOOL_LESSONS_BENCH_ROUTING_STORE_SIZES?.split(",").map(Number) ?? [10_000, 100_000];
   let queryEmbedMs = 0;
 
   const workloads: Array<{ name: string; make: (n: number) => Workload | undefined }> = [
@@ -447,8 +609,35 @@ export async function benchRoutingLatency(): Promise<string> {
     }
   }
 
+  const kb = (bytes: number) => (bytes / 1024).toFixed(1);
   const lines = [
     "## Routing latency and indexing throughput",
+    "",
+    "### Through the user's path",
+    "",
+    "Tools registered with `registerTools` into an in-memory ledger (one partition), routed by `new ToolRouter({ index: new ToolIndex({ ledger }) })` " +
+      "with `router.route(request)` (top-5), in the bench's own process at Node's default heap. Made-up words and MetaTool words as below; " +
+      "the MetaTool rows hold the 199 real MetaTool tools among the synthetic ones. The first route fits the lexical weights and builds " +
+      "the index from the cards. Agreement: the share of the 300 requests whose 5 offered tools (in order) equal the store's exhaustive " +
+      "scan of the same request vector. Heap per tool: heap in use after a full collection, before registering and after the first route, " +
+      "over the tools (ledger cards and index); the index alone is after the first route against after registering. Searches: how the " +
+      "store answered the timed requests (candidate pass proven exact by its bound, candidate pass without proof, fallbacks to the full walk, full walks).",
+    "",
+    "| workload | tools | register s | first route s | route p50 ms | route p95 ms | top-5 = exhaustive | heap KB per tool (index alone) | searches |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ...userRows.map(
+      (r) =>
+        `| ${r.workload} | ${r.tools.toLocaleString("en-US")} | ${r.registerSeconds.toFixed(1)} | ${r.firstRouteSeconds.toFixed(1)} | ${fmt(r.p50Ms)} | ${fmt(r.p95Ms)} | ${r.agreement.toFixed(3)} | ${kb(r.heapPerTool)} (${kb(r.indexHeapPerTool)}) | ${r.searches} |`,
+    ),
+    "",
+    ...userRows
+      .filter((r) => r.tools === 100_000)
+      .map(
+        (r) =>
+          `Target (${r.workload}, 100,000 tools): route p50 <= 2 ms: ${r.p50Ms <= 2 ? "met" : "not met"} (${fmt(r.p50Ms)} ms); top-5 agreement with the exhaustive scan >= 0.99: ${r.agreement >= 0.99 ? "met" : "not met"} (${r.agreement.toFixed(3)}).`,
+      ),
+    "",
+    "### The stores alone",
     "",
     "Two kinds of synthetic tools, each `tool_i:` plus 12-31 words. **Made-up words**: drawn Zipf-style from 20,000 words built " +
       "of 20 syllables, with 300 requests of 5-12 words from the same distribution; so few letters make almost every character " +
@@ -496,9 +685,11 @@ export async function benchRoutingLatency(): Promise<string> {
     }
   }
   for (const note of notes) lines.push(note, "");
-  return lines.join("\n");
+  return { markdown: lines.join("\n"), figures: userPathFigures(userRows) };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  console.log(await benchRoutingLatency());
+  const { markdown, figures } = await benchRoutingLatency();
+  console.log(markdown);
+  console.log(JSON.stringify(figures));
 }

@@ -5,9 +5,13 @@
  *
  * Each section runs in its own process. `npm run bench -- recording review` re-measures only the
  * named sections and replaces them in docs/benchmarks.md, noting it in the header.
+ *
+ * `--json` also prints, on stdout after the sections' markdown, one JSON object keyed by section
+ * name whose values are the figures each section reports. A section reports figures by returning
+ * `{ markdown, figures }` instead of its markdown alone (see {@link SectionResult}).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,7 +28,13 @@ import { benchRoutingLatency } from "./routing-latency.js";
 import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
 
-const sections: Record<string, () => Promise<string>> = {
+/**
+ * What a section returns: its markdown, or its markdown and its figures (plain JSON values, e.g.
+ * `{ p50Ms: { 10000: 0.4, 100000: 0.9 } }`), printed by `--json` under the section's name.
+ */
+export type SectionResult = string | { markdown: string; figures: Record<string, unknown> };
+
+const sections: Record<string, () => Promise<SectionResult>> = {
   recording: benchRecording,
   embeddings: benchEmbeddings,
   "routing-latency": benchRoutingLatency,
@@ -41,14 +51,22 @@ const sections: Record<string, () => Promise<string>> = {
 
 /** Set in a child process: run this one section and print its markdown. */
 const CHILD_ENV = "TOOL_LESSONS_BENCH_SECTION";
+/** Set in a child process: the file its figures go to, as JSON. */
+const FIGURES_ENV = "TOOL_LESSONS_BENCH_FIGURES";
 
 const child = process.env[CHILD_ENV];
 if (child !== undefined) {
-  process.stdout.write(await sections[child]());
+  const result = await sections[child]();
+  const figures = typeof result === "string" ? {} : result.figures;
+  const figuresFile = process.env[FIGURES_ENV];
+  if (figuresFile !== undefined) writeFileSync(figuresFile, JSON.stringify(figures));
+  process.stdout.write(typeof result === "string" ? result : result.markdown);
   process.exit(0);
 }
 
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+const json = args.includes("--json");
+const wanted = args.filter((a) => a !== "--json");
 const unknown = wanted.filter((w) => !(w in sections));
 if (unknown.length > 0) {
   console.error(`Unknown section(s): ${unknown.join(", ")}. Known: ${Object.keys(sections).join(", ")}.`);
@@ -56,12 +74,14 @@ if (unknown.length > 0) {
 }
 const chosen = wanted.length > 0 ? wanted : Object.keys(sections);
 const parts: string[] = [];
+const figures: Record<string, Record<string, unknown>> = {};
+const figuresDir = mkdtempSync(path.join(os.tmpdir(), "tool-lessons-bench-"));
 for (const name of chosen) {
   // Each section in its own process, so no section measures the heap another one left behind.
   const t0 = performance.now();
   console.error(`bench: ${name} ...`);
   const run = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
-    env: { ...process.env, [CHILD_ENV]: name },
+    env: { ...process.env, [CHILD_ENV]: name, [FIGURES_ENV]: path.join(figuresDir, `${name}.json`) },
     encoding: "utf8",
     maxBuffer: 64 * 2 ** 20,
     stdio: ["ignore", "pipe", "inherit"],
@@ -71,6 +91,7 @@ for (const name of chosen) {
     process.exit(1);
   }
   parts.push(run.stdout.trim());
+  figures[name] = JSON.parse(readFileSync(path.join(figuresDir, `${name}.json`), "utf8")) as Record<string, unknown>;
   console.error(`bench: ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
@@ -114,3 +135,5 @@ if (wanted.length === 0 || !existsSync(out)) {
   writeFileSync(out, `${text}\n`);
 }
 console.error(`bench: wrote ${out}`);
+rmSync(figuresDir, { recursive: true, force: true });
+if (json) process.stdout.write(`${parts.join("\n\n")}\n\n${JSON.stringify(figures, null, 2)}\n`);

@@ -7,6 +7,7 @@ import { Embeddings } from "@langchain/core/embeddings";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { isContentWord, splitWords, stem } from "../text/tokenize.js";
+import type { SparseVector } from "./sparse-vector.js";
 
 /** Options of {@link LexicalEmbeddings}. Every field is optional; see {@link DEFAULT_LEXICAL_EMBEDDINGS}. */
 export interface LexicalEmbeddingsOptions {
@@ -270,9 +271,9 @@ export class LexicalEmbeddings extends Embeddings {
   /**
    * The nonzero entries of {@link embedToArray}'s vector, by ascending index: a text touches a few
    * hundred of the buckets, so only those are computed (summed in index order, the values are the
-   * dense computation's to the bit).
+   * dense computation's to the bit). What the routing index holds and searches with.
    */
-  private embedSparse(text: string): { index: Int32Array; value: Float32Array } {
+  embedSparse(text: string): SparseVector & { value: Float32Array } {
     const { ngramWeight, ngramSizes, numbers } = this.options;
     const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : [], numbers);
     const wordPart = this.hashPart(words, WORD_PREFIX);
@@ -288,7 +289,7 @@ export class LexicalEmbeddings extends Embeddings {
     }
     total = Math.sqrt(total);
     if (total > 0) for (let j = 0; j < value.length; j++) value[j] /= total;
-    return { index, value };
+    return { dimension: this.options.dimension, index, value };
   }
 
   /** One part's hashed, signed, IDF-weighted features: bucket to value. */

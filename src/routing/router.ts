@@ -12,6 +12,7 @@ import type { Offer } from "../ledger/schema.js";
 import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactForLog } from "../text/gate.js";
+import type { RoutingVector } from "./card-vectors.js";
 import type { ToolIndex } from "./tool-index.js";
 
 /** Options of {@link ToolRouter}. */
@@ -243,15 +244,15 @@ export class ToolRouter extends BaseRetriever {
     const always = [...new Set(this.alwaysOffer)];
     const sticky = [...new Set(options.sticky ?? [])].filter((t) => !always.includes(t));
     let routedIn = partition;
-    let vector: number[];
+    let vector: RoutingVector;
     try {
-      vector = await this.index.embedRequest(partition, request);
-      if (this.index.indexedTools(partition).length === 0) {
+      vector = await this.index.embedQuery(partition, request);
+      if (this.index.toolCount(partition) === 0) {
         const fallback = this.fallbackPartition;
         if (fallback === null || fallback === partition)
           return this.skip(partition, { reason: "no_tools" }, always, sticky);
-        vector = await this.index.embedRequest(fallback, request);
-        if (this.index.indexedTools(fallback).length === 0) {
+        vector = await this.index.embedQuery(fallback, request);
+        if (this.index.toolCount(fallback) === 0) {
           return this.skip(partition, { reason: "no_tools" }, always, sticky);
         }
         routedIn = fallback;
@@ -276,8 +277,9 @@ export class ToolRouter extends BaseRetriever {
     } catch (error) {
       return this.skip(partition, { reason: "index_failed", errorName: nameOf(error) }, always, sticky);
     }
-    const choosable = this.index.indexedTools(routedIn).filter((t) => !always.includes(t));
-    const allSent = choosable.length <= k && this.minScore === undefined;
+    // Counted, not listed: nothing here grows with the partition's tools.
+    const choosable = this.index.toolCount(routedIn) - always.filter((t) => this.index.hasTool(routedIn, t)).length;
+    const allSent = choosable <= k && this.minScore === undefined;
     const kept = sticky.filter((t) => !offered.some((o) => o.tool === t));
     const tools = [...offered.map((o) => o.tool), ...always, ...kept];
     return {

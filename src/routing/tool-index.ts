@@ -3,13 +3,15 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
-import { definedOnly, norm } from "../internal.js";
+import { definedOnly } from "../internal.js";
+import { addToMean, CappedVectorCache, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
+import { denseOf, isSparse, type SparseVector, sparseMix, sparseUnit } from "./sparse-vector.js";
 import {
   type CheckedVectorStore,
   checkVectorStore,
@@ -158,7 +160,7 @@ interface PartitionState {
    * Vectors of tool parts (name, description, argument names) by text, in `tool` mode: "what if"
    * questions embed the same tool part with many sets of examples. Dropped with the state.
    */
-  toolParts: Map<string, number[]>;
+  toolParts: CappedVectorCache;
   /**
    * Mean of the partition's tools' unit example vectors (a tool without examples counting as
    * zero) at the last (re)index, in `tool` mode with centering on; taken from each tool's example
@@ -167,8 +169,17 @@ interface PartitionState {
   exampleMean?: number[];
 }
 
-/** Most numbers the tool-part vectors of a partition keep cached (emptied when full): 160 MB. */
-const MAX_CACHED_TOOL_PART_NUMBERS = 20_000_000;
+/**
+ * Most vector entries the tool-part cache of a partition holds (numbers of a dense vector,
+ * nonzero entries of a sparse one), the oldest evicted first: at most 32 MB dense, 48 MB sparse.
+ */
+const MAX_CACHED_TOOL_PART_ENTRIES = 4_000_000;
+
+/**
+ * Cards embedded and written to the store at a time: memory while indexing grows with this, not
+ * with the partition (and a user's embeddings get batches of this many texts).
+ */
+const EMBED_BATCH_CARDS = 500;
 
 /**
  * The routing index: tool vectors derived from the ledger's cards, rebuildable from it at any
@@ -223,7 +234,8 @@ export class ToolIndex {
     this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
     const state = this.freshState(partition, cards);
-    await this.embedCards(partition, state, cards, { fitMean: true });
+    state.exampleMean = await this.fitMean(state, cards);
+    await this.embedCards(partition, state, cards);
     this.partitions.set(partition, state);
     return cards.length;
   }
@@ -261,25 +273,45 @@ export class ToolIndex {
     state.parts.delete(tool);
   }
 
-  /** Tools indexed in a partition (after a reindex or upsert in this process). */
+  /** Tools indexed in a partition (after a reindex or upsert in this process), sorted. */
   indexedTools(partition: string): string[] {
     return [...(this.partitions.get(partition)?.textHash.keys() ?? [])].sort();
   }
 
-  /** Embed a request as the partition's queries are embedded. */
+  /** How many tools a partition has indexed in this process (constant time, unlike {@link indexedTools}). */
+  toolCount(partition: string): number {
+    return this.partitions.get(partition)?.textHash.size ?? 0;
+  }
+
+  /** True when the tool is indexed in the partition (in this process). */
+  hasTool(partition: string, tool: string): boolean {
+    return this.partitions.get(partition)?.textHash.has(tool) ?? false;
+  }
+
+  /** Embed a request as the partition's queries are embedded, as a dense vector. */
   async embedRequest(partition: string, request: string): Promise<number[]> {
     const state = await this.ensure(partition);
     return state.embeddings.embedQuery(request);
   }
 
+  /**
+   * Embed a request for {@link routeVector}: sparse (its nonzero entries only) when the partition
+   * holds the package's lexical vectors in the in-memory store, else as {@link embedRequest}.
+   */
+  async embedQuery(partition: string, request: string): Promise<RoutingVector> {
+    const state = await this.ensure(partition);
+    const lexical = this.sparseEmbeddings(state);
+    return lexical ? lexical.embedSparse(request) : state.embeddings.embedQuery(request);
+  }
+
   /** The top-k tools for a request, best first, with ranks from 1. */
   async route(partition: string, request: string, query: RouteQuery): Promise<Offer[]> {
-    const vector = await this.embedRequest(partition, request);
+    const vector = await this.embedQuery(partition, request);
     return this.routeVector(partition, vector, query);
   }
 
-  /** {@link route} for an already embedded request. */
-  async routeVector(partition: string, vector: number[], query: RouteQuery): Promise<Offer[]> {
+  /** {@link route} for an already embedded request (dense, or sparse from {@link embedQuery}). */
+  async routeVector(partition: string, vector: RoutingVector, query: RouteQuery): Promise<Offer[]> {
     const state = await this.ensure(partition);
     const tools = state.textHash.size;
     if (tools === 0 || query.k <= 0) return [];
@@ -289,7 +321,12 @@ export class ToolIndex {
     const wanted = query.k + exclude.size;
     const fetch = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
     const kind = await this.checked.scoreKind();
-    const hits = await this.store.similaritySearchVectorWithScore(unit(vector), fetch, this.partitionFilter(partition));
+    const filter = this.partitionFilter(partition);
+    const hits = !isSparse(vector)
+      ? await this.store.similaritySearchVectorWithScore(unit(vector), fetch, filter)
+      : this.sparseStore
+        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), fetch, filter)
+        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), fetch, filter);
     const best = new Map<string, number>();
     for (const [doc, raw] of hits) {
       const tool = String(doc.metadata.tool);
@@ -311,7 +348,7 @@ export class ToolIndex {
    */
   async cardVectors(partition: string, card: ToolCard): Promise<number[][]> {
     const state = await this.ensure(partition);
-    return (await this.embedAll(state, [card]))[0];
+    return (await this.embedAll(state, [card]))[0].map((v) => (isSparse(v) ? denseOf(v) : v));
   }
 
   /** Best cosine similarity of a request vector with any of a tool's vectors. */
@@ -322,47 +359,88 @@ export class ToolIndex {
   }
 
   /**
-   * Each card's vectors, in the order of its pieces. With `fitMean`, the partition's mean example
-   * vector is first taken from these cards (all of them: a reindex).
+   * The lexical embeddings whose sparse vectors the partition's store holds as they are (the
+   * in-memory store, centering off: a centered vector is dense), else undefined (dense vectors).
    */
-  private async embedAll(
-    state: PartitionState,
-    cards: readonly ToolCard[],
-    options: EmbedOptions = {},
-  ): Promise<number[][][]> {
+  private sparseEmbeddings(state: PartitionState): LexicalEmbeddings | undefined {
+    const { embeddings } = state;
+    return this.sparseStore !== undefined && this.examples.center === 0 && ownLexical(embeddings)
+      ? embeddings
+      : undefined;
+  }
+
+  /**
+   * The store when it is the package's in-memory index with its own searches (a subclass that
+   * overrides them gets dense vectors, through the methods it overrides).
+   */
+  private get sparseStore(): InMemoryVectorIndex | undefined {
+    const store = this.store;
+    const own = InMemoryVectorIndex.prototype;
+    return store instanceof InMemoryVectorIndex &&
+      store.similaritySearchVectorWithScore === own.similaritySearchVectorWithScore &&
+      store.addVectors === own.addVectors
+      ? store
+      : undefined;
+  }
+
+  private async embedTexts(state: PartitionState, texts: string[]): Promise<RoutingVector[]> {
+    if (texts.length === 0) return [];
+    const lexical = this.sparseEmbeddings(state);
+    return lexical ? texts.map((t) => lexical.embedSparse(t)) : state.embeddings.embedDocuments(texts);
+  }
+
+  /**
+   * The mean of the partition's unit example vectors (centering on, `tool` mode), embedded batch
+   * by batch; undefined when centering is off or no tool has examples.
+   */
+  private async fitMean(state: PartitionState, cards: readonly ToolCard[]): Promise<number[] | undefined> {
+    if (this.mode !== "tool" || this.examples.center === 0) return undefined;
+    let mean: number[] | undefined;
+    for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
+      const texts = cards
+        .slice(start, start + EMBED_BATCH_CARDS)
+        .map((c) => routingTexts(c).examples)
+        .filter((e) => e.length > 0)
+        .map((e) => e.join("\n"));
+      if (texts.length > 0) mean = addToMean(mean, await state.embeddings.embedDocuments(texts), cards.length);
+    }
+    return mean;
+  }
+
+  /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbeddings} says so). */
+  private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<RoutingVector[][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
-      const flat = await state.embeddings.embedDocuments(pieces.flat());
+      const flat = await this.embedTexts(state, pieces.flat());
       let i = 0;
       return pieces.map((p) => p.map(() => flat[i++]));
     }
-    // Tool part and examples embedded apart, then mixed: one embedDocuments call for every text
-    // not cached (tool parts are).
+    // Tool part and examples embedded apart, then mixed: one batch for every text not cached
+    // (tool parts are).
     const parts = cards.map((c) => routingTexts(c));
     const cache = state.toolParts;
-    const toolVectors = new Map<string, number[]>();
+    const toolVectors = new Map<string, RoutingVector>();
     for (const p of parts) {
       const cached = cache.get(p.tool);
       if (cached) toolVectors.set(p.tool, cached);
     }
     const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
     const examples = parts.filter((p) => p.examples.length > 0).map((p) => p.examples.join("\n"));
-    const flat = await state.embeddings.embedDocuments([...missing, ...examples]);
-    const dimension = flat[0]?.length ?? 1;
-    if ((cache.size + missing.length) * dimension > MAX_CACHED_TOOL_PART_NUMBERS) cache.clear();
+    const flat = await this.embedTexts(state, [...missing, ...examples]);
     missing.forEach((text, i) => {
       toolVectors.set(text, flat[i]);
       cache.set(text, flat[i]);
     });
     const exampleVectors = flat.slice(missing.length);
-    if (options.fitMean)
-      state.exampleMean = this.examples.center > 0 ? meanOfUnits(exampleVectors, cards.length) : undefined;
     let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;
       if (p.examples.length === 0) return [tool];
-      const examples = centered(exampleVectors[i++], state.exampleMean, this.examples.center);
-      return [mix(tool, examples, examplesWeight(p.examples.length, this.examples))];
+      const weight = examplesWeight(p.examples.length, this.examples);
+      const e = exampleVectors[i++];
+      if (isSparse(tool) && isSparse(e)) return [sparseMix(tool, e, weight)];
+      const dense = centered(isSparse(e) ? denseOf(e) : e, state.exampleMean, this.examples.center);
+      return [mix(isSparse(tool) ? denseOf(tool) : tool, dense, weight)];
     });
   }
 
@@ -391,20 +469,28 @@ export class ToolIndex {
   private freshState(partition: string, cards: readonly ToolCard[]): PartitionState {
     let embeddings = this.sharedEmbeddings;
     if (!embeddings) {
-      const texts = cards.flatMap((c) => this.pieces(c).map((p) => p.text));
-      embeddings = new LexicalEmbeddings(this.lexical).fit(texts);
+      const lexical = new LexicalEmbeddings(this.lexical);
+      for (const card of cards) lexical.partialFit(this.pieces(card).map((p) => p.text));
+      embeddings = lexical;
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
-    return { embeddings, textHash: new Map(), parts: new Map(), changedSinceFit: 0, toolParts: new Map() };
+    return {
+      embeddings,
+      textHash: new Map(),
+      parts: new Map(),
+      changedSinceFit: 0,
+      toolParts: new CappedVectorCache(MAX_CACHED_TOOL_PART_ENTRIES),
+    };
   }
 
-  private async embedCards(
-    partition: string,
-    state: PartitionState,
-    cards: readonly ToolCard[],
-    options: EmbedOptions = {},
-  ): Promise<void> {
-    if (cards.length === 0) return;
+  /** Embeds the cards and writes their vectors, {@link EMBED_BATCH_CARDS} at a time. */
+  private async embedCards(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
+    for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
+      await this.embedBatch(partition, state, cards.slice(start, start + EMBED_BATCH_CARDS));
+    }
+  }
+
+  private async embedBatch(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
     const docs: Document[] = [];
     const ids: string[] = [];
     const spare: string[] = [];
@@ -427,8 +513,17 @@ export class ToolIndex {
     }
     if (spare.length > 0) await this.store.delete({ ids: spare });
     // Unit vectors only, so that a distance store ranks as a similarity store (see `scores`).
-    const vectors = (await this.embedAll(state, cards, options)).flat().map(unit);
-    await this.store.addVectors(vectors, docs, { ids });
+    const vectors = (await this.embedAll(state, cards)).flat();
+    const sparseStore = this.sparseStore;
+    if (sparseStore && vectors.every(isSparse)) {
+      await sparseStore.addSparseVectors((vectors as SparseVector[]).map(sparseUnit), docs, { ids });
+    } else {
+      await this.store.addVectors(
+        vectors.map((v) => unit(isSparse(v) ? denseOf(v) : v)),
+        docs,
+        { ids },
+      );
+    }
     // Only once the store holds them: after a failed write (the store down) the same cards are
     // still "changed", so the next upsertCards writes them instead of skipping them as done.
     cards.forEach((card, i) => {
@@ -438,69 +533,17 @@ export class ToolIndex {
   }
 }
 
-/** How {@link ToolIndex} embeds cards: with `fitMean`, the cards are the whole partition (a reindex). */
-interface EmbedOptions {
-  fitMean?: boolean;
-}
-
 /**
- * The vectors at unit length, summed and divided by `tools`, the partition's tool count (at least
- * the number of vectors: a tool without examples counts as zero, so a few tools' examples are not
- * centered on themselves), or undefined for none.
+ * True for the package's lexical embeddings as they are (a subclass overriding how it embeds gets
+ * its own methods called, densely).
  */
-function meanOfUnits(vectors: readonly number[][], tools: number): number[] | undefined {
-  if (vectors.length === 0) return undefined;
-  const mean = new Array<number>(vectors[0].length).fill(0);
-  for (const v of vectors) {
-    const scale = 1 / ((norm(v) || 1) * tools);
-    for (let i = 0; i < v.length; i++) mean[i] += v[i] * scale;
-  }
-  return mean;
-}
-
-/** `unit(v) - share × mean` (v itself without a mean: centering off, or nothing learned at the last fit). */
-function centered(v: number[], mean: readonly number[] | undefined, share: number): number[] {
-  if (!mean) return v;
-  const scale = 1 / (norm(v) || 1);
-  const out = new Array<number>(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i] * scale - share * mean[i];
-  return out;
-}
-
-/** `unit(a) + weight × unit(b)`, at unit length. */
-function mix(a: readonly number[], b: readonly number[], weight: number): number[] {
-  const na = norm(a) || 1;
-  const nb = norm(b) || 1;
-  // Plain loops into one array: vectors are long (8192 numbers by default) and mixed often.
-  const out = new Array<number>(a.length);
-  let s = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] / na + (weight * b[i]) / nb;
-    out[i] = x;
-    s += x * x;
-  }
-  const n = Math.sqrt(s) || 1;
-  for (let i = 0; i < out.length; i++) out[i] /= n;
-  return out;
-}
-
-/** `v` at unit length; `v` itself when it is already (within rounding) or is zero. */
-function unit(v: number[]): number[] {
-  const n = norm(v);
-  if (n === 0 || Math.abs(n - 1) < 1e-9) return v;
-  return v.map((x) => x / n);
-}
-
-function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+function ownLexical(embeddings: EmbeddingsInterface): embeddings is LexicalEmbeddings {
+  const own = LexicalEmbeddings.prototype;
+  return (
+    embeddings instanceof LexicalEmbeddings &&
+    embeddings.embedDocuments === own.embedDocuments &&
+    embeddings.embedQuery === own.embedQuery
+  );
 }
 
 function hashCard(card: ToolCard): string {

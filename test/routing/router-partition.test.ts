@@ -99,7 +99,7 @@ describe("ToolRouter.route degrades, never breaks", () => {
   it("sends every tool when the embeddings fail, says why by kind only, and warns once per router", async () => {
     const { router, index, warnings } = await setup(["default"]);
     await router.route("warm up the index");
-    index.embedRequest = async () => {
+    index.embedQuery = async () => {
       throw new Error("embeddings service 503 for sarah@example.com");
     };
     const routed = await router.route("where is my parcel", { sticky: ["refund_order"] });
@@ -135,7 +135,7 @@ describe("ToolRouter.route degrades, never breaks", () => {
         throw new Error("sink down");
       },
     });
-    index.embedRequest = async () => {
+    index.embedQuery = async () => {
       throw new Error("down");
     };
     await expect(router.route("x")).resolves.toMatchObject({ skipped: { reason: "embeddings_failed" } });

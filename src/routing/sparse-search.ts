@@ -1,0 +1,390 @@
+/**
+ * The searches of the in-memory index's sparse layout: the exact inverted walk, the exhaustive
+ * scan it is checked against, and the candidate pass that keeps a request from touching every
+ * tool when its terms are common (see {@link FirstPassOptions} and docs/routing.md).
+ */
+import type { Document } from "@langchain/core/documents";
+import type { QueryPlan } from "./sparse-vector.js";
+import { TopK } from "./top-k.js";
+import type { DocumentPredicate } from "./vector-index-common.js";
+
+const EMPTY_ROWS = new Int32Array(0);
+const EMPTY_VALUES = new Float32Array(0);
+
+/**
+ * One dimension's posting list: the rows nonzero there and their values, in the order added, and
+ * the largest magnitude pushed (a bound on any row's entry).
+ */
+export class Postings {
+  rows: Int32Array = EMPTY_ROWS;
+  values: Float32Array = EMPTY_VALUES;
+  length = 0;
+  maxAbs = 0;
+  /** The entries of largest magnitude (built at the first search that needs them, dropped by a push). */
+  private top: Impact | undefined;
+
+  /**
+   * The `size` entries of largest magnitude (ties broken by position), and the largest magnitude
+   * of the others: kept until the next push.
+   */
+  impact(size: number): Impact {
+    if (this.top !== undefined && this.top.rows.length === Math.min(size, this.length)) return this.top;
+    const n = this.length;
+    const order = Array.from({ length: n }, (_, j) => j).sort(
+      (a, b) => Math.abs(this.values[b]) - Math.abs(this.values[a]) || a - b,
+    );
+    const m = Math.min(size, n);
+    const rows = new Int32Array(m);
+    const values = new Float32Array(m);
+    for (let i = 0; i < m; i++) {
+      rows[i] = this.rows[order[i]];
+      values[i] = this.values[order[i]];
+    }
+    this.top = { rows, values, restMax: m < n ? Math.abs(this.values[order[m]]) : 0 };
+    return this.top;
+  }
+
+  push(row: number, value: number): void {
+    this.top = undefined;
+    if (Math.abs(value) > this.maxAbs) this.maxAbs = Math.abs(value);
+    if (this.length === this.rows.length) {
+      const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
+      const rows = new Int32Array(size);
+      rows.set(this.rows);
+      const values = new Float32Array(size);
+      values.set(this.values);
+      this.rows = rows;
+      this.values = values;
+    }
+    this.rows[this.length] = row;
+    this.values[this.length++] = value;
+  }
+}
+
+/** A posting list's entries of largest magnitude (see {@link Postings.impact}). */
+export interface Impact {
+  rows: Int32Array;
+  values: Float32Array;
+  /** The largest magnitude among the entries left out: a bound on what each of their rows gets from this term. */
+  restMax: number;
+}
+
+/** What the sparse searches read of the index: its slots and posting lists. */
+export interface SparseRowsView {
+  /** Per slot, its id; undefined once deleted or replaced. */
+  readonly rowIds: ReadonlyArray<string | undefined>;
+  readonly rowDocs: ReadonlyArray<Document | undefined>;
+  /** Per slot, its nonzero dimensions (ascending) and values. */
+  readonly slotDims: readonly Int32Array[];
+  readonly slotValues: readonly Float32Array[];
+  /** Per dimension, the slots nonzero there (dead slots included until a compaction). */
+  readonly postings: ReadonlyArray<Postings | undefined>;
+  /** Live slots. */
+  readonly live: number;
+  /** Length of the vectors. */
+  readonly dimension: number;
+}
+
+/**
+ * The candidate pass of the in-memory index (sparse layout). A request's terms (its nonzero
+ * dimensions: hashed words and character n-grams) are split by how many tools they reach: a
+ * term on at most `max(termRows, termShare × tools)` tools is **selective**, and its posting
+ * list is walked in full; of a **common** term's list only the `impactRows` entries of largest
+ * magnitude are walked (the tools where that term weighs most). So no term reaches more than
+ * `max(termRows, termShare × tools, impactRows)` tools. The walk adds each tool's partial
+ * score; the `rescore` tools with the best partial scores are then scored exactly (every term of
+ * the request, as the exhaustive scan scores them) and the best k of those are the answer.
+ *
+ * A tool the pass left out scores at most its partial score plus what the common terms' unwalked
+ * entries can add (the lesser of the sum of each term's weight × the largest entry left out, and
+ * the length of the request's common part): when the k-th exact score is above that bound the
+ * answer is provably the exact one. When every term is selective the pass is the exact walk. The
+ * exact walk is run instead when the pass found fewer than k tools, and, with `requireProof`,
+ * whenever the bound does not prove the answer.
+ */
+export interface FirstPassOptions {
+  /**
+   * A term reaching at most this many tools is selective, whatever the share.
+   * @default 1000
+   */
+  termRows?: number;
+  /**
+   * A term reaching at most this share of the tools is selective, whatever the count.
+   * @default 0.01
+   */
+  termShare?: number;
+  /**
+   * Entries of a common term's posting list walked (those of largest magnitude).
+   * @default 1000
+   */
+  impactRows?: number;
+  /**
+   * Tools scored exactly after the pass (at least k).
+   * @default 256
+   */
+  rescore?: number;
+  /**
+   * Run the exact walk whenever the bound does not prove the pass's answer (exact results always,
+   * at the cost of walking every list for requests made of common terms).
+   * @default false
+   */
+  requireProof?: boolean;
+}
+
+/** The defaults applied to every {@link FirstPassOptions} field left unset. */
+export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.freeze({
+  termRows: 1000,
+  termShare: 0.01,
+  impactRows: 1000,
+  rescore: 256,
+  requireProof: false,
+});
+
+/** How the searches of one index went (counts since it was built): for tests and benchmarks. */
+export interface SearchStats {
+  /** Searches that walked every list (every term was selective, the pass was off, or it fell back). */
+  exact: number;
+  /** Searches answered by the candidate pass, proven exact by the bound. */
+  proven: number;
+  /** Searches answered by the candidate pass without a proof. */
+  unproven: number;
+  /** Candidate passes that fell back to the exact walk (too few tools met, or no proof with `requireProof`). */
+  fallbacks: number;
+}
+
+/**
+ * What one top-k search walks in the sparse layout (see `InMemoryVectorIndex.searchCost`): how
+ * selective the query's dimensions are, and how much a bound-based ("max-score") walk could skip
+ * and stay exact.
+ */
+export interface SearchCost {
+  /** The query's nonzero dimensions that have a posting list. */
+  lists: number;
+  /** Postings on those lists: what the inverted walk adds up. */
+  postings: number;
+  /** Distinct rows on those lists: every other row scores exactly 0. */
+  rowsMet: number;
+  /** The k-th best score (the threshold a row must reach). */
+  kthScore: number;
+  /** The sum over the lists of the most each can add to one score (|weight| × largest |value|). */
+  boundSum: number;
+  /**
+   * Postings of the lists a max-score walk could leave out and stay exact, knowing the k-th score
+   * in advance: the lists of smallest bound whose bounds add up to less than it (an upper limit on
+   * what that pruning saves; it also re-scores the rows it met).
+   */
+  skippablePostings: number;
+}
+
+/** The sparse layout's searches, with the scratch buffers they reuse. */
+export class SparseSearcher {
+  readonly stats: SearchStats = { exact: 0, proven: 0, unproven: 0, fallbacks: 0 };
+  private scores = new Float64Array(0);
+  /** Partial scores of the candidate pass: zero everywhere between searches. */
+  private partial = new Float64Array(0);
+  private marks = new Uint8Array(0);
+  private touched = new Int32Array(0);
+  /** The query's weight per dimension during a rescore: zero everywhere between searches. */
+  private weightOf = new Float64Array(0);
+
+  constructor(private readonly options: Readonly<Required<FirstPassOptions>> | undefined) {}
+
+  private topK(view: SparseRowsView, k: number): TopK {
+    return new TopK(Math.min(k, view.live), (row) => view.rowIds[row]!);
+  }
+
+  /** The best `k` of the first `rows` scores whose row is live and kept by the filter. */
+  private select(view: SparseRowsView, scores: Float64Array, k: number, keep: DocumentPredicate | undefined): TopK {
+    const top = this.topK(view, k);
+    const ids = view.rowIds;
+    for (let row = 0; row < ids.length; row++) {
+      const s = scores[row];
+      if (!top.admits(s) || ids[row] === undefined) continue;
+      if (keep !== undefined && !keep(view.rowDocs[row]!)) continue;
+      top.push(s, row);
+    }
+    return top;
+  }
+
+  /** A zeroed score per slot. */
+  private scoreBuffer(slots: number): Float64Array {
+    if (this.scores.length < slots) this.scores = new Float64Array(Math.max(slots, 2 * this.scores.length, 64));
+    else this.scores.fill(0, 0, slots);
+    return this.scores;
+  }
+
+  /**
+   * Exact: walks the posting lists of the query's dimensions in ascending order, adding each
+   * product to its slot's score. A slot on none of the lists keeps the score 0 a full scan gives
+   * it (no product to add), so selecting over every slot gives the exhaustive search's top-k.
+   */
+  inverted(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: DocumentPredicate | undefined): TopK {
+    const scores = this.scoreBuffer(view.rowIds.length);
+    if (plan !== undefined) {
+      const { dims, weights } = plan;
+      for (let p = 0; p < dims.length; p++) {
+        const list = view.postings[dims[p]];
+        if (list === undefined) continue;
+        const w = weights[p];
+        const { rows, values, length } = list;
+        for (let j = 0; j < length; j++) scores[rows[j]] += w * values[j];
+      }
+    }
+    return this.select(view, scores, k, keep);
+  }
+
+  /** Exhaustive: scores every live slot from its own entries, in ascending dimension order. */
+  scan(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: DocumentPredicate | undefined): TopK {
+    const slots = view.rowIds.length;
+    const scores = this.scoreBuffer(slots);
+    if (plan !== undefined) {
+      const weightOf = new Float64Array(view.dimension);
+      plan.dims.forEach((d, p) => (weightOf[d] = plan.weights[p]));
+      for (let slot = 0; slot < slots; slot++) {
+        if (view.rowIds[slot] !== undefined) scores[slot] = this.exact(view, slot, weightOf);
+      }
+    }
+    return this.select(view, scores, k, keep);
+  }
+
+  /** A slot's exact score: its entries against the query's weights, in ascending dimension order. */
+  private exact(view: SparseRowsView, slot: number, weightOf: Float64Array): number {
+    const dims = view.slotDims[slot];
+    const values = view.slotValues[slot];
+    let s = 0;
+    for (let j = 0; j < dims.length; j++) {
+      const w = weightOf[dims[j]];
+      if (w !== 0) s += w * values[j];
+    }
+    return s;
+  }
+
+  /** The default search: the candidate pass when it is on and some term is common, else the exact walk. */
+  search(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: DocumentPredicate | undefined): TopK {
+    const options = this.options;
+    if (options === undefined || plan === undefined) return this.walkAll(view, plan, k, keep);
+    const cap = Math.max(options.termRows, Math.ceil(options.termShare * view.live));
+    const { dims, weights } = plan;
+    let boundSum = 0;
+    let commonSquares = 0;
+    for (let p = 0; p < dims.length; p++) {
+      const list = view.postings[dims[p]];
+      if (list === undefined || list.length <= cap) continue;
+      boundSum += Math.abs(weights[p]) * list.impact(options.impactRows).restMax;
+      commonSquares += weights[p] * weights[p];
+    }
+    if (commonSquares === 0 && boundSum === 0) return this.walkAll(view, plan, k, keep);
+    const top = this.candidates(view, plan, cap, k, keep, Math.min(boundSum, Math.sqrt(commonSquares)));
+    if (top === undefined) {
+      this.stats.fallbacks++;
+      return this.walkAll(view, plan, k, keep);
+    }
+    return top;
+  }
+
+  private walkAll(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: DocumentPredicate | undefined) {
+    this.stats.exact++;
+    return this.inverted(view, plan, k, keep);
+  }
+
+  /** The candidate pass's answer, or undefined when the exact walk must answer instead. */
+  private candidates(
+    view: SparseRowsView,
+    plan: QueryPlan,
+    cap: number,
+    k: number,
+    keep: DocumentPredicate | undefined,
+    commonBound: number,
+  ): TopK | undefined {
+    const options = this.options!;
+    const slots = view.rowIds.length;
+    if (this.partial.length < slots) {
+      const size = Math.max(slots, 2 * this.partial.length, 64);
+      this.partial = new Float64Array(size);
+      this.marks = new Uint8Array(size);
+    }
+    if (this.weightOf.length < view.dimension) this.weightOf = new Float64Array(view.dimension);
+    const { partial, marks } = this;
+    const { dims, weights } = plan;
+    let met = 0;
+    for (let p = 0; p < dims.length; p++) {
+      const list = view.postings[dims[p]];
+      if (list === undefined) continue;
+      const w = weights[p];
+      const { rows, values, length } = list.length > cap ? impactOf(list.impact(options.impactRows)) : list;
+      if (this.touched.length < met + length) {
+        const grown = new Int32Array(Math.max(met + length, 2 * this.touched.length, 256));
+        grown.set(this.touched.subarray(0, met));
+        this.touched = grown;
+      }
+      const touched = this.touched;
+      for (let j = 0; j < length; j++) {
+        const r = rows[j];
+        if (marks[r] === 0) {
+          marks[r] = 1;
+          touched[met++] = r;
+        }
+        partial[r] += w * values[j];
+      }
+    }
+    // The best `rescore` + 1 partial scores: the extra one bounds every tool not rescored.
+    const rescore = Math.max(options.rescore, k);
+    const best = new TopK(rescore + 1, (row) => view.rowIds[row]!);
+    for (let i = 0; i < met; i++) {
+      const r = this.touched[i];
+      const s = partial[r];
+      partial[r] = 0;
+      marks[r] = 0;
+      if (view.rowIds[r] === undefined || !best.admits(s)) continue;
+      if (keep !== undefined && !keep(view.rowDocs[r]!)) continue;
+      best.push(s, r);
+    }
+    const wanted = Math.min(k, view.live);
+    if (best.size < wanted) return undefined;
+    const ordered = best.sorted();
+    const outside = (ordered.length > rescore ? Math.max(ordered[rescore][1], 0) : 0) + commonBound;
+    const weightOf = this.weightOf;
+    for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = weights[p];
+    const top = this.topK(view, k);
+    for (let i = 0; i < Math.min(rescore, ordered.length); i++) {
+      const row = ordered[i][0];
+      top.push(this.exact(view, row, weightOf), row);
+    }
+    for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = 0;
+    const proven = top.size === wanted && top.worstScore > outside;
+    if (!proven && options.requireProof) return undefined;
+    this.stats[proven ? "proven" : "unproven"]++;
+    return top;
+  }
+
+  /** What a top-`k` search walks in the sparse layout (see {@link SearchCost}). */
+  cost(view: SparseRowsView, plan: QueryPlan | undefined, kthScore: number): SearchCost {
+    const cost: SearchCost = { lists: 0, postings: 0, rowsMet: 0, kthScore, boundSum: 0, skippablePostings: 0 };
+    if (plan === undefined) return cost;
+    const met = new Uint8Array(view.rowIds.length);
+    const lists: Array<{ bound: number; length: number }> = [];
+    for (let p = 0; p < plan.dims.length; p++) {
+      const list = view.postings[plan.dims[p]];
+      if (list === undefined || list.length === 0) continue;
+      const bound = Math.abs(plan.weights[p]) * list.maxAbs;
+      lists.push({ bound, length: list.length });
+      cost.boundSum += bound;
+      cost.postings += list.length;
+      for (let j = 0; j < list.length; j++) met[list.rows[j]] = 1;
+    }
+    cost.lists = lists.length;
+    for (let r = 0; r < met.length; r++) if (met[r] === 1 && view.rowIds[r] !== undefined) cost.rowsMet++;
+    lists.sort((a, b) => a.bound - b.bound);
+    let skipped = 0;
+    for (const { bound, length } of lists) {
+      if (skipped + bound >= cost.kthScore) break;
+      skipped += bound;
+      cost.skippablePostings += length;
+    }
+    return cost;
+  }
+}
+
+function impactOf(top: Impact): { rows: Int32Array; values: Float32Array; length: number } {
+  return { rows: top.rows, values: top.values, length: top.rows.length };
+}

@@ -1,0 +1,198 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Document, type DocumentInterface } from "@langchain/core/documents";
+import { InMemoryStore } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { seededRandom as rng } from "../../src/internal.js";
+import { registerTools } from "../../src/learn/register.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+import { CappedVectorCache } from "../../src/routing/card-vectors.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
+import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
+import { ToolRouter } from "../../src/routing/router.js";
+import { sparseOf } from "../../src/routing/sparse-vector.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
+import { METATOOL_DIR, metaToolUnavailableReason } from "../helpers/metatool.js";
+
+const unused = new LexicalEmbeddings({ dimension: 8 });
+const doc = (id: string) => new Document({ pageContent: id, metadata: { partition: "p" }, id });
+const ids = (hits: [DocumentInterface, number][]) => hits.map(([d]) => d.id);
+const shape = (hits: [DocumentInterface, number][]) => hits.map(([d, s]) => [d.id, s] as const);
+
+/**
+ * Rows where the candidate pass and the exact scan can differ: dimensions 1 and 2 are common (on
+ * more rows than the pass's cap), and the best row for a query on both ("both") is the top entry
+ * of neither list, so a pass that walks one entry per common list never meets it.
+ */
+function hiddenBest(): { vectors: number[][]; names: string[] } {
+  const v = (entries: Record<number, number>) => Array.from({ length: 8 }, (_, d) => entries[d] ?? 0);
+  return {
+    names: ["only1", "only2", "both", "weak1", "weak2", "rare"],
+    vectors: [
+      v({ 1: 0.8, 5: 0.6 }),
+      v({ 2: 0.8, 6: 0.6 }),
+      v({ 1: 0.6, 2: 0.6, 7: 0.53 }),
+      v({ 1: 0.1, 2: 0.1, 3: 0.99 }),
+      v({ 1: 0.1, 2: 0.1, 4: 0.99 }),
+      v({ 0: 1 }),
+    ],
+  };
+}
+
+async function store(options: ConstructorParameters<typeof InMemoryVectorIndex>[1]): Promise<InMemoryVectorIndex> {
+  const index = new InMemoryVectorIndex(unused, options);
+  const { vectors, names } = hiddenBest();
+  await index.addVectors(vectors, names.map(doc), { ids: names });
+  return index;
+}
+
+const narrow = { termRows: 2, termShare: 0, impactRows: 1, rescore: 1 };
+const onBoth = [0, 1, 1, 0, 0, 0, 0, 0];
+
+describe("the candidate pass of the in-memory index", () => {
+  it("can miss the exact best on a fixture built for it, and says it answered without proof", async () => {
+    const index = await store({ firstPass: narrow });
+    const exact = await index.exhaustiveSearchVectorWithScore(onBoth, 1);
+    expect(ids(exact)).toEqual(["both"]);
+    // The pass meets only1 and only2 (each the top entry of one common list) and rescores one.
+    expect(ids(await index.similaritySearchVectorWithScore(onBoth, 1))).toEqual(["only1"]);
+    expect(index.searchStats).toMatchObject({ unproven: 1, proven: 0, fallbacks: 0 });
+  });
+
+  it("falls back to the exact walk when its bound cannot prove the answer (requireProof)", async () => {
+    const index = await store({ firstPass: { ...narrow, requireProof: true } });
+    const got = shape(await index.similaritySearchVectorWithScore(onBoth, 2));
+    expect(got).toEqual(shape(await index.exhaustiveSearchVectorWithScore(onBoth, 2)));
+    expect(got[0][0]).toBe("both");
+    expect(index.searchStats).toMatchObject({ fallbacks: 1, exact: 1, unproven: 0 });
+  });
+
+  it("answers from the candidates when the bound proves them exact", async () => {
+    const index = await store({ firstPass: { ...narrow, requireProof: true } });
+    // Mostly the rare dimension: what the common lists' unwalked entries can add (0.1 each)
+    // stays below the best score.
+    const query = [1, 0.05, 0.05, 0, 0, 0, 0, 0];
+    const got = shape(await index.similaritySearchVectorWithScore(query, 1));
+    expect(got).toEqual(shape(await index.exhaustiveSearchVectorWithScore(query, 1)));
+    expect(index.searchStats).toMatchObject({ proven: 1, fallbacks: 0, exact: 0 });
+  });
+
+  it("walks every list when every term is selective (small indexes: exact)", async () => {
+    const index = await store({});
+    expect(ids(await index.similaritySearchVectorWithScore(onBoth, 1))).toEqual(["both"]);
+    expect(index.searchStats).toMatchObject({ exact: 1, proven: 0, unproven: 0 });
+  });
+
+  it("with requireProof, equals the exhaustive scan on random corpora, and proves part of them", async () => {
+    let proven = 0;
+    for (const seed of [1, 2, 3]) {
+      const random = rng(seed);
+      const dim = 256;
+      const index = new InMemoryVectorIndex(unused, {
+        firstPass: { termRows: 20, termShare: 0, impactRows: 8, rescore: 16, requireProof: true },
+      });
+      const vec = (n: number) => {
+        const v = new Array<number>(dim).fill(0);
+        for (let j = 0; j < n; j++) v[Math.floor(random() ** 3 * dim)] = random() * 2 - 1;
+        return v;
+      };
+      const names = Array.from({ length: 600 }, (_, i) => `r${i}`);
+      await index.addSparseVectors(
+        names.map(() => sparseOf(vec(4 + Math.floor(random() * 12)))),
+        names.map(doc),
+        { ids: names },
+      );
+      for (let q = 0; q < 100; q++) {
+        const query = sparseOf(vec(1 + Math.floor(random() * 6)));
+        expect(shape(await index.similaritySearchSparseWithScore(query, 5))).toEqual(
+          shape(await index.exhaustiveSearchVectorWithScore(query, 5)),
+        );
+      }
+      proven += index.searchStats.proven;
+    }
+    expect(proven).toBeGreaterThan(0);
+  });
+
+  it.skipIf(metaToolUnavailableReason() !== null)(
+    "agrees with the exhaustive scan on MetaTool requests over the 199 real tools and 1,800 synthetic ones",
+    async () => {
+      const readJsonl = <T>(file: string): T[] =>
+        readFileSync(path.join(METATOOL_DIR, file), "utf8")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+          .map((l) => JSON.parse(l) as T);
+      const tools = readJsonl<{ name: string; description: string }>("tools.jsonl");
+      const words = tools.flatMap((t) => t.description.split(/\s+/).filter(Boolean));
+      const random = rng(7);
+      const synthetic = Array.from({ length: 1_800 }, (_, i) => ({
+        name: `synthetic_${i}`,
+        description: Array.from(
+          { length: 12 + Math.floor(random() * 20) },
+          () => words[Math.floor(random() * words.length)],
+        ).join(" "),
+      }));
+      const ledger = new Ledger(new InMemoryStore());
+      await registerTools(ledger, [...tools, ...synthetic], { partition: "p" });
+      // Caps far below the defaults (in proportion to the tools, 160 entries of 2,000 as 1,000 of
+      // 12,500), so that most of a request's terms are common here.
+      const index = new ToolIndex({
+        ledger,
+        vectorStore: (e) =>
+          new InMemoryVectorIndex(e, { firstPass: { termRows: 40, termShare: 0, impactRows: 160, rescore: 256 } }),
+      });
+      const router = new ToolRouter({ index, partition: "p", onWarning: () => undefined });
+      const requests = readJsonl<{ query: string }>("queries.jsonl").filter((_, i) => i % 40 === 0);
+      const memory = index.store as InMemoryVectorIndex;
+      let same = 0;
+      for (const { query } of requests) {
+        const routed = await router.route(query);
+        const exact = await memory.exhaustiveSearchVectorWithScore(await index.embedQuery("p", query), 5, {
+          partition: "p",
+        });
+        if (JSON.stringify(routed.offered.map((o) => o.tool)) === JSON.stringify(exact.map(([d]) => d.metadata.tool)))
+          same++;
+      }
+      const stats = memory.searchStats;
+      expect(stats.proven + stats.unproven).toBeGreaterThan(requests.length / 2);
+      expect(same / requests.length).toBeGreaterThanOrEqual(0.99);
+    },
+  );
+});
+
+describe("memory held by the routing index", () => {
+  it("keeps the tool-part cache under its cap whatever the batch", () => {
+    const cache = new CappedVectorCache(100);
+    for (let i = 0; i < 50; i++)
+      cache.set(`t${i}`, sparseOf(Array.from({ length: 40 }, (_, d) => (d % 4 === i % 4 ? 1 : 0))));
+    expect(cache.size).toBeLessThanOrEqual(100);
+    expect(cache.get("t49")).toBeDefined();
+    expect(cache.get("t0")).toBeUndefined();
+    cache.set("huge", new Array<number>(101).fill(1));
+    expect(cache.get("huge")).toBeUndefined();
+  });
+
+  it("holds lexical cards sparse, and ToolRouter.route neither lists nor sorts the tools", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(
+      ledger,
+      Array.from({ length: 30 }, (_, i) => ({ name: `tool_${i}`, description: `does thing number ${i} for orders` })),
+    );
+    const index = new ToolIndex({ ledger });
+    const router = new ToolRouter({ index, alwaysOffer: ["tool_0"], onWarning: () => undefined });
+    await router.route("warm up");
+    index.indexedTools = () => {
+      throw new Error("listed every tool");
+    };
+    const routed = await router.route("thing number 7");
+    expect(routed.offered[0].tool).toBe("tool_7");
+    expect(routed.allSent).toBe(false);
+    const store = index.store as InMemoryVectorIndex;
+    expect(store.layout).toBe("sparse");
+    const [[hit]] = await store.similaritySearchVectorWithScore(
+      await index.embedRequest("default", "thing number 7"),
+      1,
+    );
+    const vector = store.getVector(hit.id!)!;
+    expect(vector.filter((x) => x !== 0).length).toBeLessThan(200);
+  });
+});
