@@ -86,7 +86,6 @@ const GENERATED_DATA = {
  * in-memory vector store, masking, the detectors). The lead removes this list when merging them.
  */
 const BEING_SPLIT_ON_OTHER_BRANCHES = [
-  "src/routing/memory-vector-store.ts",
   "src/text/mask.ts",
   "src/text/detectors.ts",
 ];
