@@ -17,6 +17,7 @@
  * `aliases.ts`), else the first tool the turn ran; with none, the rule is unscoped.
  */
 import { DEFAULT_TOOL_ALIASES, stems, type ToolAlias, toolByAlias, toolNamedIn } from "./aliases.js";
+import { isPrintedAsIs } from "../text/normalize.js";
 import { UNSCOPED_TOOL } from "./model.js";
 import { type RuleTextRefusal, vetEdictText } from "./vet.js";
 
@@ -130,10 +131,13 @@ export function findEdicts(text: string, options: CaptureEdictsOptions = {}): Ed
 function scopeOf(
   rule: string,
   markerAt: number,
-  tools: readonly string[],
-  called: readonly string[],
+  allTools: readonly string[],
+  allCalled: readonly string[],
   aliases: readonly ToolAlias[],
 ): { tool: string; by: EdictScopedBy } {
+  // An edict binds exact names only: never a tool whose name hides a zero-width, bidi or tag character.
+  const tools = allTools.filter(isPrintedAsIs);
+  const called = allCalled.filter(isPrintedAsIs);
   const named = toolNamedIn(rule, tools);
   if (named !== undefined) return { tool: named, by: "named" };
   const words = stems(rule);

@@ -362,3 +362,19 @@ const UNSTORABLE =
 export function isStorableName(text: string): boolean {
   return !UNSTORABLE.test(text);
 }
+
+/**
+ * A name as a person reads it, for telling look-alike tool names apart: invisible, bidi and tag
+ * characters removed, NFKC (full-width letters become plain), confusables folded to Latin, lower
+ * case. `send_email`, `send_еmail` (Cyrillic е), `ｓｅｎｄ_ｅｍａｉｌ` and `send\u200B_email` share
+ * one skeleton.
+ */
+export function nameSkeleton(name: string): string {
+  return skeletonOfNormalized(normalizeText(name)).toLowerCase();
+}
+
+/** Whether a name is printed as it is: no invisible, bidi, tag or control character, already NFKC. */
+export function isPrintedAsIs(name: string): boolean {
+  const inspected = inspectText(name);
+  return inspected.text === name && inspected.hidden === "" && inspected.bidiControls === 0;
+}
