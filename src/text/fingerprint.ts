@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { FINGERPRINT_HEX_LENGTH, MAX_NGRAM, normalise, tokens } from "./mask-shape.js";
 import { normalizeText, skeletonOfNormalized } from "./normalize.js";
-import { allTerms, DEFAULT_MASK_OPTIONS, type MaskOptions } from "./values.js";
+import { allTerms, DEFAULT_MASK_OPTIONS, MASK_BUDGET, type MaskOptions } from "./values.js";
 
 /** Keyed fingerprints of values and texts (see `mask.ts`, "Normalisation"). */
 
@@ -42,7 +42,8 @@ function hmac(normalised: string, key: string, memo?: FingerprintMemo): string {
  * doc): of each whole value and of each of its value tokens (see {@link valueTerms}), in the plain
  * and the gate's normalized and folded forms. Sorted, without repeats. A `memo` shared across the
  * calls of a batch saves recomputing repeated values (it holds normalised values: keep it no
- * longer than the batch).
+ * longer than the batch). At most {@link MASK_BUDGET}`.maxFingerprints` (the whole values first,
+ * then their tokens, then the bulk's tokens, in walk order): a huge argument keeps a bounded sample.
  */
 export function valueFingerprints(
   args: Record<string, unknown>,
@@ -50,12 +51,15 @@ export function valueFingerprints(
   memo?: FingerprintMemo,
   options: MaskOptions = {},
 ): string[] {
-  const { terms, bulkTokens } = allTerms(args, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
-  const texts = new Set<string>(bulkTokens);
-  for (const t of terms) {
-    if (t.whole !== undefined) texts.add(t.whole);
-    for (const token of t.tokens) texts.add(token);
-  }
+  const { terms, bulkTokens, bulkWholes } = allTerms(args, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
+  const texts = new Set<string>();
+  const add = (text: string): void => {
+    if (texts.size < MASK_BUDGET.maxFingerprints) texts.add(text);
+  };
+  for (const t of terms) if (t.whole !== undefined) add(t.whole);
+  for (const t of terms) for (const token of t.tokens) add(token);
+  for (const whole of bulkWholes) add(whole);
+  for (const token of bulkTokens) add(token);
   const out = new Set<string>();
   for (const text of texts) out.add(hmac(text, key, memo));
   return [...out].sort();
@@ -77,7 +81,8 @@ function addTextFingerprints(toks: readonly string[], key: string, out: Set<stri
  * k)` intersects `valueFingerprints(args, k)` exactly when `t` contains one of the values (or one
  * of their value tokens).
  */
-export function textFingerprints(text: string, key: string): string[] {
+export function textFingerprints(whole: string, key: string): string[] {
+  const text = whole.length > MASK_BUDGET.maxTextChars ? whole.slice(0, MASK_BUDGET.maxTextChars) : whole;
   const out = new Set<string>();
   const plain = tokens(text);
   addTextFingerprints(plain, key, out);

@@ -1,7 +1,7 @@
 import { clip } from "../internal.js";
 import { findPrivateData, type NamedDetector } from "./detectors.js";
 import { normalizeText } from "./normalize.js";
-import { allTerms, DEFAULT_MASK_OPTIONS, fold, type MaskOptions } from "./values.js";
+import { allTerms, DEFAULT_MASK_OPTIONS, fold, MASK_BUDGET, type MaskOptions } from "./values.js";
 import { commonWords } from "./vocabulary.js";
 
 /**
@@ -64,6 +64,7 @@ export {
   type CollectedValues,
   collectValues,
   DEFAULT_MASK_OPTIONS,
+  MASK_BUDGET,
   type MaskOptions,
   scalarLeaves,
   type ValueTerms,
@@ -117,6 +118,8 @@ interface PreparedValues {
   grams: Set<string>;
   longest: number;
   longestEchoSource: number;
+  /** Some values were past the budget and not read: every uncommon word of a text is masked. */
+  strict: boolean;
 }
 
 function prepare(values: unknown, maxNodes: number): PreparedValues {
@@ -126,9 +129,11 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
     grams: new Set(),
     longest: 1,
     longestEchoSource: 0,
+    strict: false,
   };
   if (values === undefined) return prepared;
-  const { terms, bulkTokens } = allTerms(values, maxNodes);
+  const { terms, bulkTokens, bulkWholes, oversize } = allTerms(values, maxNodes);
+  prepared.strict = oversize;
   let gramBudget = MAX_ECHO_GRAMS;
   const addToken = (raw: string): void => {
     const t = fold(raw);
@@ -150,6 +155,11 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
     for (const token of t.tokens) addToken(token);
   }
   for (const token of bulkTokens) addToken(token);
+  for (const whole of bulkWholes) {
+    const folded = whole.split(" ").map(fold);
+    prepared.wholes.add(folded.join(" "));
+    prepared.longest = Math.max(prepared.longest, Math.min(MAX_PHRASE_TOKENS, folded.length));
+  }
   return prepared;
 }
 
@@ -168,9 +178,11 @@ function isEcho(token: string, values: PreparedValues): boolean {
 export function createMasker(values?: unknown, options: MaskOptions = {}): Masker {
   const detectors = options.detectors ?? DEFAULT_MASK_OPTIONS.detectors;
   const v = prepare(values, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
-  const hasValues = v.wholes.size > 0 || v.tokens.size > 0;
+  const hasValues = v.strict || v.wholes.size > 0 || v.tokens.size > 0;
+  const words = v.strict ? commonWords() : undefined;
   const isValue = (phrase: string, n: number): boolean =>
-    v.wholes.has(phrase) || (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v)));
+    v.wholes.has(phrase) ||
+    (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v) || (words !== undefined && !words.has(phrase))));
 
   const maskPlain = (segment: string, masked: string[]): string => {
     if (!hasValues) return segment.replace(/\d/g, "#");
@@ -203,7 +215,7 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
   };
 
   return (raw) => {
-    const text = normalizeText(raw);
+    const text = normalizeText(withinBudget(raw));
     const masked: string[] = [];
     let out = "";
     let last = 0;
@@ -217,6 +229,18 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
 }
 
 /**
+ * A text cut to {@link MASK_BUDGET}`.maxTextChars` (at the last space in its second half, so no
+ * word is cut in two), "…" marking the cut; a shorter text as it is. What is masked and stored of
+ * a huge text is its beginning: masking it costs a bounded time.
+ */
+export function withinBudget(text: string): string {
+  if (text.length <= MASK_BUDGET.maxTextChars) return text;
+  const head = text.slice(0, MASK_BUDGET.maxTextChars);
+  const space = head.search(/\s\S*$/);
+  return `${space > MASK_BUDGET.maxTextChars / 2 ? head.slice(0, space) : head} …`;
+}
+
+/**
  * Only the detectors' spans of a text, each replaced by its placeholder (`<email>`, `<key>`,
  * `<phone>` ...); words and digits are kept. For a text whose words and numbers are its meaning (a
  * user's rule: "never refund more than 500"), where secrets and contact data must still never be
@@ -226,7 +250,7 @@ export function maskPrivateData(
   raw: string,
   detectors: readonly NamedDetector[] = DEFAULT_MASK_OPTIONS.detectors,
 ): { text: string; masked: string[] } {
-  const text = normalizeText(raw);
+  const text = normalizeText(withinBudget(raw));
   const masked: string[] = [];
   let out = "";
   let last = 0;

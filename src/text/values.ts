@@ -12,8 +12,8 @@ import { commonWords } from "./vocabulary.js";
 export interface MaskOptions {
   /**
    * Nodes (values, keys, containers) of one `values` argument described leaf by leaf. Past it the
-   * rest still counts, as one text whose every token is a value token: a budget, never a cut-off.
-   * @default 10000
+   * rest still counts, as text whose every token is a value token (up to {@link MASK_BUDGET}).
+   * @default 500
    */
   maxNodes?: number;
   /**
@@ -25,8 +25,29 @@ export interface MaskOptions {
 
 /** The defaults of {@link MaskOptions}. */
 export const DEFAULT_MASK_OPTIONS: Readonly<Required<MaskOptions>> = Object.freeze({
-  maxNodes: 10_000,
+  maxNodes: 500,
   detectors: PII_DETECTORS,
+});
+
+/**
+ * The stated cost budget of masking one run (docs/security.md, "Masking cost"): recording one
+ * run never blocks the event loop for long, and its rows stay small, however large an argument or
+ * a text. Past a cap, the argument is summarized (its shape, a bounded sample of fingerprints)
+ * and the run's texts are masked strictly (see `oversize`).
+ */
+export const MASK_BUDGET = Object.freeze({
+  /** Nodes of one argument walked at all; past them the rest is not read and the values are `oversize`. */
+  maxWalkNodes: 2_000,
+  /** Characters of one value read for its terms; a longer value is read in part and `oversize`. */
+  maxLeafChars: 4_096,
+  /** Characters of the texts past `maxNodes` (the bulk) read for value tokens; past them, `oversize`. */
+  maxBulkChars: 20_000,
+  /** Fingerprints kept per call record: the leaf-by-leaf values' first, then the bulk's (a sample). */
+  maxFingerprints: 1_000,
+  /** A list of at most this many arguments objects (a run's calls) is walked one budget per call. */
+  maxCallsApart: 64,
+  /** Characters of one free text (a request, an error) masked; the rest is cut off with "…". */
+  maxTextChars: 16_384,
 });
 
 /** The texts a `values` argument holds (see the module doc): leaves, value keys, and the bulk past the budget. */
@@ -37,6 +58,12 @@ export interface CollectedValues {
   keys: string[];
   /** Leaves and keys met past `maxNodes`: their tokens are value tokens, nothing else. */
   bulk: string[];
+  /**
+   * True when the argument was larger than {@link MASK_BUDGET} lets the walk read (more nodes than
+   * `maxWalkNodes`, a value longer than `maxLeafChars`, a bulk longer than `maxBulkChars`): some
+   * values were not read, so a masker masks every uncommon word of the run's texts.
+   */
+  oversize: boolean;
 }
 
 interface Pending {
@@ -50,15 +77,46 @@ interface Pending {
  * value cannot overflow the stack), each object once (cycles end), never throwing.
  */
 export function collectValues(values: unknown, maxNodes: number = DEFAULT_MASK_OPTIONS.maxNodes): CollectedValues {
-  const out: CollectedValues = { leaves: [], keys: [], bulk: [] };
+  // A run's list of calls' arguments: each call gets its own budget, so one huge call does not
+  // leave another's values unread.
+  if (Array.isArray(values) && values.length > 1 && values.length <= MASK_BUDGET.maxCallsApart) {
+    const out: CollectedValues = { leaves: [], keys: [], bulk: [], oversize: false };
+    for (const one of values) {
+      const part = collectOne([one], maxNodes);
+      out.leaves.push(...part.leaves);
+      out.keys.push(...part.keys);
+      out.bulk.push(...part.bulk);
+      out.oversize ||= part.oversize;
+    }
+    return out;
+  }
+  return collectOne(values, maxNodes);
+}
+
+function collectOne(values: unknown, maxNodes: number): CollectedValues {
+  const out: CollectedValues = { leaves: [], keys: [], bulk: [], oversize: false };
   const seen = new Set<object>();
   const stack: Pending[] = [{ value: values, argsLevel: true }];
   let nodes = 0;
+  let bulkChars = 0;
   const text = (t: string, into: string[]): void => {
     if (t.trim() === "") return;
-    (nodes > maxNodes ? out.bulk : into).push(t);
+    let read = t;
+    if (read.length > MASK_BUDGET.maxLeafChars) {
+      read = read.slice(0, MASK_BUDGET.maxLeafChars);
+      out.oversize = true;
+    }
+    if (nodes <= maxNodes) into.push(read);
+    else if (bulkChars < MASK_BUDGET.maxBulkChars) {
+      bulkChars += read.length;
+      out.bulk.push(read);
+    } else out.oversize = true;
   };
   while (stack.length > 0) {
+    if (nodes >= MASK_BUDGET.maxWalkNodes) {
+      out.oversize = true;
+      break;
+    }
     const { value, argsLevel } = stack.pop() as Pending;
     nodes += 1;
     if (typeof value === "string") text(value, out.leaves);
@@ -68,13 +126,25 @@ export function collectValues(values: unknown, maxNodes: number = DEFAULT_MASK_O
     else if (typeof value === "object" && value !== null && !seen.has(value)) {
       seen.add(value);
       const children: Pending[] = [];
+      // Children past the walk's budget are never read: a list of a million numbers costs its first few thousand.
+      const room = (): boolean => {
+        if (nodes + stack.length + children.length < MASK_BUDGET.maxWalkNodes) return true;
+        out.oversize = true;
+        return false;
+      };
       try {
         if (Array.isArray(value)) {
-          for (const item of value) children.push({ value: item, argsLevel });
+          for (let i = 0; i < value.length && room(); i++) children.push({ value: value[i], argsLevel });
         } else if (value instanceof Map) {
-          for (const [k, v] of value) children.push({ value: k, argsLevel: false }, { value: v, argsLevel: false });
+          for (const [k, v] of value) {
+            if (!room()) break;
+            children.push({ value: k, argsLevel: false }, { value: v, argsLevel: false });
+          }
         } else if (value instanceof Set) {
-          for (const item of value) children.push({ value: item, argsLevel: false });
+          for (const item of value) {
+            if (!room()) break;
+            children.push({ value: item, argsLevel: false });
+          }
         } else if (value instanceof Error) {
           text(value.message, out.leaves);
         } else if (!(
@@ -84,6 +154,7 @@ export function collectValues(values: unknown, maxNodes: number = DEFAULT_MASK_O
           value instanceof ArrayBuffer
         )) {
           for (const key of Object.keys(value)) {
+            if (!room()) break;
             nodes += 1;
             if (!argsLevel && !isFieldName(key)) text(key, out.keys);
             children.push({ value: (value as Record<string, unknown>)[key], argsLevel: false });
@@ -155,16 +226,23 @@ function variants(text: string): string[] {
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Every term of `values`, in the plain form and the gate's forms. */
-export function allTerms(values: unknown, maxNodes: number): { terms: ValueTerms[]; bulkTokens: string[] } {
+export function allTerms(
+  values: unknown,
+  maxNodes: number,
+): { terms: ValueTerms[]; bulkTokens: string[]; bulkWholes: string[]; oversize: boolean } {
   const collected = collectValues(values, maxNodes);
   const terms: ValueTerms[] = [];
   for (const leaf of collected.leaves) for (const form of [leaf, ...variants(leaf)]) terms.push(valueTerms(form));
   for (const key of collected.keys) for (const form of [key, ...variants(key)]) terms.push(keyTerms(form));
   const bulkTokens: string[] = [];
+  const bulkWholes: string[] = [];
   for (const text of collected.bulk) {
     for (const form of [text, ...variants(text)]) {
-      for (const t of tokens(form)) if (t.length >= MIN_TOKEN_LENGTH) bulkTokens.push(t);
+      const all = tokens(form);
+      // A bulk value's whole phrase counts too: "Rose Baker" is a value though "rose" and "baker" are words.
+      if (all.length > 1) bulkWholes.push(all.join(" "));
+      for (const t of all) if (t.length >= MIN_TOKEN_LENGTH) bulkTokens.push(t);
     }
   }
-  return { terms, bulkTokens };
+  return { terms, bulkTokens, bulkWholes, oversize: collected.oversize };
 }
