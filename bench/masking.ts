@@ -109,7 +109,7 @@ async function flushStallMs(text: string): Promise<{ stall: number; flush: numbe
  * The longest event-loop stall and the time of recording one call whose arguments are `args` and
  * whose error is `error` (the callbacks, then the flush), and the size of the stored call row.
  */
-async function recordStallMs(
+export async function recordStallMs(
   args: Record<string, unknown>,
   error: string,
 ): Promise<{ stall: number; flush: number; rowBytes: number }> {
@@ -140,7 +140,7 @@ async function recordStallMs(
 }
 
 /** The huge inputs of issue 29: one argument of a million numbers, 200,000 strings, a 1 MB text. */
-const HUGE: readonly { name: string; args: () => Record<string, unknown>; error: string }[] = [
+export const HUGE: readonly { name: string; args: () => Record<string, unknown>; error: string }[] = [
   {
     name: "one argument of 1,000,000 numbers",
     args: () => ({ values: Array.from({ length: 1_000_000 }, (_, i) => i * 7.31) }),
