@@ -14,17 +14,20 @@
 export type { NamedDetector, PIIDetector, PIIMatch } from "./detector-spans.js";
 export {
   detectCreditCards,
+  detectIbans,
   detectPhoneNumbers,
   detectSpelledCards,
   detectSpelledPhones,
   detectSsns,
   detectPassportIds,
+  ibanValid,
   luhnValid,
 } from "./detectors-numbers.js";
 
 import { type NamedDetector, type PIIDetector, type PIIMatch, regexSpans, span } from "./detector-spans.js";
 import {
   detectCreditCards,
+  detectIbans,
   detectPassportIds,
   detectPhoneNumbers,
   detectSpelledCards,
@@ -170,138 +173,6 @@ export const detectUrlCredentials: PIIDetector = (content) => {
     if (at <= 0 || !authority.slice(0, at).includes(":")) continue;
     const start = url.start + sep + 3;
     out.push(span(content, start, start + at));
-  }
-  return out;
-};
-
-/** IBAN length by country (ISO 13616 registry). */
-const IBAN_LENGTHS: Readonly<Record<string, number>> = {
-  AD: 24,
-  AE: 23,
-  AL: 28,
-  AT: 20,
-  AZ: 28,
-  BA: 20,
-  BE: 16,
-  BG: 22,
-  BH: 22,
-  BI: 27,
-  BR: 29,
-  BY: 28,
-  CH: 21,
-  CR: 22,
-  CY: 28,
-  CZ: 24,
-  DE: 22,
-  DJ: 27,
-  DK: 18,
-  DO: 28,
-  EE: 20,
-  EG: 29,
-  ES: 24,
-  FI: 18,
-  FK: 18,
-  FO: 18,
-  FR: 27,
-  GB: 22,
-  GE: 22,
-  GI: 23,
-  GL: 18,
-  GR: 27,
-  GT: 28,
-  HR: 21,
-  HU: 28,
-  IE: 22,
-  IL: 23,
-  IQ: 23,
-  IS: 26,
-  IT: 27,
-  JO: 30,
-  KW: 30,
-  KZ: 20,
-  LB: 28,
-  LC: 32,
-  LI: 21,
-  LT: 20,
-  LU: 20,
-  LV: 21,
-  LY: 25,
-  MC: 27,
-  MD: 24,
-  ME: 22,
-  MK: 19,
-  MN: 20,
-  MR: 27,
-  MT: 31,
-  MU: 30,
-  NI: 28,
-  NL: 18,
-  NO: 15,
-  OM: 23,
-  PK: 24,
-  PL: 28,
-  PS: 29,
-  PT: 25,
-  QA: 29,
-  RO: 24,
-  RS: 22,
-  RU: 33,
-  SA: 24,
-  SC: 31,
-  SD: 18,
-  SE: 24,
-  SI: 19,
-  SK: 24,
-  SM: 27,
-  SO: 23,
-  ST: 25,
-  SV: 28,
-  TL: 23,
-  TN: 24,
-  TR: 26,
-  UA: 29,
-  VA: 22,
-  VG: 24,
-  XK: 20,
-  YE: 30,
-};
-
-/** True when an IBAN (spaces allowed) passes its mod-97 check. */
-export function ibanValid(text: string): boolean {
-  const iban = text.replace(/ /g, "").toUpperCase();
-  if (!/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban) || IBAN_LENGTHS[iban.slice(0, 2)] !== iban.length) return false;
-  const rearranged = iban.slice(4) + iban.slice(0, 4);
-  let remainder = 0;
-  for (const ch of rearranged) {
-    const value = ch >= "A" ? ch.charCodeAt(0) - 55 : ch.charCodeAt(0) - 48;
-    remainder = value > 9 ? (remainder * 100 + value) % 97 : (remainder * 10 + value) % 97;
-  }
-  return remainder === 1;
-}
-
-const IBAN_START = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?=[ ]?[A-Za-z0-9])/g;
-
-/** IBANs, compact or in groups of four: `DE89 3704 0044 0532 0130 00`; mod-97 checked. */
-export const detectIbans: PIIDetector = (content) => {
-  const out: PIIMatch[] = [];
-  let lastEnd = 0;
-  for (const m of content.matchAll(IBAN_START)) {
-    if (m.index < lastEnd) continue;
-    const length = IBAN_LENGTHS[m[0].slice(0, 2).toUpperCase()];
-    if (length === undefined) continue;
-    // Take exactly the country's length in letters and digits, single spaces allowed between.
-    let end = m.index;
-    let taken = 0;
-    while (end < content.length && taken < length) {
-      const c = content.charCodeAt(end);
-      if (isAsciiAlnum(c)) taken += 1;
-      else if (!(c === 32 && taken > 0 && end + 1 < content.length && isAsciiAlnum(content.charCodeAt(end + 1)))) break;
-      end += 1;
-    }
-    if (taken !== length || (end < content.length && isAsciiAlnum(content.charCodeAt(end)))) continue;
-    if (!ibanValid(content.slice(m.index, end))) continue;
-    out.push(span(content, m.index, end));
-    lastEnd = end;
   }
   return out;
 };
