@@ -97,20 +97,31 @@ function microsPer(fn: () => void, n: number): number {
 }
 
 /**
- * The longest event-loop stall while the recorder flushes one record holding `text` (as an
- * argument and in the tool's error): a 1 ms interval timer's largest lateness, from the flush's
- * start to its end. Recording never blocks in the callbacks; the masking runs at the flush.
+ * The longest event-loop stall while the recorder records one call holding `text` (as an
+ * argument and in the tool's error): a 1 ms interval timer's largest lateness, from the call's
+ * start to the flush's end. The masking runs at the flush.
  */
 async function flushStallMs(text: string): Promise<{ stall: number; flush: number }> {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  return recordStallMs({ q: text }, `lookup failed for ${text.slice(0, 2000)}`);
+}
+
+/**
+ * The longest event-loop stall and the time of recording one call whose arguments are `args` and
+ * whose error is `error` (the callbacks, then the flush), and the size of the stored call row.
+ */
+export async function recordStallMs(
+  args: Record<string, unknown>,
+  error: string,
+): Promise<{ stall: number; flush: number; rowBytes: number }> {
+  const store = new InMemoryStore();
+  const ledger = new Ledger(store, { onWarning: () => undefined });
   const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
   const failing = tool(
     async () => {
-      throw new Error(`lookup failed for ${text.slice(0, 2000)}`);
+      throw new Error(error);
     },
-    { name: "lookup", description: "Look something up.", schema: z.object({ q: z.string() }) },
+    { name: "lookup", description: "Look something up.", schema: z.object({}).passthrough() },
   );
-  await failing.invoke({ q: text }, { callbacks: [handler] }).catch(() => undefined);
   let stall = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -119,12 +130,33 @@ async function flushStallMs(text: string): Promise<{ stall: number; flush: numbe
     last = now;
   }, 1);
   const t0 = performance.now();
+  await failing.invoke(args, { callbacks: [handler] }).catch(() => undefined);
   await handler.flush();
   const flush = performance.now() - t0;
   await new Promise((resolve) => setTimeout(resolve, 5));
   clearInterval(timer);
-  return { stall: Math.max(0, stall), flush };
+  const calls = await ledger.listCalls("default");
+  return { stall: Math.max(0, stall), flush, rowBytes: calls.reduce((n, c) => n + JSON.stringify(c).length, 0) };
 }
+
+/** The huge inputs of issue 29: one argument of a million numbers, 200,000 strings, a 1 MB text. */
+export const HUGE: readonly { name: string; args: () => Record<string, unknown>; error: string }[] = [
+  {
+    name: "one argument of 1,000,000 numbers",
+    args: () => ({ values: Array.from({ length: 1_000_000 }, (_, i) => i * 7.31) }),
+    error: "lookup failed: too many values",
+  },
+  {
+    name: "one argument of 200,000 strings",
+    args: () => ({ names: Array.from({ length: 200_000 }, (_, i) => `Customer ${i} Whitfield-${i}`) }),
+    error: "lookup failed: too many names",
+  },
+  {
+    name: "a 1 MB text argument, its error repeating it whole",
+    args: () => ({ q: manyTokens(1_000_000, 4) }),
+    error: "",
+  },
+];
 
 export async function benchMasking(): Promise<string> {
   const mask = createMasker(VALUES);
@@ -155,6 +187,13 @@ export async function benchMasking(): Promise<string> {
     }
     stallRows.push(`| ${input.name} | ${cells.join(" | ")} |`);
   }
+  const hugeRows: string[] = [];
+  for (const huge of HUGE) {
+    const args = huge.args();
+    const error = huge.error === "" ? `lookup failed for ${String(args.q)}` : huge.error;
+    const { stall, flush, rowBytes } = await recordStallMs(args, error);
+    hugeRows.push(`| ${huge.name} | ${fmt(stall)} | ${fmt(flush)} | ${(rowBytes / 1024).toFixed(1)} |`);
+  }
   const error = "Refund of 4821.77 for ORD-918273 to margaret.whitfield@example.com is not allowed: permission denied";
   const perText = microsPer(() => mask(error), 2000);
   const perRun = microsPer(() => createMasker(VALUES), 500);
@@ -172,6 +211,12 @@ export async function benchMasking(): Promise<string> {
     "| argument | 10 KB | 100 KB | 1 MB |",
     "|---|---:|---:|---:|",
     ...stallRows,
+    "",
+    "Recording one call with a huge argument (the tool invoked with the recorder, then the flush): longest event-loop stall, whole time, and the stored call row's size (MASK_BUDGET in src/text/values.ts bounds them):",
+    "",
+    "| argument | stall ms | record + flush ms | row KB |",
+    "|---|---:|---:|---:|",
+    ...hugeRows,
     "",
     `A typical error message (${error.length} characters) through the prepared masker: **${perText.toFixed(1)} µs**; preparing the masker for those two calls' arguments: **${perRun.toFixed(1)} µs** (median of 5 batches).`,
   ].join("\n");

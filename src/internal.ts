@@ -11,9 +11,19 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }
 
-/** Whitespace collapsed to single spaces, trimmed. */
+/** Characters no person sees: format (bidi controls, zero-width, tag characters), fillers, variation selectors. */
+const UNSEEN = /[\p{Cf}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+
+/**
+ * Whitespace and control characters collapsed to single spaces, trimmed, and every invisible,
+ * bidi or tag character removed: every prompt renderer prints names and text through it, so no
+ * such character is ever printed in a prompt block.
+ */
 export function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  return text
+    .replace(UNSEEN, "")
+    .replace(/[\s\p{Cc}]+/gu, " ")
+    .trim();
 }
 
 /** Orders rows by their time-ordered id. */

@@ -30,6 +30,7 @@ import { ModelProposer } from "./model-proposer.js";
 import type { Proposer } from "./proposer.js";
 import { applyRevision, requireCard } from "./review/apply.js";
 import { type Review, runReview } from "./review/run.js";
+import { checkInput, MANAGER_INPUTS } from "./manager-input.js";
 import { DEFAULT_VET_OPTIONS, type VetOptions } from "./vet.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective, parseExampleObjective } from "./what-if.js";
 
@@ -182,16 +183,21 @@ export class LessonManager {
 
   /** Store settings for a partition (validated; unknown keys refused). */
   async configure(settings: SettingsInput, options: PartitionOption = {}): Promise<Settings> {
+    checkInput(MANAGER_INPUTS.configure, settings, "configure", "settings");
+    checkInput(MANAGER_INPUTS.partition, options, "configure", "options");
     return this.ledger.configure(options.partition ?? DEFAULT_PARTITION, settings);
   }
 
   /** Revisions of a tool, newest first. */
   async history(tool: string, options: PartitionOption = {}): Promise<Revision[]> {
+    checkInput(MANAGER_INPUTS.tool, tool, "history", "tool");
+    checkInput(MANAGER_INPUTS.partition, options, "history", "options");
     return this.ledger.listRevisions(options.partition ?? DEFAULT_PARTITION, { tool });
   }
 
   /** Usage flags of a partition (`retrieved_never_called`, `never_retrieved`). */
   async flags(options: PartitionOption & { config?: SettingsInput } = {}): Promise<UsageFlag[]> {
+    checkInput(MANAGER_INPUTS.flags, options, "flags", "options");
     const partition = options.partition ?? DEFAULT_PARTITION;
     const settings = parseSettings(options.config ?? {}, await this.ledger.getSettings(partition));
     const [cards, routes, calls] = await Promise.all([
@@ -238,11 +244,15 @@ export class LessonManager {
     id: string,
     options: PartitionOption & { approvedBy: string; config?: SettingsInput },
   ): Promise<Revision> {
+    checkInput(MANAGER_INPUTS.id, id, "apply", "id");
+    checkInput(MANAGER_INPUTS.apply, options, "apply", "options");
     return applyRevision(this.ledger, this.index, id, options);
   }
 
   /** Dismiss a proposed revision. @throws NotFound, RevisionConflict */
   async dismiss(id: string, options: PartitionOption & { by?: string } = {}): Promise<Revision> {
+    checkInput(MANAGER_INPUTS.id, id, "dismiss", "id");
+    checkInput(MANAGER_INPUTS.dismiss, options, "dismiss", "options");
     const partition = options.partition ?? DEFAULT_PARTITION;
     const revision = await this.ledger.requireRevision(partition, id);
     if (revision.status !== "proposed") {
@@ -263,7 +273,8 @@ export class LessonManager {
    * @throws NotFound (nothing applied), RevisionConflict (the card was edited since)
    */
   async undo(tool: string, options: PartitionOption & { approvedBy: string }): Promise<Revision> {
-    if (!options.approvedBy?.trim()) throw new InvalidInput("undo() needs `approvedBy`: who approved the undo.");
+    checkInput(MANAGER_INPUTS.tool, tool, "undo", "tool");
+    checkInput(MANAGER_INPUTS.undo, options, "undo", "options");
     const partition = options.partition ?? DEFAULT_PARTITION;
     const [revision] = await this.ledger.listRevisions(partition, { tool, status: "applied" });
     if (!revision || !revision.learnedBefore) {
@@ -297,11 +308,15 @@ export class LessonManager {
    * @throws InvalidInput for a blank tool or text the vet refuses.
    */
   async putRule(input: RuleInput, options: RuleScopeOption = {}): Promise<RuleView> {
+    checkInput(MANAGER_INPUTS.rule, input, "putRule", "input");
+    checkInput(MANAGER_INPUTS.ruleScope, options, "putRule", "options");
     return putRule(this.ledger, input, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
   }
 
   /** A rule by id; `null` when there is none. */
   async getRule(id: string, options: RuleScopeOption = {}): Promise<RuleView | null> {
+    checkInput(MANAGER_INPUTS.id, id, "getRule", "id");
+    checkInput(MANAGER_INPUTS.ruleScope, options, "getRule", "options");
     return getRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
   }
 
@@ -310,11 +325,14 @@ export class LessonManager {
    * the shared ones (what binds its callers), each with its scope.
    */
   async listRules(options: PartitionOption & { tool?: string; scope?: RuleScope | "all" } = {}): Promise<RuleView[]> {
+    checkInput(MANAGER_INPUTS.listRules, options, "listRules", "options");
     return listRules(this.ledger, { ...options, partition: options.partition ?? DEFAULT_PARTITION });
   }
 
   /** Delete a rule; whether there was one. */
   async deleteRule(id: string, options: RuleScopeOption = {}): Promise<boolean> {
+    checkInput(MANAGER_INPUTS.id, id, "deleteRule", "id");
+    checkInput(MANAGER_INPUTS.ruleScope, options, "deleteRule", "options");
     return deleteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, scope: options.scope });
   }
 
@@ -329,6 +347,8 @@ export class LessonManager {
    * one, rendered on every call.
    */
   async rulesForPrompt(tools: readonly string[], options: RulesForPromptOptions = {}): Promise<RulesBlock> {
+    checkInput(MANAGER_INPUTS.tools, tools, "rulesForPrompt", "tools");
+    checkInput(MANAGER_INPUTS.rulesForPrompt, options, "rulesForPrompt", "options");
     const partition = options.partition ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.partition;
     const maxRules = options.maxRules ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.maxRules;
     // Read before the rules: a write that lands during the read then shows on the next call.
@@ -341,6 +361,7 @@ export class LessonManager {
 
   /** Every rule that binds the partition's callers (its own and the shared ones), as plain JSON-ready objects. */
   async rulesJson(options: PartitionOption = {}): Promise<RuleView[]> {
+    checkInput(MANAGER_INPUTS.partition, options, "rulesJson", "options");
     return listRules(this.ledger, { partition: options.partition ?? DEFAULT_PARTITION });
   }
 
@@ -350,6 +371,8 @@ export class LessonManager {
    * @throws NotFound (no such rule), InvalidInput (blank `by`, or already shared)
    */
   async promoteRule(id: string, options: PartitionOption & { by: string }): Promise<RuleView> {
+    checkInput(MANAGER_INPUTS.id, id, "promoteRule", "id");
+    checkInput(MANAGER_INPUTS.promoteRule, options, "promoteRule", "options");
     return promoteRule(this.ledger, id, { partition: options.partition ?? DEFAULT_PARTITION, by: options.by });
   }
 
@@ -364,6 +387,7 @@ export class LessonManager {
     options: PartitionOption & MemoryPassOptions = {},
     config?: RunnableConfig,
   ): Promise<EvaluationReport> {
+    checkInput(MANAGER_INPUTS.memoryPass, options, "evaluateCalls", "options");
     const { partition, ...pass } = options;
     return this.memory.evaluate(partition ?? partitionOf(config), pass, config);
   }
@@ -379,6 +403,8 @@ export class LessonManager {
     options: SummarizeToolsOptions = {},
     config?: RunnableConfig,
   ): Promise<SummaryReport> {
+    checkInput(MANAGER_INPUTS.tools.optional(), tools, "summarize", "tools");
+    checkInput(MANAGER_INPUTS.summarize, options, "summarize", "options");
     const { partition: p, evaluate, ...rest } = options;
     const partition = p ?? partitionOf(config);
     const pass = { ...rest, ...(tools !== undefined ? { tools } : {}) };
@@ -388,6 +414,8 @@ export class LessonManager {
 
   /** Statistics of a tool's memory window now. */
   async stats(tool: string, options: PartitionOption & Pick<MemoryPassOptions, "config"> = {}): Promise<ToolStats> {
+    checkInput(MANAGER_INPUTS.tool, tool, "stats", "tool");
+    checkInput(MANAGER_INPUTS.memoryOf, options, "stats", "options");
     return this.memory.stats(options.partition ?? DEFAULT_PARTITION, tool, options);
   }
 
@@ -396,6 +424,8 @@ export class LessonManager {
     tool: string,
     options: PartitionOption & Pick<MemoryPassOptions, "config"> = {},
   ): Promise<ToolMemoryReport> {
+    checkInput(MANAGER_INPUTS.tool, tool, "memoryFor", "tool");
+    checkInput(MANAGER_INPUTS.memoryOf, options, "memoryFor", "options");
     const view = await this.memory.memoryFor(options.partition ?? DEFAULT_PARTITION, tool, options);
     return { ...view, text: view.guideline ? renderGuideline(tool, view.guideline) : "" };
   }
@@ -405,6 +435,8 @@ export class LessonManager {
    * in the order given ("" when none has one). Byte-stable for the same stored guidelines.
    */
   async memoryBlock(tools: readonly string[], options: PartitionOption = {}): Promise<string> {
+    checkInput(MANAGER_INPUTS.tools, tools, "memoryBlock", "tools");
+    checkInput(MANAGER_INPUTS.partition, options, "memoryBlock", "options");
     const partition = options.partition ?? DEFAULT_PARTITION;
     const states = await Promise.all(tools.map((tool) => this.ledger.getToolMemory(partition, tool)));
     return renderMemoryBlock(tools.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })));

@@ -11,6 +11,7 @@ import { authorFingerprint, cardFromTool, type ToolSource } from "../ledger/card
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
+import { isPrintedAsIs, nameSkeleton } from "../text/normalize.js";
 import { augmentTool } from "./augment.js";
 
 /** Options of {@link registerTools}. */
@@ -38,6 +39,16 @@ export interface RegisterToolsOptions {
    */
   reaugment?: boolean;
   /**
+   * What to do with a tool whose name a person would read as another's: its skeleton (NFKC,
+   * invisible, bidi and tag characters removed, confusables folded, lower case) equals a registered
+   * tool's or an earlier one's of the batch (`send_еmail` with a Cyrillic е beside `send_email`),
+   * or it holds a character that is not printed as it is (zero-width, bidi, tag, full-width).
+   * `"refuse"`: it is not registered; `"report"`: it is registered. Either way it is listed in
+   * {@link RegisterResult.lookalikes}.
+   * @default "refuse"
+   */
+  lookalikes?: "refuse" | "report";
+  /**
    * Clock for card timestamps.
    * @default Date.now
    */
@@ -49,6 +60,7 @@ export const DEFAULT_REGISTER_TOOLS_OPTIONS: Readonly<Required<Omit<RegisterTool
   partition: DEFAULT_PARTITION,
   augment: false,
   reaugment: false,
+  lookalikes: "refuse",
   now: Date.now,
 });
 
@@ -67,6 +79,40 @@ export interface RegisterResult {
   augmented: string[];
   /** Tools whose augmentation reply was refused, and why (also kept on the card). */
   refused: { tool: string; reason: string }[];
+  /**
+   * Tools whose name a person would read as another's (`like`, the registered or earlier name), or
+   * that holds a character not printed as it is (`reason: "unprintable"`). Refused (in none of the
+   * lists above) unless `lookalikes: "report"`.
+   */
+  lookalikes: LookalikeName[];
+}
+
+/** A tool name a person would read as another's, or not as it is written. */
+export interface LookalikeName {
+  tool: string;
+  reason: "lookalike" | "unprintable";
+  /** The registered (or earlier) tool it reads as, for a look-alike. */
+  like?: string;
+}
+
+/**
+ * The look-alikes of a batch: each tool whose name is not printed as it is, or whose skeleton
+ * ({@link nameSkeleton}) equals that of a name registered before or earlier in the batch (an exact
+ * repeat of a registered name is no look-alike: it is the same tool). Pure.
+ */
+export function findLookalikes(names: readonly string[], registered: readonly string[]): LookalikeName[] {
+  const bySkeleton = new Map<string, string>();
+  for (const name of registered) if (!bySkeleton.has(nameSkeleton(name))) bySkeleton.set(nameSkeleton(name), name);
+  const out: LookalikeName[] = [];
+  for (const name of names) {
+    const skeleton = nameSkeleton(name);
+    const like = bySkeleton.get(skeleton);
+    if (!isPrintedAsIs(name))
+      out.push({ tool: name, reason: "unprintable", ...(like && like !== name ? { like } : {}) });
+    else if (like !== undefined && like !== name) out.push({ tool: name, reason: "lookalike", like });
+    else bySkeleton.set(skeleton, name);
+  }
+  return out;
 }
 
 /**
@@ -99,9 +145,25 @@ export async function registerTools(
     }
     names.add(tool.name);
   }
-  const fresh = tools.map((tool) => cardFromTool(tool, partition, now()));
+  const registeredNames = (await ledger.listCards(partition)).map((c) => c.name);
+  const lookalikes = findLookalikes(
+    tools.map((t) => t.name),
+    registeredNames,
+  );
+  const refuse = (options.lookalikes ?? DEFAULT_REGISTER_TOOLS_OPTIONS.lookalikes) === "refuse";
+  const refusedNames = new Set(refuse ? lookalikes.map((l) => l.tool) : []);
+  const fresh = tools
+    .filter((tool) => !refusedNames.has(tool.name))
+    .map((tool) => cardFromTool(tool, partition, now()));
   const settings = await ledger.getSettings(partition);
-  const result: RegisterResult = { registered: [], unchanged: [], updated: [], augmented: [], refused: [] };
+  const result: RegisterResult = {
+    registered: [],
+    unchanged: [],
+    updated: [],
+    augmented: [],
+    refused: [],
+    lookalikes,
+  };
 
   const runAugment = async (card: ToolCard): Promise<ToolCard> => {
     if (!model) return card;

@@ -325,14 +325,15 @@ export class ToolMemory {
   }
 
   /**
-   * A model's evaluation is text the model wrote: it is refused (the call stays unevaluated) when it
-   * holds an argument value of the call, text aimed at the model, or private data the gate's
-   * detectors find. The deterministic evaluator's
-   * text is built from labels and numbers only.
+   * An evaluation's summary and text are untrusted (a model wrote them, or an evaluator the
+   * package does not know): refused (the call stays unevaluated) when they hold an argument value
+   * of the call, text aimed at the model ("Note to the AI model: …"), or private data the gate's
+   * detectors find, before anything is stored for the synthesizer to read. Every evaluator's
+   * outcome is checked (the deterministic one's labels and numbers pass).
    */
   private checked(call: CallRecord, outcome: EvaluationOutcome | undefined, key: string): EvaluationOutcome {
     if (outcome === undefined) return { ok: false, reason: "model_error", detail: "the evaluator gave no outcome" };
-    if (!outcome.ok || !this.evaluator.callsModel) return outcome;
+    if (!outcome.ok) return outcome;
     const { summary, evaluation } = outcome.evaluation;
     for (const text of [summary, evaluation]) {
       if (call.fingerprints.length > 0 && containsFingerprint(text, call.fingerprints, key)) {

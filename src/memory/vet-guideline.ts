@@ -20,6 +20,9 @@ import type { GuidelineDraft } from "./types.js";
 /** The text kept in a refusal of a line that held an argument value. */
 export const WITHHELD = "(withheld: holds an argument value or private data)";
 
+/** The text kept in a refusal of a line aimed at the model. */
+export const WITHHELD_AIMED = "(withheld: aimed at the model)";
+
 /** Whether a text holds an argument value (wired to the window's value fingerprints). */
 export type ContainsValue = (text: string) => boolean;
 
@@ -122,6 +125,22 @@ export function checkGuidelineLine(text: string, ctx: GuidelineVetContext): Line
   return "reason" in r ? r : null;
 }
 
+/**
+ * What a guideline row keeps of a refused line, like every other sink keeps untrusted text: never
+ * the raw line. A line holding an argument value or private data becomes {@link WITHHELD}; one
+ * aimed at the model {@link WITHHELD_AIMED}; any other is kept normalized, on one line, clipped
+ * to `maxLineLength`, with the detectors' spans and digits masked and only allowed words (others
+ * `<word>`), so an operator can read why it went and nothing private is kept.
+ */
+export function refusedLineText(text: string, ctx: GuidelineVetContext): string {
+  const line = oneLine(text).slice(0, ctx.maxLineLength);
+  if (ctx.containsValue(text) || ctx.containsValue(line)) return WITHHELD;
+  const gated = gateText(text, { kind: "stored" });
+  if (gated.aimed !== undefined) return WITHHELD_AIMED;
+  if (gated.masked.length > 0) return WITHHELD;
+  return keepAllowedWords(oneLine(gated.text).slice(0, ctx.maxLineLength), ctx.allowed ?? commonOnly()).text;
+}
+
 type ListPart = "whatWorks" | "commonIssues" | "bestPractices";
 const LIST_PARTS: readonly ListPart[] = ["whatWorks", "commonIssues", "bestPractices"];
 
@@ -129,11 +148,7 @@ const LIST_PARTS: readonly ListPart[] = ["whatWorks", "commonIssues", "bestPract
 export function vetGuideline(draft: GuidelineDraft, ctx: GuidelineVetContext): VettedGuideline {
   const refused: GuidelineRefusal[] = [];
   const refuse = (text: string, reason: GuidelineRefusalReason, detail?: string) =>
-    refused.push({
-      text: reason === "contains_value" || reason === "contains_private_data" ? WITHHELD : text,
-      reason,
-      ...(detail !== undefined ? { detail } : {}),
-    });
+    refused.push({ text: refusedLineText(text, ctx), reason, ...(detail !== undefined ? { detail } : {}) });
   /** The line as kept, or `undefined` when it was refused. */
   const keep = (text: string): string | undefined => {
     const r = gateGuidelineLine(text, ctx);

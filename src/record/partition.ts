@@ -100,9 +100,58 @@ const PART_KEYS: Record<keyof Partition, string> = {
   agentId: "agent_id",
 };
 
-/** `/` separates parts in a key; escape it (and `%`) inside a part so keys stay unambiguous. */
-function escapePart(part: string): string {
-  return part.replace(/%/g, "%25").replace(/\//g, "%2F");
+/**
+ * The characters an id keeps as they are in a key: ASCII letters, digits, `.`, `_` and `-`.
+ * Every other character (including `/`, `:`, `%`, `~`, spaces, and every non-ASCII one) is
+ * percent-encoded as the upper-case hex of its UTF-8 bytes, so:
+ *
+ * - the encoding is injective (`%` itself is encoded, so `decodeURIComponent` undoes it);
+ * - an encoded id is made only of {@link ID_KEY_CHAR} characters, never `/`, `:` or `~`;
+ * - ids of the usual shapes (`acme`, `42`, a UUID, `erin.smith`) read the same in the key.
+ */
+const ID_SAFE = /^[A-Za-z0-9._-]$/;
+
+/** A character an encoded id may hold: the safe ones and the `%` of an escape (and its hex digits). */
+export const ID_KEY_CHAR = /[A-Za-z0-9._%-]/;
+
+const UTF8 = new TextEncoder();
+
+/**
+ * An id as it is written in a partition key: every character outside `[A-Za-z0-9._-]`
+ * percent-encoded (UTF-8, upper-case hex). `escapeId("acme:bob")` → `"acme%3Abob"`,
+ * `escapeId("~shared")` → `"%7Eshared"`. The id must already be one (see {@link asId}).
+ */
+export function escapeId(id: string): string {
+  let out = "";
+  for (const ch of id) {
+    if (ID_SAFE.test(ch)) out += ch;
+    else for (const byte of UTF8.encode(ch)) out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * The first character of every scope name the package reserves for itself (the shared scope
+ * `~shared`, and any it adds later). No caller's partition can start with it: an encoded id
+ * never holds it, a template may not start with it, and a resolver may not answer one.
+ */
+export const RESERVED_SCOPE_PREFIX = "~";
+
+/**
+ * Whether a partition key is a scope the package reserves: `"default"` (where a run that names
+ * no caller goes, and where routing falls back) or any name starting with `~` (the shared scope).
+ * No caller's id can produce one (see {@link partitionTemplate}).
+ */
+export function isReservedPartition(key: string): boolean {
+  return key === DEFAULT_PARTITION || key.startsWith(RESERVED_SCOPE_PREFIX);
+}
+
+function reservedAnswer(key: string, from: string): InvalidInput {
+  return new InvalidInput(
+    `The partition ${from} named "${key}", a scope the package reserves ("${DEFAULT_PARTITION}" or a name starting with ` +
+      `"${RESERVED_SCOPE_PREFIX}"); no caller is put there. The run's records are not written.`,
+    { context: { from } },
+  );
 }
 
 /**
@@ -114,7 +163,7 @@ export function partitionKey(partition: Partition = {}): string {
   const parts: string[] = [];
   for (const [field, label] of PART_LABELS) {
     const value = asId(PART_KEYS[field], partition[field]);
-    if (value !== undefined) parts.push(`${label}:${escapePart(value)}`);
+    if (value !== undefined) parts.push(`${label}:${escapeId(value)}`);
   }
   return parts.length === 0 ? DEFAULT_PARTITION : parts.join("/");
 }
@@ -153,7 +202,12 @@ export function resolveCaller(
   const resolver = toResolver(spec);
   if (resolver) {
     const answer = resolver({ metadata, ...(configurable ? { configurable } : {}) });
-    if (typeof answer === "string") return { partition: asId("resolver", answer) as string, from: "resolver" };
+    if (typeof answer === "string") {
+      const key = asId("resolver", answer) as string;
+      // A template checked its own key (a fixed one may be "default"); a function may not name a reserved scope.
+      if (typeof spec !== "string" && isReservedPartition(key)) throw reservedAnswer(key, "resolver");
+      return { partition: key, from: "resolver" };
+    }
     if (answer && typeof answer === "object") return { partition: partitionKey(answer), from: "resolver" };
   }
   const read = readId(metadata, configurable);
@@ -186,38 +240,77 @@ export function resolvePartition(
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
+ * Why a template is refused, or `undefined` for a good one. Literal text between two placeholders
+ * must hold a character no encoded id can hold (anything but `[A-Za-z0-9._%-]`, e.g. `:` or `/`):
+ * that character marks where one id ends, so two different tuples of ids can never fill the
+ * template to the same key. (Parse a key left to right: after the fixed prefix, the first
+ * character outside the id alphabet is the first such character of the next literal, whose
+ * length is known, so the id before it is fixed; the last id ends where the fixed suffix begins.
+ * `escapeId` is injective, so equal ids-as-written are equal ids.) The literal text may not
+ * start with `~` (the package's reserved scopes).
+ */
+function templateFlaw(template: string): string | undefined {
+  const literal = template.replace(PLACEHOLDER, "");
+  if (template.trim() === "" || /[{}]/.test(literal) || !isStorableName(literal)) {
+    return 'write ids as {key} (letters, digits, _), with no other braces and no control characters, e.g. "t:{tenant_id}/u:{user_id}"';
+  }
+  if (template.startsWith(RESERVED_SCOPE_PREFIX)) {
+    return `it starts with "${RESERVED_SCOPE_PREFIX}", which marks the package's reserved scopes (the shared scope)`;
+  }
+  const between = template.split(PLACEHOLDER_SPLIT).slice(1, -1);
+  // split with one capture group alternates literal, key, literal …: the literals are the even entries.
+  const inner = between.filter((_, i) => i % 2 === 1);
+  if (inner.some((text) => [...text].every((ch) => ID_KEY_CHAR.test(ch)))) {
+    return (
+      "two ids are separated only by characters an id may hold (letters, digits, . _ - %), so two different " +
+      'callers could fill it to one key; separate them with ":" or "/", e.g. "{tenant_id}:{user_id}"'
+    );
+  }
+  return undefined;
+}
+
+const PLACEHOLDER_SPLIT = /\{([A-Za-z_][A-Za-z0-9_]*)\}/;
+
+/**
  * A namespace template as a resolver, like LangMem's `("memories", "{langgraph_user_id}")`:
  * `partitionTemplate("t:{tenant_id}/u:{user_id}")` names the partition `t:acme/u:42` for a run
  * carrying `tenant_id: "acme"` and `user_id: 42` (the same key {@link partitionKey} builds from
  * those ids). Each `{key}` is read like the ids (`metadata`, then `configurable`, then v1
  * `context`), must be an id by the same rules (a non-blank string or a finite number, see
- * {@link asId}) and is escaped (`/` → `%2F`, `%` → `%25`), so a value cannot forge another
- * part. Any key may be named (`{org}`, `{langgraph_user_id}`).
+ * {@link asId}) and is written with {@link escapeId} (every character outside
+ * `[A-Za-z0-9._-]` percent-encoded), so a value cannot forge another part. Any key may be named
+ * (`{org}`, `{langgraph_user_id}`).
+ *
+ * No two different tuples of ids fill one template to the same key, and no caller fills it to a
+ * reserved scope ({@link isReservedPartition}): templates whose ids are separated only by
+ * characters an id may hold (`{a}{b}`, `{a}.{b}`, `{a}-{b}`) are refused, and a filled key that
+ * is `"default"` (a template `{user_id}` and a user id `default`) refuses that caller.
  * @throws InvalidInput at once for a malformed template (a stray `{` or `}`, a blank one, a
- * control character); {@link PartitionUnresolved} at resolution when the run lacks a named key.
+ * control character, ids not separated, a leading `~`); {@link PartitionUnresolved} at
+ * resolution when the run lacks a named key; `InvalidInput` when the filled key is reserved.
  */
 export function partitionTemplate(template: string): PartitionResolver {
-  const literal = template.replace(PLACEHOLDER, "");
-  if (template.trim() === "" || /[{}]/.test(literal) || !isStorableName(literal)) {
-    throw new InvalidInput(
-      `The partition template "${template}" is malformed: write ids as {key} (letters, digits, _), ` +
-        'with no other braces and no control characters, e.g. "t:{tenant_id}/u:{user_id}".',
-      { context: { template } },
-    );
+  const flaw = templateFlaw(template);
+  if (flaw !== undefined) {
+    throw new InvalidInput(`The partition template "${template}" is refused: ${flaw}.`, { context: { template } });
   }
-  return ({ metadata, configurable }) =>
-    template.replace(PLACEHOLDER, (_, key: string) => {
-      const value = readId(metadata, configurable)(key);
+  const hasPlaceholder = PLACEHOLDER_SPLIT.test(template);
+  return ({ metadata, configurable }) => {
+    const key = template.replace(PLACEHOLDER, (_, name: string) => {
+      const value = readId(metadata, configurable)(name);
       if (value === undefined) {
         throw new PartitionUnresolved(
-          `The partition template "${template}" needs "${key}", which this run does not carry in its metadata, ` +
-            `configurable or context. Pass it on invoke (e.g. metadata: { ${key}: ... }), or change the template. ` +
+          `The partition template "${template}" needs "${name}", which this run does not carry in its metadata, ` +
+            `configurable or context. Pass it on invoke (e.g. metadata: { ${name}: ... }), or change the template. ` +
             "No partition is guessed for the run.",
-          { context: { key, template } },
+          { context: { key: name, template } },
         );
       }
-      return escapePart(value);
+      return escapeId(value);
     });
+    if (hasPlaceholder && isReservedPartition(key)) throw reservedAnswer(key, `template "${template}"`);
+    return key;
+  };
 }
 
 /** A {@link PartitionSpec} as a resolver: a template string compiled, a function as is. */

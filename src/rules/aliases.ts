@@ -3,6 +3,7 @@
  * browser"), and the name parts that tell which registered tool they mean (`send_email`,
  * `exec_command`, `browse_web`). An edict that names no tool is scoped through it.
  */
+import { isPrintedAsIs } from "../text/normalize.js";
 import { splitWords, stem } from "../text/tokenize.js";
 
 /** One row of the alias table. */
@@ -148,13 +149,16 @@ export function toolByAlias(
 
 /**
  * A registered tool `text` names outright: its name as written (`send_email`) or its parts as
- * words ("send email"); the longest such name wins, then the first registered.
+ * words ("send email"); the longest such name wins, then the first registered. An edict binds an
+ * exact name: a tool whose name is not printed as it is (a zero-width, bidi or tag character, a
+ * full-width letter) is never chosen.
  */
 export function toolNamedIn(text: string, tools: readonly string[]): string | undefined {
   const words = stems(text);
   const lower = text.toLowerCase();
+  const printable = tools.filter(isPrintedAsIs);
   let best: string | undefined;
-  for (const tool of tools) {
+  for (const tool of printable) {
     if (best !== undefined && tool.length <= best.length) continue;
     const name = toolName(tool);
     if (name.literal.test(lower) || indexOfPhrase(words, name.parts, 0) >= 0) best = tool;

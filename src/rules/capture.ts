@@ -8,13 +8,16 @@
  * starts with "stop" followed by an "-ing" verb. What is not: ordinary requests, anything inside
  * quotes or reported ("she said never …"), questions, negations about someone else or of habit
  * ("I never got it", "it doesn't work", "don't worry", "never mind"), "stop" anywhere but the
- * start of a sentence ("I want to stop working on this"), and a marker followed by nothing to
- * obey ("Never!").
+ * start of a sentence ("I want to stop working on this"), a marker followed by nothing to
+ * obey ("Never!"), and text that is not the user's own words: quoted lines (`> …`), forwarded or
+ * quoted messages, code and its comments (see {@link ownWords}), advertising ("Don't miss our
+ * sale!") and error messages quoting a code ("Do not retry (code 42)").
  *
  * Which tool: one the sentence names (`send_email`, "send email"), else one an alias means (see
  * `aliases.ts`), else the first tool the turn ran; with none, the rule is unscoped.
  */
 import { DEFAULT_TOOL_ALIASES, stems, type ToolAlias, toolByAlias, toolNamedIn } from "./aliases.js";
+import { isPrintedAsIs } from "../text/normalize.js";
 import { UNSCOPED_TOOL } from "./model.js";
 import { type RuleTextRefusal, vetEdictText } from "./vet.js";
 
@@ -94,7 +97,7 @@ export function findEdicts(text: string, options: CaptureEdictsOptions = {}): Ed
   const aliases = options.aliases ?? DEFAULT_CAPTURE_EDICTS_OPTIONS.aliases;
   const findings: EdictFinding[] = [];
   const seen = new Set<string>();
-  for (const sentence of splitSentences(text)) {
+  for (const sentence of splitSentences(ownWords(text))) {
     const edict = edictIn(sentence);
     if (!edict) continue;
     const vetted = vetEdictText(edict.text);
@@ -128,10 +131,13 @@ export function findEdicts(text: string, options: CaptureEdictsOptions = {}): Ed
 function scopeOf(
   rule: string,
   markerAt: number,
-  tools: readonly string[],
-  called: readonly string[],
+  allTools: readonly string[],
+  allCalled: readonly string[],
   aliases: readonly ToolAlias[],
 ): { tool: string; by: EdictScopedBy } {
+  // An edict binds exact names only: never a tool whose name hides a zero-width, bidi or tag character.
+  const tools = allTools.filter(isPrintedAsIs);
+  const called = allCalled.filter(isPrintedAsIs);
   const named = toolNamedIn(rule, tools);
   if (named !== undefined) return { tool: named, by: "named" };
   const words = stems(rule);
@@ -141,6 +147,42 @@ function scopeOf(
   const first = called.find((t) => t.trim() !== "");
   if (first !== undefined) return { tool: first, by: "called" };
   return { tool: UNSCOPED_TOOL, by: "unscoped" };
+}
+
+// ---------------------------------------------------------------- whose words
+
+/** A line that starts a forwarded or quoted message: it and every line after it are someone else's. */
+const FORWARD_HEADER =
+  /^\s*(?:-{2,}\s*(?:original message|forwarded message)|begin forwarded message|(?:fwd?|forwarded)\s*:|on .{3,120}\bwrote:\s*$|from:\s.*[@<]|_{5,}\s*$)/i;
+
+/** A line that is a comment in code (`//`, `#`, `/*`, ` * `, `--`, `<!--`). */
+const COMMENT_LINE = /^\s*(?:\/\/|#(?!\s*\d)|\/\*|\*\s|\*\/|--\s|<!--|;;|rem\s)/i;
+
+/**
+ * The words of a turn that are the user's own: quoted lines (`> …`), everything from a forwarded
+ * or quoted message's header on ("---------- Forwarded message", "On Tue, Sarah wrote:"), code
+ * (fenced blocks, `inline code`, comment lines and trailing `// comments`) are blanked. An edict
+ * there is someone else's text, or code's, not a rule the user sets.
+ */
+export function ownWords(text: string): string {
+  const out: string[] = [];
+  let fenced = false;
+  for (const line of text.replace(/\/\*[\s\S]*?\*\//g, " ").split(/\r?\n/)) {
+    if (/^\s*(?:```|~~~)/.test(line)) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced) continue;
+    if (FORWARD_HEADER.test(line)) break;
+    if (/^\s*>/.test(line) || COMMENT_LINE.test(line)) continue;
+    out.push(
+      line
+        .replace(/`[^`\n]*`/g, " ")
+        .replace(/(^|[^:])\/\/.*$/, "$1")
+        .trimEnd(),
+    );
+  }
+  return out.join("\n");
 }
 
 // ---------------------------------------------------------------- sentences
@@ -204,6 +246,20 @@ const SAYING =
 const QUESTION_START =
   /^(?:(?:why|how|what|who|whom|whose|which|where|how come)\b|(?:should|shall|could|would|can|will|do|does|did|is|are|was|were|have|has|had|may|might|must)\s+(?:i|you|we|they|he|she|it|there|that|this|not\s+(?:i|you|we|they))\b|(?:don'?t|doesn'?t|didn'?t|won'?t|wouldn'?t|can'?t|shouldn'?t|isn'?t|aren'?t)\s+(?:you|we|they|i|he|she|it)\s+(?!dare\b|ever\b))/;
 
+/** Advertising: "Don't miss our sale!", "Never pay full price", "Stop overpaying": a seller's words, not a rule. */
+const MARKETING =
+  /\b(?:sale|discount|\d+\s*% off|percent off|limited[- ]time|offer ends|shop now|buy now|order now|subscribe|coupon|promo(?:tion)?(?: code)?|free shipping|(?:exclusive|special|great|best) (?:deals?|offers?|prices?)|act now|while (?:supplies|stocks?) last|best price|full price|don'?t miss|never miss|miss out)\b/i;
+
+/**
+ * An error or status message quoting its code: "Do not retry (code 42)", "ERR_RATE_LIMIT: do not
+ * retry", "Error 503: don't call again": a system's words, not the user's.
+ */
+const ERROR_TEXT =
+  /\((?:error\s+|status\s+|err\s+)?(?:code|errno|status)\s*[:#=]?\s*[\w-]+\)|^\s*(?:error|err|warning|warn|fatal|exception|e\d{2,})\b[^:]{0,40}:|\b(?:code|errno|status)\s*[:=#]\s*[\w-]+/i;
+
+/** An error identifier before a colon (`ERR_RATE_LIMIT:`), upper case only. */
+const ERROR_ID = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\s*:/;
+
 interface FoundEdict {
   /** The sentence, or its clause from a joining conjunction on ("…, but never email Sarah"). */
   text: string;
@@ -219,6 +275,7 @@ function edictIn(sentence: string): FoundEdict | undefined {
   // Case mapping can change a string's length; then the rule is the whole sentence.
   const aligned = lower.length === nfkc.length;
   if (/\?["'\u201d)\s]*$/.test(lower)) return undefined;
+  if (MARKETING.test(lower) || ERROR_TEXT.test(nfkc) || ERROR_ID.test(nfkc)) return undefined;
   if (QUESTION_START.test(lower.replace(/^[^a-z]+/, ""))) return undefined;
   const masked = maskQuoted(lower);
   for (const match of masked.matchAll(MARKER)) {

@@ -14,6 +14,7 @@ import { confirmEdicts, type EdictModelRejection } from "./confirm.js";
 import { compareRules, type RuleScope, type RuleView, SHARED_SCOPE, UNSCOPED_TOOL, viewOf } from "./model.js";
 import { observeRepeatedFailures, type ObserveOptions } from "./observe.js";
 import { vetEdictText } from "./vet.js";
+import { RESERVED_SCOPE_PREFIX } from "../record/partition.js";
 
 /** Which rows an operation reads or writes: a partition's own, or the shared scope's. */
 export interface RuleScopeOptions {
@@ -37,6 +38,25 @@ function homeOf(options: RuleScopeOptions): string {
 }
 
 /**
+ * The partition a write goes to. The shared scope is written only when the call says so
+ * (`scope: "shared"`, an operator's explicit call, or {@link promoteRule}): a caller's partition
+ * that names a reserved scope (`~shared`, any `~` name) is refused, so no captured edict or
+ * observation lands there. (No resolver gives a caller such a partition, see `record/partition.ts`;
+ * this is the second lock.)
+ */
+function writeHomeOf(options: RuleScopeOptions): string {
+  const home = homeOf(options);
+  if ((options.scope ?? DEFAULT_RULE_SCOPE_OPTIONS.scope) === "partition" && home.startsWith(RESERVED_SCOPE_PREFIX)) {
+    throw new InvalidInput(
+      `Refused a rule write into "${home}" named as a caller's partition: it is a scope the package reserves. ` +
+        'The shared scope is written only with `scope: "shared"` (an operator\'s call) or by promoting a rule.',
+      { context: { partition: home } },
+    );
+  }
+  return home;
+}
+
+/**
  * Store a rule after vetting its text (normalized, one line, at most 240 characters, nothing
  * aimed at the model): the user's wording is kept. Returns it as stored, with its scope.
  * @throws InvalidInput for a blank tool, text the vet refuses (saying why), or a bad field.
@@ -53,7 +73,7 @@ export async function putRule(ledger: Ledger, input: RuleInput, options: RuleSco
       { context: { tool, reason: vetted.reason } },
     );
   }
-  return viewOf(await ledger.putRule(homeOf(options), { ...input, tool, rule: vetted.text }));
+  return viewOf(await ledger.putRule(writeHomeOf(options), { ...input, tool, rule: vetted.text }));
 }
 
 /** A rule by id, in the partition (or the shared scope); `null` when there is none. */

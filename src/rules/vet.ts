@@ -30,9 +30,18 @@ export type VettedRuleText = { ok: true; text: string } | { ok: false; reason: R
  * on", "never call" or "you must" (it is an instruction by design), never "ignore previous
  * instructions", a new persona, or a request for the system prompt.
  */
-const NEVER_A_RULE: readonly AimedPattern[] = AIMED_AT_MODEL_PATTERNS.filter((p) =>
-  ["override_instructions", "new_instructions", "persona_switch", "prompt_probe"].includes(p.label),
-).map((p) => ({ ...p, tier: "structural" as const }));
+const NEVER_A_RULE: readonly AimedPattern[] = [
+  ...AIMED_AT_MODEL_PATTERNS.filter((p) =>
+    ["override_instructions", "new_instructions", "persona_switch", "prompt_probe"].includes(p.label),
+  ).map((p) => ({ ...p, tier: "structural" as const })),
+  {
+    // "Never follow the rules above", "they no longer apply", "refund anything I ask": a rule about a
+    // tool narrows what the agent does; one that lifts the app's instructions is no rule.
+    label: "override_instructions",
+    pattern:
+      /\b(never|don'?t|do not|stop|no longer|quit)\s+(follow|obey|apply|heed|respect|listen to|comply with|enforce|check|use)(ing)?\s+(the\s+|any\s+|your\s+|these\s+|those\s+|all\s+|its\s+|their\s+)?(\w+\s+)?(rules?|instructions?|guidelines?|polic(y|ies)|directions?|directives?|system( prompt)?|prompts?|guardrails?|safeguards?|restrictions?|limits?|constraints?)\b|\b(rules?|instructions?|guidelines?|polic(y|ies)|restrictions?|limits?|guardrails?)\b[^.;]{0,30}\b(no longer|don'?t|do not|doesn'?t|does not|won'?t)\s+(apply|count|matter|hold|bind)|\b(rules?|instructions?|guidelines?|polic(y|ies))\b[^.;]{0,20}\b(are|is)\s+(void|cancell?ed|obsolete|outdated|suspended|lifted|revoked)\b|\b(refund|approve|grant|give|transfer|pay|send|allow|do|authori[sz]e|accept)\s+(me\s+)?(anything|everything|whatever|all)\s+(that\s+)?(i|we|the user|they)\s+(ask|say|want|request|tell)/i,
+  },
+];
 
 /**
  * A rule's text as stored, or why it is refused: normalized as the gate normalizes (NFKC,

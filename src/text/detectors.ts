@@ -11,51 +11,71 @@
  * Run them on normalized text (see `normalize.ts`): a zero-width space inside a key would cut it.
  */
 
-/** One span of private data, as langchain v1's `PIIMatch`. */
-export interface PIIMatch {
-  /** The matched text, `content.slice(start, end)`. */
-  text: string;
-  start: number;
-  /** Exclusive. */
-  end: number;
-}
+export type { NamedDetector, PIIDetector, PIIMatch } from "./detector-spans.js";
+export {
+  detectCreditCards,
+  detectIbans,
+  detectPhoneNumbers,
+  detectSpelledCards,
+  detectSpelledPhones,
+  detectSsns,
+  detectPassportIds,
+  ibanValid,
+  luhnValid,
+} from "./detectors-numbers.js";
 
-/** A detector, as langchain v1's `PIIDetector`: every span of one kind of private data. */
-export type PIIDetector = (content: string) => PIIMatch[];
-
-/** A detector with the name and the placeholder the gate masks its spans with. */
-export interface NamedDetector {
-  /** Stable name (`email`, `api_key` ...), reported in `masked` lists. */
-  readonly name: string;
-  /** What a span is replaced with when masked (`<email>`, `<key>` ...). */
-  readonly placeholder: string;
-  readonly detect: PIIDetector;
-}
-
-function span(content: string, start: number, end: number): PIIMatch {
-  return { text: content.slice(start, end), start, end };
-}
-
-/** Every match of a global regex as spans; `group` picks a capture group (needs the `d` flag). */
-function regexSpans(content: string, pattern: RegExp, accept?: (text: string) => boolean, group?: number): PIIMatch[] {
-  const out: PIIMatch[] = [];
-  for (const m of content.matchAll(pattern)) {
-    let start = m.index;
-    let end = start + m[0].length;
-    if (group !== undefined) {
-      const at = m.indices?.[group];
-      if (!at) continue;
-      [start, end] = at;
-    }
-    const text = content.slice(start, end);
-    if (accept === undefined || accept(text)) out.push({ text, start, end });
-  }
-  return out;
-}
+import { type NamedDetector, type PIIDetector, type PIIMatch, regexSpans, span } from "./detector-spans.js";
+import {
+  detectCreditCards,
+  detectIbans,
+  detectPassportIds,
+  detectPhoneNumbers,
+  detectSpelledCards,
+  detectSpelledPhones,
+  detectSsns,
+} from "./detectors-numbers.js";
 
 const isAsciiAlnum = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
 // ---------------------------------------------------------------- emails
+
+const AT = String.raw`(?:\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+)`;
+const DOT = String.raw`(?:\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+)`;
+const OBFUSCATED_EMAIL = new RegExp(
+  String.raw`(?<![\p{L}\p{N}._%+\-])[\p{L}\p{N}][\p{L}\p{N}._%+\-]{0,63}${AT}[\p{L}\p{N}][\p{L}\p{N}\-]{0,62}(?:(?:${DOT}|\.)[\p{L}\p{N}][\p{L}\p{N}\-]{0,62}){1,4}(?![\p{L}\p{N}])`,
+  "giu",
+);
+
+/**
+ * Emails written so a scraper misses them: `bob (at) example (dot) com`, `bob[at]example.com`,
+ * `bob at example dot com`. A plain " at " counts only with a "dot" word after it ("meet at
+ * noon.com" is no address; "bob at example dot com" is).
+ */
+export const detectObfuscatedEmails: PIIDetector = (content) =>
+  regexSpans(content, OBFUSCATED_EMAIL, (text) => {
+    if (/[(\[{<]\s*at\s*[)\]}>]/i.test(text)) return true;
+    // The spoken form: a domain word after "at" (not "the", "a" …) and a top-level domain of 2 to 4 letters last.
+    const domain = /\sat\s+([\p{L}\p{N}\-]+)/iu.exec(text)?.[1]?.toLowerCase() ?? "";
+    return (
+      /\bdot\b/i.test(text) && !SPOKEN_NOT_DOMAIN.has(domain) && /(?:\s+dot\s+|[.\])}>]\s*)[a-z]{2,4}$/i.test(text)
+    );
+  });
+
+const SPOKEN_NOT_DOMAIN = new Set([
+  "the",
+  "a",
+  "an",
+  "my",
+  "your",
+  "our",
+  "their",
+  "this",
+  "that",
+  "least",
+  "most",
+  "home",
+  "work",
+]);
 
 const EMAIL_LOCAL = /[\p{L}\p{N}._%+\-'!#$&*=?^`{|}~]/u;
 const EMAIL_DOMAIN = /[\p{L}\p{N}.\-]/u;
@@ -153,183 +173,6 @@ export const detectUrlCredentials: PIIDetector = (content) => {
     if (at <= 0 || !authority.slice(0, at).includes(":")) continue;
     const start = url.start + sep + 3;
     out.push(span(content, start, start + at));
-  }
-  return out;
-};
-
-// ---------------------------------------------------------------- numbers
-
-const PHONE =
-  /(?<![\p{L}\p{N}_+@#./\-])(?:\+\d{7,15}|(?:\+\s?\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,5}(?:[ .\-]\d{1,6}){0,5})(?![\p{L}\p{N}_@/\-]|[.,]\d)/gu;
-const DATE_LIKE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})$/;
-
-function isPhone(text: string): boolean {
-  const digits = text.replace(/\D/g, "").length;
-  if (digits < 7 || digits > 15 || DATE_LIKE.test(text)) return false;
-  if (text.startsWith("+")) return digits >= 8;
-  if (/^\(\d{2,5}\)/.test(text)) return digits >= 9;
-  // Without + or an area code in brackets: groups split by spaces or dashes, not dots (versions,
-  // amounts), at least three of them or ten digits.
-  if (text.includes(".")) return false;
-  const groups = text.split(/[ \-]/).length;
-  return groups >= 2 && digits >= 10;
-}
-
-/** Phone numbers: `+44 20 7946 0958`, `(415) 555-2671`, `415-555-2671`; not dates or versions. */
-export const detectPhoneNumbers: PIIDetector = (content) => regexSpans(content, PHONE, isPhone);
-
-const CARD = /(?<![\d\-])\d(?:[ \-]?\d){12,18}(?!\d)/g;
-
-/** True when the digits of `text` pass the Luhn checksum. */
-export function luhnValid(text: string): boolean {
-  const digits = text.replace(/\D/g, "");
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return digits.length > 0 && sum % 10 === 0;
-}
-
-/** Payment card numbers: 13–19 digits, optionally grouped by spaces or dashes, Luhn-valid. */
-export const detectCreditCards: PIIDetector = (content) =>
-  regexSpans(content, CARD, (text) => {
-    const seps = new Set(text.replace(/\d/g, ""));
-    return seps.size <= 1 && luhnValid(text);
-  });
-
-/** IBAN length by country (ISO 13616 registry). */
-const IBAN_LENGTHS: Readonly<Record<string, number>> = {
-  AD: 24,
-  AE: 23,
-  AL: 28,
-  AT: 20,
-  AZ: 28,
-  BA: 20,
-  BE: 16,
-  BG: 22,
-  BH: 22,
-  BI: 27,
-  BR: 29,
-  BY: 28,
-  CH: 21,
-  CR: 22,
-  CY: 28,
-  CZ: 24,
-  DE: 22,
-  DJ: 27,
-  DK: 18,
-  DO: 28,
-  EE: 20,
-  EG: 29,
-  ES: 24,
-  FI: 18,
-  FK: 18,
-  FO: 18,
-  FR: 27,
-  GB: 22,
-  GE: 22,
-  GI: 23,
-  GL: 18,
-  GR: 27,
-  GT: 28,
-  HR: 21,
-  HU: 28,
-  IE: 22,
-  IL: 23,
-  IQ: 23,
-  IS: 26,
-  IT: 27,
-  JO: 30,
-  KW: 30,
-  KZ: 20,
-  LB: 28,
-  LC: 32,
-  LI: 21,
-  LT: 20,
-  LU: 20,
-  LV: 21,
-  LY: 25,
-  MC: 27,
-  MD: 24,
-  ME: 22,
-  MK: 19,
-  MN: 20,
-  MR: 27,
-  MT: 31,
-  MU: 30,
-  NI: 28,
-  NL: 18,
-  NO: 15,
-  OM: 23,
-  PK: 24,
-  PL: 28,
-  PS: 29,
-  PT: 25,
-  QA: 29,
-  RO: 24,
-  RS: 22,
-  RU: 33,
-  SA: 24,
-  SC: 31,
-  SD: 18,
-  SE: 24,
-  SI: 19,
-  SK: 24,
-  SM: 27,
-  SO: 23,
-  ST: 25,
-  SV: 28,
-  TL: 23,
-  TN: 24,
-  TR: 26,
-  UA: 29,
-  VA: 22,
-  VG: 24,
-  XK: 20,
-  YE: 30,
-};
-
-/** True when an IBAN (spaces allowed) passes its mod-97 check. */
-export function ibanValid(text: string): boolean {
-  const iban = text.replace(/ /g, "").toUpperCase();
-  if (!/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban) || IBAN_LENGTHS[iban.slice(0, 2)] !== iban.length) return false;
-  const rearranged = iban.slice(4) + iban.slice(0, 4);
-  let remainder = 0;
-  for (const ch of rearranged) {
-    const value = ch >= "A" ? ch.charCodeAt(0) - 55 : ch.charCodeAt(0) - 48;
-    remainder = value > 9 ? (remainder * 100 + value) % 97 : (remainder * 10 + value) % 97;
-  }
-  return remainder === 1;
-}
-
-const IBAN_START = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?=[ ]?[A-Za-z0-9])/g;
-
-/** IBANs, compact or in groups of four: `DE89 3704 0044 0532 0130 00`; mod-97 checked. */
-export const detectIbans: PIIDetector = (content) => {
-  const out: PIIMatch[] = [];
-  let lastEnd = 0;
-  for (const m of content.matchAll(IBAN_START)) {
-    if (m.index < lastEnd) continue;
-    const length = IBAN_LENGTHS[m[0].slice(0, 2).toUpperCase()];
-    if (length === undefined) continue;
-    // Take exactly the country's length in letters and digits, single spaces allowed between.
-    let end = m.index;
-    let taken = 0;
-    while (end < content.length && taken < length) {
-      const c = content.charCodeAt(end);
-      if (isAsciiAlnum(c)) taken += 1;
-      else if (!(c === 32 && taken > 0 && end + 1 < content.length && isAsciiAlnum(content.charCodeAt(end + 1)))) break;
-      end += 1;
-    }
-    if (taken !== length || (end < content.length && isAsciiAlnum(content.charCodeAt(end)))) continue;
-    if (!ibanValid(content.slice(m.index, end))) continue;
-    out.push(span(content, m.index, end));
-    lastEnd = end;
   }
   return out;
 };
@@ -585,17 +428,22 @@ export const PII_DETECTORS: readonly NamedDetector[] = Object.freeze([
   { name: "jwt", placeholder: "<jwt>", detect: detectJwts },
   { name: "url_credentials", placeholder: "<credentials>", detect: detectUrlCredentials },
   { name: "email", placeholder: "<email>", detect: detectEmails },
+  { name: "email", placeholder: "<email>", detect: detectObfuscatedEmails },
   { name: "url", placeholder: "<url>", detect: detectUrls },
   { name: "api_key", placeholder: "<key>", detect: detectApiKeys },
   { name: "bearer_token", placeholder: "<secret>", detect: detectBearerTokens },
   { name: "secret_assignment", placeholder: "<secret>", detect: detectSecretAssignments },
   { name: "iban", placeholder: "<iban>", detect: detectIbans },
   { name: "credit_card", placeholder: "<card>", detect: detectCreditCards },
+  { name: "credit_card", placeholder: "<card>", detect: detectSpelledCards },
+  { name: "ssn", placeholder: "<ssn>", detect: detectSsns },
+  { name: "passport", placeholder: "<passport>", detect: detectPassportIds },
   { name: "uuid", placeholder: "<uuid>", detect: detectUuids },
   { name: "mac_address", placeholder: "<mac>", detect: detectMacAddresses },
   { name: "ipv6", placeholder: "<ip>", detect: detectIPv6 },
   { name: "ipv4", placeholder: "<ip>", detect: detectIPv4 },
   { name: "phone", placeholder: "<phone>", detect: detectPhoneNumbers },
+  { name: "phone", placeholder: "<phone>", detect: detectSpelledPhones },
   { name: "street_address", placeholder: "<address>", detect: detectStreetAddresses },
   { name: "high_entropy_token", placeholder: "<secret>", detect: detectHighEntropyTokens },
 ]);

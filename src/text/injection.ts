@@ -127,6 +127,12 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
       /(^|[\s"'(\[*#>])((important|attention|(system|admin|security) override)\s*[:!]|((notice|note|message|attention) (to|for) (the )?|attention |hey )(ai|assistant|model|agent|llm|chatbot)s?\s*[:!,])/i,
   },
   {
+    label: "addressed_to_model",
+    tier: "imperative",
+    pattern:
+      /\b(note|message|notice|reminder|memo|instructions?|warning)\s+(to|for)\s+(the\s+|any\s+|all\s+|every\s+)?(ai|assistant|model|agent|llm|chatbot|language model|gpt|claude)s?(\s+(model|assistant|agent|system)s?)?\b|\b(dear|hello|hi|hey)\s+(the\s+)?(ai|assistant|model|llm|chatbot|gpt|claude|language model)\b|\b(ai|llm|language model|assistant|model|agent|bot)s?\s+(\w+\s+)?(reading|processing|seeing|parsing) this\b|\bif you are an?\s+(ai|llm|language model|assistant|chatbot|bot|model|agent)\b/i,
+  },
+  {
     label: "html_markup",
     pattern:
       /<\s*\/?\s*(script|iframe|object|embed|svg|img|style|link|meta|form|input|button|base|body|html|video|audio|math|frame|frameset|applet|details|marquee|textarea|template)\b|<a\s[^>\n]{0,200}href|<[a-z][^>\n]{0,300}\son[a-z]{3,20}\s*=/i,

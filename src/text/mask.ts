@@ -1,8 +1,7 @@
-import { createHmac } from "node:crypto";
 import { clip } from "../internal.js";
-import { findPrivateData, type NamedDetector, PII_DETECTORS } from "./detectors.js";
-import { normalizeText, skeletonOfNormalized } from "./normalize.js";
-import { splitWords } from "./tokenize.js";
+import { findPrivateData, type NamedDetector } from "./detectors.js";
+import { normalizeText } from "./normalize.js";
+import { allTerms, DEFAULT_MASK_OPTIONS, fold, MASK_BUDGET, type MaskOptions } from "./values.js";
 import { commonWords } from "./vocabulary.js";
 
 /**
@@ -48,490 +47,37 @@ import { commonWords } from "./vocabulary.js";
  * off: the rest of the argument counts as one text whose every token is a value token.
  */
 
-/** The JSON kind of an argument value, as an argument shape records it. */
-export type ArgKind = "string" | "number" | "boolean" | "null" | "array" | "object";
-
-/** What is kept of one argument instead of its value (the ledger's `ArgShape` row has this shape). */
-export interface MaskedArg {
-  name: string;
-  kind: ArgKind;
-  /** The format with every value part masked. */
-  shape: string;
-}
-
-/** Hex characters kept of each HMAC (64 bits: collisions are negligible at ledger scale). */
-export const FINGERPRINT_HEX_LENGTH = 16;
-/** Shortest token fingerprinted or masked as a value. */
-export const MIN_TOKEN_LENGTH = 3;
-/** Shortest whole value (normalised) fingerprinted or masked as a value. */
-export const MIN_VALUE_LENGTH = 2;
-/** Longest run of adjacent text tokens fingerprinted, so multi-token values are found. */
-export const MAX_NGRAM = 4;
-/** Longest string still considered an id-like value (longer ones are `<text>`). */
-const MAX_ID_LENGTH = 64;
-/** Longest shape kept for an array or object argument. */
-const MAX_SHAPE_LENGTH = 160;
-/** How deep nested objects and arrays are described or walked. */
-const MAX_DEPTH = 3;
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const URL_LIKE = /^(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S+$/i;
-const TOKEN = /[\p{L}\p{N}]+/gu;
-/** Characters an id-like string is made of: letters, digits and these separators. */
-const ID_CHARS = /^[A-Za-z0-9\-_./:#]+$/;
-const ID_SEPARATOR = /([\-_./:#])/;
-/** Digits with punctuation and spaces only: phone numbers, amounts, dates, times. */
-const DIGITS_AND_PUNCT = /^[\d\s+().,:/\-]+$/;
-const IDENTIFIER_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
-
-/** Normalise a token or a phrase the way fingerprints do (see the module doc). */
-export function normalise(text: string): string {
-  return tokens(text).join(" ");
-}
-
-/** The normalised tokens of a text: NFKC, lower case, runs of letters and digits. */
-export function tokens(text: string): string[] {
-  return text.normalize("NFKC").toLowerCase().match(TOKEN) ?? [];
-}
-
-/**
- * The masked shape of one value: its format with every value part replaced.
- *
- * - numbers `<number>`, booleans `<boolean>`, null/undefined `<null>`, `""` `<empty>`;
- * - emails `<email>`, URLs `<url>`;
- * - digits with punctuation only (dates, amounts, phones): each digit `#`
- *   (`"2024-01-31"` → `"####-##-##"`, `"4821.77"` → `"####.##"`);
- * - id-like strings (no spaces, at most 64 chars, at least one digit, letters/digits and
- *   `- _ . / : #`): separators kept, digit runs `#`, short fixed letter parts kept (at most 4
- *   letters, or at most 6 upper-case ones: `ORD`, `cus`, `INV`, `v`), other letter runs and
- *   letters mixed with digits `*` per character (`"ORD-12345"` → `"ORD-#####"`,
- *   `"cus_A1b2"` → `"cus_****"`, `"v2.3.1"` → `"v#.#.#"`);
- * - anything else (free text, names, single words) `<text>`;
- * - arrays `[shape]` (distinct element shapes joined by `|`), objects `{key:shape,…}` (keys
- *   that are not plain identifiers shown as `<key>`), both bounded in depth and length.
- */
-export function shapeOf(value: unknown): string {
-  return truncate(shapeAt(value, 0));
-}
-
-function shapeAt(value: unknown, depth: number, seen: Set<object> = new Set()): string {
-  if (value === null || value === undefined) return "<null>";
-  if (typeof value === "boolean") return "<boolean>";
-  if (typeof value === "number" || typeof value === "bigint") return "<number>";
-  if (typeof value === "string") return stringShape(value);
-  if (typeof value === "function") return "<function>";
-  if (typeof value === "symbol") return "<symbol>";
-  if (typeof value !== "object") return "<text>";
-  if (seen.has(value)) return "<circular>";
-  const special = specialShape(value);
-  if (special !== undefined) return special;
-  seen.add(value);
-  try {
-    if (Array.isArray(value)) {
-      if (value.length === 0) return "[]";
-      if (depth >= MAX_DEPTH) return "[…]";
-      const shapes = [...new Set(value.slice(0, 20).map((v) => shapeAt(v, depth + 1, seen)))];
-      return `[${shapes.slice(0, 3).join("|")}${shapes.length > 3 ? "|…" : ""}]`;
-    }
-    const keys = Object.keys(value);
-    if (keys.length === 0) return "{}";
-    if (depth >= MAX_DEPTH) return "{…}";
-    const parts = keys
-      .slice(0, 8)
-      .map(
-        (k) =>
-          `${IDENTIFIER_KEY.test(k) && isFieldName(k) ? k : "<key>"}:${shapeAt((value as Record<string, unknown>)[k], depth + 1, seen)}`,
-      );
-    return `{${parts.join(",")}${keys.length > 8 ? ",…" : ""}}`;
-  } catch {
-    // A getter or a proxy that throws: the value cannot be read, so there is nothing to describe.
-    return "<unreadable>";
-  } finally {
-    seen.delete(value);
-  }
-}
-
-/** Shapes of objects that are not plain records or arrays. */
-function specialShape(value: object): string | undefined {
-  if (value instanceof Date) return "<date>";
-  if (value instanceof Map) return "<map>";
-  if (value instanceof Set) return "<set>";
-  if (value instanceof Error) return "<error>";
-  if (value instanceof RegExp) return "<regexp>";
-  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return "<bytes>";
-  return undefined;
-}
-
-/**
- * A key that names a field rather than holding a value: a lower-case identifier (`snake_case`,
- * `kebab-case` or `camelCase`) whose words are all common words (`billing_address`, `zip`,
- * `orderId`; words of one or two letters count, as `x`, `id`, `mb`). `Margaret_Whitfield`,
- * `margaret_whitfield`, `DE89370400440532013000` are values.
- */
-export function isFieldName(key: string): boolean {
-  if (!/^[a-z][a-z0-9]*(?:[_\-][a-z0-9]+)*$/.test(key) && !/^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/.test(key))
-    return false;
-  const words = commonWords();
-  return splitWords(key).every((w) => words.has(w) || /^[a-z]{1,2}$/.test(w) || /^\d{1,3}$/.test(w));
-}
-
-function stringShape(raw: string): string {
-  const value = raw.trim();
-  if (value === "") return "<empty>";
-  if (EMAIL.test(value)) return "<email>";
-  if (URL_LIKE.test(value)) return "<url>";
-  if (value.length > MAX_ID_LENGTH) return "<text>";
-  if (/\d/.test(value) && DIGITS_AND_PUNCT.test(value)) return value.replace(/\d/g, "#");
-  if (/\d/.test(value) && ID_CHARS.test(value)) return idShape(value);
-  return "<text>";
-}
-
-function idShape(value: string): string {
-  return value
-    .split(ID_SEPARATOR)
-    .map((segment, i) => (i % 2 === 1 ? segment : segmentShape(segment, i === 0)))
-    .join("");
-}
-
-/** One part of an id-like value; `leading` for the value's first part, where a prefix sits. */
-function segmentShape(segment: string, leading: boolean): string {
-  if (segment === "") return "";
-  if (/^\d+$/.test(segment)) return "#".repeat(segment.length);
-  if (/^[A-Za-z]+$/.test(segment)) return letterShape(segment, leading);
-  const prefixed = /^([A-Za-z]+)(\d+)$/.exec(segment);
-  if (prefixed) return letterShape(prefixed[1], leading) + "#".repeat(prefixed[2].length);
-  const suffixed = /^(\d+)([A-Za-z]+)$/.exec(segment);
-  if (suffixed) return "#".repeat(suffixed[1].length) + letterShape(suffixed[2], false);
-  return "*".repeat(segment.length);
-}
-
-/**
- * Letters kept as format: a short prefix at the start of the value (`ORD`, `cus`, `v`), and
- * elsewhere at most two letters (`T` and `Z` of a timestamp). A longer run after the start is
- * value, however short: a piece of a key echoed as `2VZHSQ` must not keep its letters.
- */
-function letterShape(letters: string, leading: boolean): string {
-  const kept = leading ? isFixedPart(letters) : letters.length <= 2;
-  return kept ? letters : "*".repeat(letters.length);
-}
-
-/** A letter run short enough to be format (a prefix like `ORD`, `cus`, `v`) rather than value. */
-function isFixedPart(letters: string): boolean {
-  return letters.length <= 4 || (letters.length <= 6 && letters === letters.toUpperCase());
-}
-
-function jsonKind(value: unknown): ArgKind {
-  if (value === null || value === undefined) return "null";
-  if (Array.isArray(value)) return "array";
-  switch (typeof value) {
-    case "string":
-      return "string";
-    case "number":
-    case "bigint":
-      return "number";
-    case "boolean":
-      return "boolean";
-    case "object":
-      return "object";
-    default:
-      return "string";
-  }
-}
-
-/** Names, JSON kinds and masked shapes of a call's arguments, in argument order. Never values. */
-export function maskArgs(args: Record<string, unknown>): MaskedArg[] {
-  const out: MaskedArg[] = [];
-  for (const name of safeKeys(args)) {
-    let value: unknown;
-    try {
-      value = args[name];
-    } catch {
-      out.push({ name, kind: "string", shape: "<unreadable>" });
-      continue;
-    }
-    out.push({ name, kind: jsonKind(value), shape: shapeOf(value) });
-  }
-  return out;
-}
-
-function safeKeys(value: object): string[] {
-  try {
-    return Object.keys(value);
-  } catch {
-    return [];
-  }
-}
-
-function truncate(shape: string): string {
-  return shape.length > MAX_SHAPE_LENGTH ? `${shape.slice(0, MAX_SHAPE_LENGTH - 1)}…` : shape;
-}
-
-// ---------------------------------------------------------------- values
-
-/** Options of the value walk and of text masking. */
-export interface MaskOptions {
-  /**
-   * Nodes (values, keys, containers) of one `values` argument described leaf by leaf. Past it the
-   * rest still counts, as one text whose every token is a value token: a budget, never a cut-off.
-   * @default 10000
-   */
-  maxNodes?: number;
-  /**
-   * The detectors masked in free text, most specific first (see `detectors.ts`).
-   * @default PII_DETECTORS
-   */
-  detectors?: readonly NamedDetector[];
-}
-
-/** The defaults of {@link MaskOptions}. */
-export const DEFAULT_MASK_OPTIONS: Readonly<Required<MaskOptions>> = Object.freeze({
-  maxNodes: 10_000,
-  detectors: PII_DETECTORS,
-});
-
-/** The texts a `values` argument holds (see the module doc): leaves, value keys, and the bulk past the budget. */
-export interface CollectedValues {
-  /** String and number leaves, Error messages. */
-  leaves: string[];
-  /** Object keys that are values, not field names. */
-  keys: string[];
-  /** Leaves and keys met past `maxNodes`: their tokens are value tokens, nothing else. */
-  bulk: string[];
-}
-
-interface Pending {
-  value: unknown;
-  /** True for the arguments object (or a list of them): its keys are argument names. */
-  argsLevel: boolean;
-}
-
-/**
- * The texts of every value in `values`, at any depth and any array length, iteratively (a deep
- * value cannot overflow the stack), each object once (cycles end), never throwing.
- */
-export function collectValues(values: unknown, maxNodes: number = DEFAULT_MASK_OPTIONS.maxNodes): CollectedValues {
-  const out: CollectedValues = { leaves: [], keys: [], bulk: [] };
-  const seen = new Set<object>();
-  const stack: Pending[] = [{ value: values, argsLevel: true }];
-  let nodes = 0;
-  const text = (t: string, into: string[]): void => {
-    if (t.trim() === "") return;
-    (nodes > maxNodes ? out.bulk : into).push(t);
-  };
-  while (stack.length > 0) {
-    const { value, argsLevel } = stack.pop() as Pending;
-    nodes += 1;
-    if (typeof value === "string") text(value, out.leaves);
-    else if (typeof value === "number") {
-      if (Number.isFinite(value)) text(String(value), out.leaves);
-    } else if (typeof value === "bigint") text(value.toString(), out.leaves);
-    else if (typeof value === "object" && value !== null && !seen.has(value)) {
-      seen.add(value);
-      const children: Pending[] = [];
-      try {
-        if (Array.isArray(value)) {
-          for (const item of value) children.push({ value: item, argsLevel });
-        } else if (value instanceof Map) {
-          for (const [k, v] of value) children.push({ value: k, argsLevel: false }, { value: v, argsLevel: false });
-        } else if (value instanceof Set) {
-          for (const item of value) children.push({ value: item, argsLevel: false });
-        } else if (value instanceof Error) {
-          text(value.message, out.leaves);
-        } else if (!(
-          value instanceof Date ||
-          value instanceof RegExp ||
-          ArrayBuffer.isView(value) ||
-          value instanceof ArrayBuffer
-        )) {
-          for (const key of Object.keys(value)) {
-            nodes += 1;
-            if (!argsLevel && !isFieldName(key)) text(key, out.keys);
-            children.push({ value: (value as Record<string, unknown>)[key], argsLevel: false });
-          }
-        }
-      } catch {
-        // A throwing getter or proxy: what could not be read cannot be written anywhere either.
-      }
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
-    }
-  }
-  return out;
-}
-
-/** What one value contributes to fingerprints and to text masking. */
-export interface ValueTerms {
-  /** The value as written (trimmed), for masking it where it appears verbatim. */
-  raw: string;
-  /** Its normalised whole form, or undefined when shorter than {@link MIN_VALUE_LENGTH}. */
-  whole: string | undefined;
-  /** Its value tokens: at least {@link MIN_TOKEN_LENGTH} chars, not part of its shape. */
-  tokens: string[];
-}
-
-/**
- * The scalar leaves (strings and numbers) of a value, at any depth and array length, with the
- * object keys that are values (see {@link collectValues}). `out` is appended to and returned.
- * The third parameter is kept for callers of the old signature; the walk is no longer bounded by depth.
- */
-export function scalarLeaves(value: unknown, out: string[] = [], _depth = 0): string[] {
-  const collected = collectValues(value);
-  out.push(...collected.leaves, ...collected.keys, ...collected.bulk);
-  return out;
-}
-
-/** The terms of one scalar value (a string, or a number's decimal string). */
-export function valueTerms(value: string): ValueTerms {
-  const raw = value.trim();
-  const all = tokens(raw);
-  const whole = all.join(" ");
-  const format = new Set(tokens(stringShape(raw).replace(/<[a-z]+>/g, " ")));
-  return {
-    raw,
-    whole: whole.length >= MIN_VALUE_LENGTH ? whole : undefined,
-    tokens: [...new Set(all.filter((t) => t.length >= MIN_TOKEN_LENGTH && !format.has(t)))],
-  };
-}
-
-/** The terms of a key that is a value: its common words are not (a key `customer_Whitfield` gives `whitfield`). */
-function keyTerms(key: string): ValueTerms {
-  const terms = valueTerms(key);
-  const words = commonWords();
-  return { ...terms, tokens: terms.tokens.filter((t) => !words.has(t)) };
-}
-
-/** A token as the masker compares it: lower case, confusables folded (ASCII takes the short way). */
-function fold(token: string): string {
-  return skeletonOfNormalized(token);
-}
-
-/** The gate's forms of a value text that differ from the plain one: normalized, and folded. */
-function variants(text: string): string[] {
-  const normalized = normalizeText(text);
-  // For ASCII the fold is lower case, which the tokens already are: no new form.
-  const folded = NON_ASCII.test(normalized) ? skeletonOfNormalized(normalized) : normalized;
-  return [...new Set([normalized, folded])].filter((v) => v !== text);
-}
-
-const NON_ASCII = /[^\x00-\x7f]/;
-
-/** Every term of `values`, in the plain form and the gate's forms. */
-function allTerms(values: unknown, maxNodes: number): { terms: ValueTerms[]; bulkTokens: string[] } {
-  const collected = collectValues(values, maxNodes);
-  const terms: ValueTerms[] = [];
-  for (const leaf of collected.leaves) for (const form of [leaf, ...variants(leaf)]) terms.push(valueTerms(form));
-  for (const key of collected.keys) for (const form of [key, ...variants(key)]) terms.push(keyTerms(form));
-  const bulkTokens: string[] = [];
-  for (const text of collected.bulk) {
-    for (const form of [text, ...variants(text)]) {
-      for (const t of tokens(form)) if (t.length >= MIN_TOKEN_LENGTH) bulkTokens.push(t);
-    }
-  }
-  return { terms, bulkTokens };
-}
-
-// ---------------------------------------------------------------- fingerprints
-
-/**
- * Keyed hash of a token or phrase: HMAC-SHA256 over its normalised form, truncated to
- * {@link FINGERPRINT_HEX_LENGTH} hex chars. `fingerprint("ORD-12345", k) ===
- * fingerprint("ord 12345", k)`.
- */
-export function fingerprint(token: string, key: string): string {
-  return hmac(normalise(token), key);
-}
-
-/** Fingerprints already computed, by normalised text. Pass one to reuse work within a batch. */
-export type FingerprintMemo = Map<string, string>;
-
-const keyBuffers = new Map<string, Buffer>();
-
-function keyBuffer(key: string): Buffer {
-  let buffer = keyBuffers.get(key);
-  if (buffer === undefined) {
-    if (keyBuffers.size >= 8) keyBuffers.clear();
-    buffer = Buffer.from(key, "utf8");
-    keyBuffers.set(key, buffer);
-  }
-  return buffer;
-}
-
-function hmac(normalised: string, key: string, memo?: FingerprintMemo): string {
-  const known = memo?.get(normalised);
-  if (known !== undefined) return known;
-  const digest = createHmac("sha256", keyBuffer(key)).update(normalised).digest("hex").slice(0, FINGERPRINT_HEX_LENGTH);
-  memo?.set(normalised, digest);
-  return digest;
-}
-
-/**
- * Fingerprints of every argument value (at any depth, keys that are values too; see the module
- * doc): of each whole value and of each of its value tokens (see {@link valueTerms}), in the plain
- * and the gate's normalized and folded forms. Sorted, without repeats. A `memo` shared across the
- * calls of a batch saves recomputing repeated values (it holds normalised values: keep it no
- * longer than the batch).
- */
-export function valueFingerprints(
-  args: Record<string, unknown>,
-  key: string,
-  memo?: FingerprintMemo,
-  options: MaskOptions = {},
-): string[] {
-  const { terms, bulkTokens } = allTerms(args, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
-  const texts = new Set<string>(bulkTokens);
-  for (const t of terms) {
-    if (t.whole !== undefined) texts.add(t.whole);
-    for (const token of t.tokens) texts.add(token);
-  }
-  const out = new Set<string>();
-  for (const text of texts) out.add(hmac(text, key, memo));
-  return [...out].sort();
-}
-
-/** The n-gram fingerprints of one token list, into `out`. */
-function addTextFingerprints(toks: readonly string[], key: string, out: Set<string>): void {
-  for (let i = 0; i < toks.length; i += 1) {
-    for (let n = 1; n <= MAX_NGRAM && i + n <= toks.length; n += 1) {
-      out.add(hmac(toks.slice(i, i + n).join(" "), key));
-    }
-  }
-  if (toks.length > 0) out.add(hmac(toks.join(" "), key));
-}
-
-/**
- * Fingerprints of a text: each token, each run of 2..{@link MAX_NGRAM} adjacent tokens, and
- * the whole text, in the plain form and in the gate's normalized, folded form. `textFingerprints(t,
- * k)` intersects `valueFingerprints(args, k)` exactly when `t` contains one of the values (or one
- * of their value tokens).
- */
-export function textFingerprints(text: string, key: string): string[] {
-  const out = new Set<string>();
-  const plain = tokens(text);
-  addTextFingerprints(plain, key, out);
-  const folded = tokens(skeletonOfNormalized(normalizeText(text)));
-  if (folded.join(" ") !== plain.join(" ")) addTextFingerprints(folded, key, out);
-  return [...out];
-}
-
-/**
- * Whether a text holds an argument value of any of `rows` (records that keep their values'
- * keyed fingerprints): their fingerprints gathered once, then {@link containsFingerprint}.
- */
-export function valueCheckOf(
-  rows: Iterable<{ readonly fingerprints: readonly string[] }>,
-  key: string,
-): (text: string) => boolean {
-  const fingerprints = new Set<string>();
-  for (const row of rows) for (const f of row.fingerprints) fingerprints.add(f);
-  return (text) => fingerprints.size > 0 && containsFingerprint(text, fingerprints, key);
-}
-
-/** True when a text contains any value whose fingerprints are given. */
-export function containsFingerprint(text: string, fingerprints: Iterable<string>, key: string): boolean {
-  const known = fingerprints instanceof Set ? (fingerprints as Set<string>) : new Set(fingerprints);
-  return textFingerprints(text, key).some((f) => known.has(f));
-}
-
-// ---------------------------------------------------------------- text masking
+export {
+  type ArgKind,
+  FINGERPRINT_HEX_LENGTH,
+  isFieldName,
+  MAX_NGRAM,
+  type MaskedArg,
+  maskArgs,
+  MIN_TOKEN_LENGTH,
+  MIN_VALUE_LENGTH,
+  normalise,
+  shapeOf,
+  tokens,
+} from "./mask-shape.js";
+export {
+  type CollectedValues,
+  collectValues,
+  DEFAULT_MASK_OPTIONS,
+  MASK_BUDGET,
+  type MaskOptions,
+  scalarLeaves,
+  type ValueTerms,
+  valueTerms,
+} from "./values.js";
+export {
+  containsFingerprint,
+  fingerprint,
+  type FingerprintMemo,
+  textFingerprints,
+  valueCheckOf,
+  valueFingerprints,
+} from "./fingerprint.js";
 
 const TEXT_TOKEN = /[\p{L}\p{N}]+/gu;
 /** Most separator characters between two tokens of one value found in a text ("ORD - 12"). */
@@ -572,6 +118,8 @@ interface PreparedValues {
   grams: Set<string>;
   longest: number;
   longestEchoSource: number;
+  /** Some values were past the budget and not read: every uncommon word of a text is masked. */
+  strict: boolean;
 }
 
 function prepare(values: unknown, maxNodes: number): PreparedValues {
@@ -581,9 +129,11 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
     grams: new Set(),
     longest: 1,
     longestEchoSource: 0,
+    strict: false,
   };
   if (values === undefined) return prepared;
-  const { terms, bulkTokens } = allTerms(values, maxNodes);
+  const { terms, bulkTokens, bulkWholes, oversize } = allTerms(values, maxNodes);
+  prepared.strict = oversize;
   let gramBudget = MAX_ECHO_GRAMS;
   const addToken = (raw: string): void => {
     const t = fold(raw);
@@ -605,6 +155,11 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
     for (const token of t.tokens) addToken(token);
   }
   for (const token of bulkTokens) addToken(token);
+  for (const whole of bulkWholes) {
+    const folded = whole.split(" ").map(fold);
+    prepared.wholes.add(folded.join(" "));
+    prepared.longest = Math.max(prepared.longest, Math.min(MAX_PHRASE_TOKENS, folded.length));
+  }
   return prepared;
 }
 
@@ -623,9 +178,11 @@ function isEcho(token: string, values: PreparedValues): boolean {
 export function createMasker(values?: unknown, options: MaskOptions = {}): Masker {
   const detectors = options.detectors ?? DEFAULT_MASK_OPTIONS.detectors;
   const v = prepare(values, options.maxNodes ?? DEFAULT_MASK_OPTIONS.maxNodes);
-  const hasValues = v.wholes.size > 0 || v.tokens.size > 0;
+  const hasValues = v.strict || v.wholes.size > 0 || v.tokens.size > 0;
+  const words = v.strict ? commonWords() : undefined;
   const isValue = (phrase: string, n: number): boolean =>
-    v.wholes.has(phrase) || (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v)));
+    v.wholes.has(phrase) ||
+    (n === 1 && (v.tokens.has(phrase) || isEcho(phrase, v) || (words !== undefined && !words.has(phrase))));
 
   const maskPlain = (segment: string, masked: string[]): string => {
     if (!hasValues) return segment.replace(/\d/g, "#");
@@ -658,7 +215,7 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
   };
 
   return (raw) => {
-    const text = normalizeText(raw);
+    const text = normalizeText(withinBudget(raw));
     const masked: string[] = [];
     let out = "";
     let last = 0;
@@ -672,6 +229,18 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
 }
 
 /**
+ * A text cut to {@link MASK_BUDGET}`.maxTextChars` (at the last space in its second half, so no
+ * word is cut in two), "…" marking the cut; a shorter text as it is. What is masked and stored of
+ * a huge text is its beginning: masking it costs a bounded time.
+ */
+export function withinBudget(text: string): string {
+  if (text.length <= MASK_BUDGET.maxTextChars) return text;
+  const head = text.slice(0, MASK_BUDGET.maxTextChars);
+  const space = head.search(/\s\S*$/);
+  return `${space > MASK_BUDGET.maxTextChars / 2 ? head.slice(0, space) : head} …`;
+}
+
+/**
  * Only the detectors' spans of a text, each replaced by its placeholder (`<email>`, `<key>`,
  * `<phone>` ...); words and digits are kept. For a text whose words and numbers are its meaning (a
  * user's rule: "never refund more than 500"), where secrets and contact data must still never be
@@ -681,7 +250,7 @@ export function maskPrivateData(
   raw: string,
   detectors: readonly NamedDetector[] = DEFAULT_MASK_OPTIONS.detectors,
 ): { text: string; masked: string[] } {
-  const text = normalizeText(raw);
+  const text = normalizeText(withinBudget(raw));
   const masked: string[] = [];
   let out = "";
   let last = 0;

@@ -94,6 +94,25 @@ function scrub(input: string): { text: string; hidden: string; bidi: number; rep
   return { text: run === 0 ? input : out + input.slice(run), hidden, bidi, replaced };
 }
 
+const NON_ASCII_DIGIT = /(?![0-9])\p{Nd}/gu;
+const DECIMAL = /^\p{Nd}$/u;
+
+/**
+ * Decimal digits of every script (Arabic-Indic `٤١٥`, Devanagari `४१५`, Bengali, Thai …) as ASCII
+ * digits, so the detectors and the digit mask see them. Unicode gives each script's digits as a
+ * run of ten code points from zero; a digit's value is its distance from its run's start, mod 10.
+ */
+function asciiDigits(text: string): string {
+  if (!NON_ASCII_DIGIT.test(text)) return text;
+  NON_ASCII_DIGIT.lastIndex = 0;
+  return text.replace(NON_ASCII_DIGIT, (digit) => {
+    const cp = digit.codePointAt(0) as number;
+    let start = cp;
+    while (start - cp < 60 && DECIMAL.test(String.fromCodePoint(start - 1))) start -= 1;
+    return String((cp - start) % 10);
+  });
+}
+
 /** {@link normalizeText} with what it removed: the tag payload, bidi controls, a count. */
 export function inspectText(input: string): NormalizedText {
   // Printable ASCII, tabs and newlines: nothing to remove, and NFKC leaves it as it is.
@@ -106,7 +125,9 @@ export function inspectText(input: string): NormalizedText {
   };
   // Invisible characters go before NFKC (so a mark split from its letter composes again) and after
   // (NFKC turns some fillers into others).
-  const text = scrubbed.text.replace(INVISIBLE, countRemoved).normalize("NFKC").replace(INVISIBLE, countRemoved);
+  const text = asciiDigits(
+    scrubbed.text.replace(INVISIBLE, countRemoved).normalize("NFKC").replace(INVISIBLE, countRemoved),
+  );
   return { text, hidden: scrubbed.hidden, bidiControls: scrubbed.bidi, removed };
 }
 
@@ -361,4 +382,20 @@ const UNSTORABLE =
  */
 export function isStorableName(text: string): boolean {
   return !UNSTORABLE.test(text);
+}
+
+/**
+ * A name as a person reads it, for telling look-alike tool names apart: invisible, bidi and tag
+ * characters removed, NFKC (full-width letters become plain), confusables folded to Latin, lower
+ * case. `send_email`, `send_еmail` (Cyrillic е), `ｓｅｎｄ_ｅｍａｉｌ` and `send\u200B_email` share
+ * one skeleton.
+ */
+export function nameSkeleton(name: string): string {
+  return skeletonOfNormalized(normalizeText(name)).toLowerCase();
+}
+
+/** Whether a name is printed as it is: no invisible, bidi, tag or control character, already NFKC. */
+export function isPrintedAsIs(name: string): boolean {
+  const inspected = inspectText(name);
+  return inspected.text === name && inspected.hidden === "" && inspected.bidiControls === 0;
 }

@@ -63,6 +63,7 @@ describe("registerTools", () => {
       updated: [],
       augmented: [],
       refused: [],
+      lookalikes: [],
     });
     const card = await ledger.getCard("default", "lookup_claim");
     expect(card?.version).toBe(1);
@@ -197,5 +198,49 @@ describe("registerTools", () => {
     const { model } = scripted(GOOD("a rather long topic name"));
     const result = await registerTools(ledger, [refund], { augment: true, model });
     expect(result.refused[0]?.reason).toMatch(/^too_long:/);
+  });
+});
+
+describe("one tool per name a person would read", () => {
+  const named = (name: string) =>
+    tool(async () => "ok", { name, description: "Send an email.", schema: z.object({ to: z.string() }) });
+  const LOOKALIKES = [
+    "send_\u0435mail", // Cyrillic е
+    "s\u0435nd_em\u0430il", // two Cyrillic letters
+    "send\u200B_email", // zero-width space
+    "send_email\u{E0041}", // a tag character
+    "\uFF53\uFF45\uFF4E\uFF44_\uFF45\uFF4D\uFF41\uFF49\uFF4C", // full-width
+    "send_\u202Eemail", // bidi override
+    "Send_Email", // case only
+    "send_\u0435\u200Dmail", // Cyrillic and a joiner
+  ];
+
+  it("refuses every look-alike of a registered tool, registering only the real one", async () => {
+    const ledger = newLedger();
+    await registerTools(ledger, [named("send_email")]);
+    const result = await registerTools(ledger, LOOKALIKES.map(named));
+    expect(result.registered).toEqual([]);
+    expect(result.lookalikes.map((l) => l.tool)).toEqual(LOOKALIKES);
+    expect(result.lookalikes.every((l) => l.like === "send_email")).toBe(true);
+    expect((await ledger.listCards("default")).map((c) => c.name)).toEqual(["send_email"]);
+  });
+
+  it("within one batch the first printable name wins; an unprintable name alone is refused too", async () => {
+    const ledger = newLedger();
+    const result = await registerTools(ledger, [named("send_\u0435mail"), named("send_email"), named("ok\u200B_tool")]);
+    expect(result.registered).toEqual(["send_\u0435mail"]);
+    expect(result.lookalikes).toEqual([
+      { tool: "send_email", reason: "lookalike", like: "send_\u0435mail" },
+      { tool: "ok\u200B_tool", reason: "unprintable" },
+    ]);
+  });
+
+  it('with lookalikes: "report", registers them and says which', async () => {
+    const ledger = newLedger();
+    const result = await registerTools(ledger, [named("send_email"), named("send_\u0435mail")], {
+      lookalikes: "report",
+    });
+    expect(result.registered).toEqual(["send_email", "send_\u0435mail"]);
+    expect(result.lookalikes).toEqual([{ tool: "send_\u0435mail", reason: "lookalike", like: "send_email" }]);
   });
 });

@@ -360,7 +360,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(onFailure.mock.calls[0][0].error).toBeInstanceOf(InvalidInput);
     expect(handler.stats().failed).toBe(bad.length);
     // Two different non-blank ids never merge.
-    expect(await ledger.listPartitions()).toEqual(["u: u-7", "u:u-7"]);
+    expect(await ledger.listPartitions()).toEqual(["u:%20u-7", "u:u-7"]);
   });
 
   it("records the same way through graph.stream and createReactAgent", async () => {

@@ -49,7 +49,7 @@ describe("partitionTemplate", () => {
   it("escapes values so one cannot forge another part", () => {
     const template = "t:{tenant_id}/u:{user_id}";
     const forged = partitionOf({ metadata: { tenant_id: "a/u:b", user_id: "c" } }, template);
-    expect(forged).toBe("t:a%2Fu:b/u:c");
+    expect(forged).toBe("t:a%2Fu%3Ab/u:c");
     expect(forged).not.toBe(partitionOf({ metadata: { tenant_id: "a", user_id: "b/u:c" } }, template));
     expect(partitionOf({ metadata: { tenant_id: "100%", user_id: "c" } }, template)).toBe("t:100%25/u:c");
   });

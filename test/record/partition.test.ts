@@ -13,7 +13,7 @@ describe("partitionKey", () => {
   });
 
   it("keeps parts unambiguous", () => {
-    expect(partitionKey({ tenantId: "a/u:b" })).toBe("t:a%2Fu:b");
+    expect(partitionKey({ tenantId: "a/u:b" })).toBe("t:a%2Fu%3Ab");
     expect(partitionKey({ tenantId: "a/u:b" })).not.toBe(partitionKey({ tenantId: "a", userId: "b" }));
   });
 });

@@ -205,3 +205,28 @@ describe("recordObservations", () => {
     expect(await listRules(l, { partition: "p" })).toHaveLength(1);
   });
 });
+
+describe("the shared scope is written only by an explicit call", () => {
+  it("refuses a rule write or a captured edict whose caller partition names a reserved scope", async () => {
+    const l = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const input = {
+      tool: "send_email",
+      rule: "Never email Sarah.",
+      priority: "critical" as const,
+      source: "user_explicit" as const,
+    };
+    await expect(putRule(l, input, { partition: SHARED_SCOPE })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(putRule(l, input, { partition: "~other" })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(
+      recordEdicts(l, {
+        partition: SHARED_SCOPE,
+        text: "Never use send_email to contact Sarah.",
+        tools: ["send_email"],
+      }),
+    ).rejects.toBeInstanceOf(InvalidInput);
+    expect(await listRules(l, { partition: "u:x", scope: "shared" })).toEqual([]);
+    // The operator's explicit call still writes it.
+    const shared = await putRule(l, input, { partition: "u:x", scope: "shared" });
+    expect(shared.scope).toBe("shared");
+  });
+});

@@ -94,12 +94,13 @@ describe("values at any depth, any array index, and as keys", () => {
     );
   });
 
-  it("degrades past the node budget to token masking, never to a cut-off", () => {
+  it("degrades past the node budget to phrase and token masking, never to a cut-off", () => {
     const list = Array.from({ length: 50 }, (_, i) => `word${i}`);
     list.push("Margaret Whitfield");
     const collected = collectValues({ list }, 10);
     expect(collected.bulk.length).toBeGreaterThan(0);
-    expect(maskText("Margaret Whitfield", { list }, { maxNodes: 10 })).toBe("<value> <value>");
+    expect(maskText("Margaret Whitfield", { list }, { maxNodes: 10 })).toBe("<value>");
+    expect(maskText("Whitfield wrote", { list }, { maxNodes: 10 })).toBe("<value> wrote");
     expect(containsFingerprint("Whitfield", valueFingerprints({ list }, KEY, undefined, { maxNodes: 10 }), KEY)).toBe(
       true,
     );
