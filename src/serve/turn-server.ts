@@ -107,7 +107,21 @@ export class TurnServer {
       await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
     }
     if (ledger && (this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts) && turn.text.trim() !== "") {
-      await budget.step("edicts", () => recordEdicts(ledger, { partition, text: turn.text, tools: names }));
+      const edicts = await budget.step("edicts", () =>
+        recordEdicts(ledger, { partition, text: turn.text, tools: names }),
+      );
+      if (edicts.ok && edicts.value.refused.length > 0) {
+        // Refused as a rule (aimed at the app's instructions, a value, …): the turn goes on, the sink hears why.
+        const reasons = [...new Set(edicts.value.refused.map((r) => String(r.refused)))].join(", ");
+        this.reporter.report(
+          "edict_refused",
+          `a user's edict was not kept as a rule (${reasons}); the turn went on.`,
+          undefined,
+          {
+            reasons,
+          },
+        );
+      }
     }
 
     let routing: RoutedTools | undefined;
