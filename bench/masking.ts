@@ -114,7 +114,7 @@ export async function recordStallMs(
   error: string,
 ): Promise<{ stall: number; flush: number; rowBytes: number }> {
   const store = new InMemoryStore();
-  const ledger = new Ledger(store, { onWarning: () => undefined });
+  const ledger = new Ledger(store, { onFailure: () => undefined });
   const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
   const failing = tool(
     async () => {

@@ -252,7 +252,7 @@ async function userPath(
   const registerSeconds = (performance.now() - t) / 1000;
   const heap1 = heapAfterGc();
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, onWarning: () => undefined });
+  const router = new ToolRouter({ index, onFailure: () => undefined });
   t = performance.now();
   await router.route(requests[0]);
   const firstRouteSeconds = (performance.now() - t) / 1000;

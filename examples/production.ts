@@ -183,7 +183,7 @@ export async function main(options: ProductionOptions = {}): Promise<ProductionS
 
     const recorder = new ToolLessonsCallbackHandler({ ledger });
     const graph = new StateGraph(ToolLessonsAnnotation)
-      .addNode("route", createRouteNode({ router: new ToolRouter({ index, k: 4 }), ledger }))
+      .addNode("route", createRouteNode({ router: new ToolRouter({ index, maxTools: 4 }), ledger }))
       .addNode("agent", async (state, runConfig) => {
         const bound = bindRoutedTools(chat, tools, state.routedTools, state.routedCards);
         return { messages: [await bound.invoke(state.messages, runConfig)] };

@@ -124,7 +124,7 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
     await registerTools(ledger, tools, { partition: caller.partition });
     await index.reindex(caller.partition);
   }
-  const router = new ToolRouter({ index, k: 4 });
+  const router = new ToolRouter({ index, maxTools: 4 });
   const recorder = new ToolLessonsCallbackHandler({ ledger });
   const model = new ScriptedSupportModel();
 
@@ -173,7 +173,7 @@ async function run(ledger: OpenedLedger, ledgerPath: string, out: Print): Promis
   const relPath = relative(process.cwd(), ledgerPath) || ledgerPath;
   out("tool-lessons demo: a support desk with 8 tools, a scripted model, two callers");
   out(`ledger: SQLite file ${relPath} (embedded default; recreated on every run)`);
-  out(`routing: ${router.k} of ${tools.length} tools offered per request (offline lexical embeddings)`);
+  out(`routing: ${router.maxTools} of ${tools.length} tools offered per request (offline lexical embeddings)`);
   out();
 
   // ------------------------------------------------------------------ 1. traffic

@@ -24,7 +24,7 @@ export async function agentThatLearns(model: BaseChatModel, tools: StructuredToo
   await registerTools(ledger, tools); // one card per tool: the author's text, then what is learned
   const index = new ToolIndex({ ledger });
   const graph = new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router: new ToolRouter({ index, k: 5 }), ledger }))
+    .addNode("route", createRouteNode({ router: new ToolRouter({ index, maxTools: 5 }), ledger }))
     .addNode("agent", async (state, config) => {
       // The route node read the routed tools' cards for this caller: learned lines reach the prompt here.
       const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards);

@@ -9,7 +9,7 @@ import { TimeBoundExceeded } from "./errors.js";
 import { redactError } from "./text/gate.js";
 
 /** Which part of the package a failure happened in. */
-export type FailureStage = "record" | "serve" | "learn" | "manage";
+export type FailureStage = "record" | "serve" | "learn" | "manage" | "ledger";
 
 /** What a {@link FailureSink} hears: no argument value, no request text, the error redacted. */
 export interface ToolLessonsFailure {
@@ -51,6 +51,15 @@ export class FailureReporter {
   report(kind: string, message: string, error?: unknown, context?: ToolLessonsFailure["context"]): boolean {
     if (this.heard.has(kind)) return false;
     this.heard.add(kind);
+    this.reportEach(kind, message, error, context);
+    return true;
+  }
+
+  /**
+   * Report every time, redacted, for a piece whose failures are events to count rather than one
+   * state to hear of (each skipped ledger row, each failed prune).
+   */
+  reportEach(kind: string, message: string, error?: unknown, context?: ToolLessonsFailure["context"]): void {
     const failure: ToolLessonsFailure = {
       stage: this.stage,
       kind,
@@ -63,7 +72,6 @@ export class FailureReporter {
     } catch {
       // A sink that throws must not break the run it reports on.
     }
-    return true;
   }
 }
 

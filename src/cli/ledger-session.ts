@@ -91,8 +91,11 @@ export async function openLedgerAt(
   }
   return openLedger({
     ...(file !== undefined ? { path: file } : { postgresUrl }),
-    onWarning: (message, context) =>
-      println(io.stderr, `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}`),
+    onFailure: ({ message, context, error }) =>
+      println(
+        io.stderr,
+        `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}${error ? ` (${error.name}: ${error.message})` : ""}`,
+      ),
   });
 }
 

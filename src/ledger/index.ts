@@ -11,8 +11,8 @@ export {
   type LedgerOptions,
   type LedgerRecorder,
   type ListOptions,
+  type LedgerFailureKind,
   type RuleInput,
-  type WarningSink,
 } from "./ledger.js";
 export { DEFAULT_OPEN_LEDGER_OPTIONS, openLedger, type OpenLedgerOptions } from "./open.js";
 export { ledgerOn } from "./on-store.js";

@@ -1,4 +1,5 @@
 import { RecordsPending } from "../errors.js";
+import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink, type ToolLessonsFailure } from "../failure.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import { announceAppended } from "./appended.js";
@@ -14,7 +15,7 @@ import { RevisionRows } from "./collections/revisions.js";
 import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
 import { SettingsRow } from "./collections/settings.js";
 import { ToolMemoryRows } from "./collections/tool-memory.js";
-import type { LedgerContext, ListOptions, WarningSink } from "./collections/store-io.js";
+import type { LedgerContext, ListOptions } from "./collections/store-io.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
 import type {
   CallRecord,
@@ -31,7 +32,7 @@ import type {
 
 export type { LedgerChange } from "./collections/commit.js";
 export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
-export type { ListOptions, WarningSink } from "./collections/store-io.js";
+export type { LedgerFailureKind, ListOptions } from "./collections/store-io.js";
 
 /** Options of {@link Ledger}. */
 export interface LedgerOptions {
@@ -41,10 +42,13 @@ export interface LedgerOptions {
    */
   namespaceRoot?: string;
   /**
-   * Where warnings go (rows that do not parse, failed prunes).
-   * @default console.warn with a "[tool-lessons]" prefix
+   * Where the ledger's failures go, stage `"ledger"`, one report per event (each skipped row,
+   * each failed prune: they are counted, not deduplicated), every string of the context and the
+   * error redacted. The kinds are {@link LedgerFailureKind}. Never throws into the caller: a
+   * sink that throws is ignored.
+   * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)
    */
-  onWarning?: WarningSink;
+  onFailure?: FailureSink;
   /**
    * Most rows asked of the store in one request when listing a namespace. A namespace with
    * more is read in pages by `offset`, which is only consistent while nothing writes to it
@@ -80,7 +84,7 @@ export interface LedgerCloseOptions {
   timeoutMs?: number;
   /**
    * Close even when recorders still hold records after `timeoutMs`: they are lost (the count
-   * goes to `onWarning`). Without it, `close` refuses with `RecordsPending` and closes nothing.
+   * goes to `onFailure` as `records_discarded`). Without it, `close` refuses with `RecordsPending` and closes nothing.
    * @default false
    */
   discardPending?: boolean;
@@ -95,8 +99,7 @@ export const DEFAULT_LEDGER_CLOSE_OPTIONS: Readonly<Required<LedgerCloseOptions>
 /** Defaults of {@link LedgerOptions}. */
 export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.freeze({
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
-  onWarning: (message: string, context?: Record<string, unknown>) =>
-    console.warn(`[tool-lessons] ${message}`, context ?? ""),
+  onFailure: DEFAULT_FAILURE_SINK,
   pageSize: 1_000_000,
   ownsStore: false,
 });
@@ -120,7 +123,6 @@ export class Ledger {
   private closed = false;
   /** Held weakly: a recorder dropped by its user is not kept alive by the ledger. */
   private readonly recorders = new Set<WeakRef<LedgerRecorder>>();
-  private readonly warnSink: WarningSink;
   private readonly settings: SettingsRow;
   private readonly calls: CallRows;
   private readonly turns: RequestRows<TurnRecord>;
@@ -135,13 +137,13 @@ export class Ledger {
   constructor(store: BaseStore, options: LedgerOptions = {}) {
     this.store = store;
     this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
-    const sink = options.onWarning ?? DEFAULT_LEDGER_OPTIONS.onWarning;
-    this.warnSink = sink;
+    const reporter = new FailureReporter("ledger", options.onFailure ?? DEFAULT_LEDGER_OPTIONS.onFailure);
     this.ctx = {
       store,
       root: options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot,
-      // A warning's strings (a store's error text) pass the gate: a log line never carries a value.
-      warn: (message, context) => sink(message, redactContext(context)),
+      // A context's strings (a namespace, a schema issue) pass the gate: a log line never carries a value.
+      report: (kind, message, context, error) =>
+        reporter.reportEach(kind, message, error, redactContext(context) as ToolLessonsFailure["context"]),
       pageSize: options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize,
       counters: { skippedRows: 0 },
     };
@@ -215,10 +217,14 @@ export class Ledger {
           { context: { pending, recorders, timeoutMs } },
         );
       }
-      this.warnSink(`Closed the ledger with ${pending} record(s) not written (discardPending).`, {
-        pending,
-        recorders,
-      });
+      this.ctx.report(
+        "records_discarded",
+        `Closed the ledger with ${pending} record(s) not written (discardPending).`,
+        {
+          pending,
+          recorders,
+        },
+      );
     }
     this.closed = true;
     if (this.ownsStore) await this.store.stop();

@@ -16,8 +16,9 @@ export {
   DEFAULT_TOOL_ROUTER,
   type RoutedTools,
   type RouteOptions,
+  type RoutingFailureContext,
+  type RoutingFailureKind,
   type RoutingSkipped,
-  type RoutingWarning,
   ToolRouter,
   type ToolRouterOptions,
 } from "./router.js";

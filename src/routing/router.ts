@@ -10,6 +10,7 @@ import { ensureConfig, type RunnableConfig } from "@langchain/core/runnables";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Offer } from "../ledger/schema.js";
 import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink } from "../failure.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactForLog } from "../text/gate.js";
 import type { RoutingVector } from "./card-vectors.js";
@@ -29,21 +30,21 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
    */
   partition?: PartitionSpec;
   /**
-   * Tools offered per request.
+   * Tools offered per request (routing's k).
    * @default DEFAULT_SETTINGS.routingK (5)
    */
-  k?: number;
+  maxTools?: number;
   /**
    * Offer no tool scoring below this: the "no tool" path, where the model answers by itself.
    * Scores are cosine similarities.
-   * @default undefined (always offer k tools)
+   * @default undefined (always offer maxTools tools)
    */
   minScore?: number;
   /**
    * Tools offered on every request, on top of the routed ones (e.g. a help or escalation tool).
    * @default []
    */
-  alwaysOffer?: readonly string[];
+  alwaysInclude?: readonly string[];
   /**
    * Where a request is routed when its partition has no tools of its own (no cards registered
    * there): the tools registered in this partition, with a warning once per partition. `null`:
@@ -52,23 +53,30 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
    */
   fallbackPartition?: string | null;
   /**
-   * Receives what routing had to work around, once per router for a failure and once per
-   * partition for one without tools; the message is redacted (never an error's raw text).
-   * Never throws into the run.
-   * @default console.warn with a "[tool-lessons]" prefix
+   * Receives what routing had to work around (stage `"serve"`, kinds {@link RoutingFailureKind}),
+   * once per router for a failure and once per partition for one without tools; the message is
+   * redacted (never an error's raw text), and the context is a {@link RoutingFailureContext}.
+   * Never throws into the run: a sink that throws is ignored.
+   * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)
    */
-  onWarning?: (message: string, warning: RoutingWarning) => void;
+  onFailure?: FailureSink;
 }
 
-/** What a {@link ToolRouterOptions.onWarning} is told, besides the message. */
-export interface RoutingWarning {
-  /** `skipped`: routing failed or found no tools, every tool was sent; `fallback`: another partition's tools were routed. */
-  kind: "skipped" | "fallback";
+/**
+ * The `kind` of a routing failure: `routing_skipped`, routing failed or found no tools and every
+ * tool was sent; `routing_fallback`, another partition's tools were routed.
+ */
+export type RoutingFailureKind = "routing_skipped" | "routing_fallback";
+
+/** The `context` of a routing failure: partition names and a reason, never request text. */
+export interface RoutingFailureContext {
   /** The caller's partition. */
   partition: string;
-  /** Why routing was skipped (for `skipped`). */
+  /** Why routing was skipped (for `routing_skipped`). */
   reason?: RoutingSkipped["reason"];
-  /** The partition whose tools were routed (for `fallback`). */
+  /** The failed error's class name (for a `routing_skipped` failure, when it had one). */
+  errorName?: string;
+  /** The partition whose tools were routed (for `routing_fallback`). */
   routedFrom?: string;
 }
 
@@ -87,17 +95,19 @@ export interface RoutingSkipped {
 
 /**
  * The defaults applied to every optional {@link ToolRouterOptions} field left unset (`minScore` has
- * no value of its own: without it, k tools are always offered). `k` is the settings' `routingK`,
- * whose default lives in src/settings.ts only.
+ * no value of its own: without it, maxTools tools are always offered). `maxTools` is the
+ * settings' `routingK`, whose default lives in src/settings.ts only.
  */
 export const DEFAULT_TOOL_ROUTER: Readonly<
-  Required<Pick<ToolRouterOptions, "k" | "alwaysOffer" | "fallbackPartition" | "onWarning">> & { partition: string }
+  Required<Pick<ToolRouterOptions, "maxTools" | "alwaysInclude" | "fallbackPartition" | "onFailure">> & {
+    partition: string;
+  }
 > = Object.freeze({
   partition: DEFAULT_PARTITION,
-  k: DEFAULT_SETTINGS.routingK,
-  alwaysOffer: Object.freeze([]),
+  maxTools: DEFAULT_SETTINGS.routingK,
+  alwaysInclude: Object.freeze([]),
   fallbackPartition: DEFAULT_PARTITION,
-  onWarning: (message: string) => console.warn(`[tool-lessons] ${message}`),
+  onFailure: DEFAULT_FAILURE_SINK,
 });
 
 /** Partitions a router warns about at most (each once); beyond it, no more partition warnings. */
@@ -130,8 +140,8 @@ export interface RouteOptions {
   partition?: string;
   /** Tools the thread already uses: kept visible, not counted as offered. */
   sticky?: readonly string[];
-  /** @default the router's k */
-  k?: number;
+  /** @default the router's maxTools */
+  maxTools?: number;
 }
 
 /**
@@ -149,12 +159,14 @@ export class ToolRouter extends BaseRetriever {
   readonly index: ToolIndex;
   /** The partition {@link ToolRouter.route} routes when given none. */
   readonly partition: string;
-  readonly k: number;
+  /** Tools offered per request ({@link ToolRouterOptions.maxTools}). */
+  readonly maxTools: number;
   readonly minScore: number | undefined;
-  readonly alwaysOffer: readonly string[];
+  /** Tools offered on every request ({@link ToolRouterOptions.alwaysInclude}). */
+  readonly alwaysInclude: readonly string[];
   readonly fallbackPartition: string | null;
   private readonly spec: PartitionSpec | undefined;
-  private readonly warn: (message: string, warning: RoutingWarning) => void;
+  private readonly failures: FailureReporter;
   private warnedFailure = false;
   private readonly warnedPartitions = new Set<string>();
 
@@ -166,19 +178,12 @@ export class ToolRouter extends BaseRetriever {
     const fixed = typeof options.partition === "string" && !options.partition.includes("{");
     this.spec = options.partition;
     this.partition = fixed ? (options.partition as string) : DEFAULT_TOOL_ROUTER.partition;
-    this.k = options.k ?? DEFAULT_TOOL_ROUTER.k;
+    this.maxTools = options.maxTools ?? DEFAULT_TOOL_ROUTER.maxTools;
     this.minScore = options.minScore;
-    this.alwaysOffer = options.alwaysOffer ?? DEFAULT_TOOL_ROUTER.alwaysOffer;
+    this.alwaysInclude = options.alwaysInclude ?? DEFAULT_TOOL_ROUTER.alwaysInclude;
     this.fallbackPartition =
       options.fallbackPartition === undefined ? DEFAULT_TOOL_ROUTER.fallbackPartition : options.fallbackPartition;
-    const onWarning = options.onWarning ?? DEFAULT_TOOL_ROUTER.onWarning;
-    this.warn = (message, warning) => {
-      try {
-        onWarning(redactForLog(message), warning);
-      } catch {
-        // A warning sink that throws must not break routing.
-      }
-    };
+    this.failures = new FailureReporter("serve", options.onFailure ?? DEFAULT_TOOL_ROUTER.onFailure);
   }
 
   /** The partition `invoke` routes for a run's config: the router's spec, or the config's ids. */
@@ -240,8 +245,8 @@ export class ToolRouter extends BaseRetriever {
 
   private async choose(request: string, options: RouteOptions): Promise<RoutedTools> {
     const partition = options.partition ?? this.partition;
-    const k = options.k ?? this.k;
-    const always = [...new Set(this.alwaysOffer)];
+    const k = options.maxTools ?? this.maxTools;
+    const always = [...new Set(this.alwaysInclude)];
     const sticky = [...new Set(options.sticky ?? [])].filter((t) => !always.includes(t));
     let routedIn = partition;
     let vector: RoutingVector;
@@ -258,9 +263,10 @@ export class ToolRouter extends BaseRetriever {
         routedIn = fallback;
         this.warnPartition(partition, `fallback`, () =>
           this.warn(
+            "routing_fallback",
             `partition "${partition}" has no tools of its own: routed the tools of "${fallback}". ` +
               `Register the tools there (registerTools(ledger, tools, { partition })), or set fallbackPartition.`,
-            { kind: "fallback", partition, routedFrom: fallback },
+            { partition, routedFrom: fallback },
           ),
         );
       }
@@ -300,13 +306,23 @@ export class ToolRouter extends BaseRetriever {
           "Register the tools in that partition (registerTools(ledger, tools, { partition }))."
         : `routing failed (${skipped.reason.replace("_", " ")}${skipped.errorName ? `, ${skipped.errorName}` : ""}): ` +
           "the turn goes on with every tool and its route record says routing was skipped. Warned once per router.";
-    const warning: RoutingWarning = { kind: "skipped", partition, reason: skipped.reason };
-    if (skipped.reason === "no_tools") this.warnPartition(partition, "none", () => this.warn(message, warning));
+    const context: RoutingFailureContext = {
+      partition,
+      reason: skipped.reason,
+      ...(skipped.errorName ? { errorName: skipped.errorName } : {}),
+    };
+    if (skipped.reason === "no_tools")
+      this.warnPartition(partition, "none", () => this.warn("routing_skipped", message, context));
     else if (!this.warnedFailure) {
       this.warnedFailure = true;
-      this.warn(message, warning);
+      this.warn("routing_skipped", message, context);
     }
     return { offered: [], always, sticky, tools: [], allSent: true, skipped };
+  }
+
+  /** To the sink every time it is called (the once-per-router and once-per-partition rules are the callers'), redacted. */
+  private warn(kind: RoutingFailureKind, message: string, context: RoutingFailureContext): void {
+    this.failures.reportEach(kind, redactForLog(message), undefined, { ...context });
   }
 
   private warnPartition(partition: string, kind: string, warn: () => void): void {

@@ -9,7 +9,7 @@ import type { ToolSource } from "../ledger/cards.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ledgerOn } from "../ledger/on-store.js";
 import { registerTools } from "../learn/register.js";
-import { type RoutingWarning, ToolRouter } from "../routing/router.js";
+import { ToolRouter } from "../routing/router.js";
 import { ToolIndex } from "../routing/tool-index.js";
 import { LessonRetriever } from "../rules/retriever.js";
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
@@ -57,11 +57,12 @@ export class ServeBackends {
     if (!router) {
       router = new ToolRouter({
         index,
-        k: this.options.maxTools ?? DEFAULT_SERVE.maxTools,
-        alwaysOffer: this.options.alwaysInclude ?? DEFAULT_SERVE.alwaysInclude,
+        maxTools: this.options.maxTools ?? DEFAULT_SERVE.maxTools,
+        alwaysInclude: this.options.alwaysInclude ?? DEFAULT_SERVE.alwaysInclude,
         // A skipped turn is reported by serving itself; routing another partition's tools is the router's to say.
-        onWarning: (message: string, warning: RoutingWarning) => {
-          if (warning.kind !== "skipped") this.reporter.report(`routing_${warning.kind}`, message);
+        onFailure: (failure) => {
+          if (failure.kind !== "routing_skipped")
+            this.reporter.report(failure.kind, failure.message, failure.error, failure.context);
         },
       });
       this.routers.set(index, router);

@@ -129,7 +129,7 @@ export class TurnServer {
     if (router) {
       const sticky = toolsInUse(input.messages);
       const routed = await budget.step("routing", () =>
-        router.route(turn.text, { partition, sticky, k: this.options.maxTools }, config),
+        router.route(turn.text, { partition, sticky, maxTools: this.options.maxTools }, config),
       );
       if (routed.ok && routed.value.skipped) {
         // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
@@ -158,7 +158,7 @@ export class TurnServer {
             offered: routing?.offered ?? [],
             allSent: routing?.allSent ?? true,
             ...(skipped ? { skipped } : {}),
-            k: this.options.maxTools ?? router?.k ?? DEFAULT_SERVE.maxTools,
+            k: this.options.maxTools ?? router?.maxTools ?? DEFAULT_SERVE.maxTools,
           },
         ]),
       );

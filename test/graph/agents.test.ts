@@ -51,7 +51,7 @@ const config = (thread: string, user: string) => ({
 
 describe("createReactAgent with the lessons subgraph as its pre-model hook", () => {
   it("learns from a failing tool and obeys an edict, over several turns and threads", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     const tools = deskTools();
     await registerTools(ledger, tools, { partition: "u:ann" });
     await ledger.configure("u:ann", { routingK: 2 });
@@ -181,7 +181,7 @@ describe("createToolLessonsAgent", () => {
 
 describe("degrading", () => {
   it("embeddings throwing during a turn: every tool is offered, the turn succeeds, the fallback is reported once and recorded", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     const tools = deskTools();
     await registerTools(ledger, tools, { partition: "u:dee" });
     const errors: string[] = [];

@@ -39,7 +39,7 @@ class WatchedStore extends BaseStore {
 
 async function desk(options: { autoApply?: boolean; memoryEvery?: number } = {}) {
   const store = new WatchedStore();
-  const ledger = new Ledger(store, { onWarning: () => undefined });
+  const ledger = new Ledger(store, { onFailure: () => undefined });
   const tools = deskTools();
   for (const partition of ["u:alice", "u:bob"]) {
     await registerTools(ledger, tools, { partition });

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { bindRoutedTools, createRouteNode } from "../../src/graph/route-node.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
-import { ToolRouter, type RoutingWarning } from "../../src/routing/router.js";
+import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -66,13 +66,13 @@ interface BuildOptions {
 }
 
 async function build(options: BuildOptions = {}) {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   for (const partition of options.partitions ?? ["default", "u:erin", "t:acme/u:erin"]) {
     await registerTools(ledger, TOOLS, { partition });
   }
   const index = new ToolIndex({ ledger, ...(options.embeddings ? { embeddings: options.embeddings } : {}) });
-  const routingWarnings: RoutingWarning[] = [];
-  const router = new ToolRouter({ index, k: 2, onWarning: (_m, w) => routingWarnings.push(w) });
+  const routingWarnings: ToolLessonsFailure[] = [];
+  const router = new ToolRouter({ index, maxTools: 2, onFailure: (f) => routingWarnings.push(f) });
   const model = new CapturingModel(
     planScript((step, messages) => {
       const text = String(messages.findLast((m) => m.getType() === "human")?.content ?? "");
@@ -246,7 +246,9 @@ describe("one partition for every record of a request", () => {
     await recorder.flush();
     expect(model.bound[0]).toContain("lookup_order");
     expect(model.bound[0]).toHaveLength(2);
-    expect(routingWarnings).toEqual([{ kind: "fallback", partition: "u:nobody", routedFrom: "default" }]);
+    expect(routingWarnings).toMatchObject([
+      { stage: "serve", kind: "routing_fallback", context: { partition: "u:nobody", routedFrom: "default" } },
+    ]);
     const [route] = await ledger.listRoutes("u:nobody");
     expect(route.allSent).toBe(false);
     expect((await where(ledger, PLACES.concat("u:nobody")))["u:nobody"]).toEqual({ routes: 1, calls: 1, turns: 1 });
@@ -273,7 +275,10 @@ describe("routing degrades, never breaks", () => {
     await recorder.flush();
     expect(state.messages.at(-1)?.content).toBe("done");
     expect(model.bound[1]).toEqual(TOOLS.map((t) => t.name));
-    expect(routingWarnings).toEqual([{ kind: "skipped", partition: "u:erin", reason: "embeddings_failed" }]);
+    expect(routingWarnings.map((w) => [w.kind, w.context])).toEqual([
+      ["routing_skipped", { partition: "u:erin", reason: "embeddings_failed", errorName: "Error" }],
+    ]);
+    expect(routingWarnings[0].message).not.toContain("503");
     // The node's sink hears the skipped routing once too, with no request text.
     expect(nodeErrors).toHaveLength(1);
     expect(String(nodeErrors[0])).toMatch(/routing failed/);
@@ -301,7 +306,7 @@ describe("the ledger failing during a turn", () => {
     expect(state.messages.at(-1)?.content).toBe("done");
     // The index could not be built from the ledger: routing was skipped, every tool bound.
     expect(model.bound[0]).toEqual(TOOLS.map((t) => t.name));
-    expect(routingWarnings.map((w) => w.reason)).toEqual(["embeddings_failed"]);
+    expect(routingWarnings.map((w) => w.context?.reason)).toEqual(["embeddings_failed"]);
     expect(nodeErrors.length).toBeGreaterThan(0);
     expect(recorded.some((r) => r.kind === "store_write")).toBe(true);
   });

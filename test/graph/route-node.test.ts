@@ -42,7 +42,7 @@ const TOOLS: StructuredToolInterface[] = [
 async function build(ledger = new Ledger(new InMemoryStore()), onError?: (error: unknown) => void) {
   for (const partition of ["u:ann", "u:bob", "default"]) await registerTools(ledger, TOOLS, { partition });
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, k: 2 });
+  const router = new ToolRouter({ index, maxTools: 2 });
   const model = new CapturingModel(
     planScript((step, messages) =>
       step === 0 && /password/.test(String(messages.at(-1)?.content))
@@ -165,7 +165,7 @@ describe("route node and partitions", () => {
     await registerTools(ledger, TOOLS);
     const errors: unknown[] = [];
     const node = createRouteNode({
-      router: new ToolRouter({ index, k: 1 }),
+      router: new ToolRouter({ index, maxTools: 1 }),
       ledger,
       onFailure: (failure) => errors.push(failure.error),
     });

@@ -81,7 +81,7 @@ function killAtCommit(store: BaseStore): void {
 
 async function main(): Promise<unknown> {
   const store = await openStore();
-  const ledger = new Ledger(store, { onWarning: () => undefined });
+  const ledger = new Ledger(store, { onFailure: () => undefined });
   const manager = managerOver(ledger);
   const action = env.ACTION;
   try {

@@ -6,7 +6,7 @@ import { LessonManager } from "../../src/learn/manager.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 
 function manager(): LessonManager {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   return new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
 }
 

@@ -89,7 +89,7 @@ async function world(
     examples?: ToolIndexOptions["examples"];
   } = {},
 ) {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, { routingK: 2, ...options.settings });
   const augmented = TOOLS.filter((t) => options.augment?.tools.includes(t.name));
   if (options.augment) await registerTools(ledger, augmented, { augment: true, model: options.augment.model });

@@ -29,7 +29,7 @@ function scripted(...responses: string[]) {
 }
 
 function newLedger(): Ledger {
-  return new Ledger(new InMemoryStore(), { onWarning: () => {} });
+  return new Ledger(new InMemoryStore(), { onFailure: () => {} });
 }
 
 const makeLookup = (description = "Look up a claim by reference.", extraArg = false) =>

@@ -2,6 +2,7 @@ import type { BaseStore, Operation } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InvalidInput, NotFound, RevisionConflict } from "../../src/errors.js";
 import { type Collection, DEFAULT_NAMESPACE_ROOT, encodeLabel, timeOrderedId } from "../../src/ledger/keys.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
 import { Ledger, type LedgerOptions } from "../../src/ledger/ledger.js";
 import type {
   CallRecord,
@@ -189,13 +190,19 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
     let store: BaseStore;
     let cleanup: (() => Promise<void>) | undefined;
     let warnings: string[];
+    let failures: ToolLessonsFailure[];
+    /** Collects what the ledger reports: the failure, and its message in `warnings`. */
+    const collect = (failure: ToolLessonsFailure) => {
+      failures.push(failure);
+      warnings.push(failure.message);
+    };
 
-    /** A ledger on this test's store; warnings are collected, not printed. */
-    const open = (options: LedgerOptions = {}) =>
-      new Ledger(store, { onWarning: (message) => warnings.push(message), ...options });
+    /** A ledger on this test's store; failures are collected, not printed. */
+    const open = (options: LedgerOptions = {}) => new Ledger(store, { onFailure: collect, ...options });
 
     beforeEach(async () => {
       warnings = [];
+      failures = [];
       ({ store, cleanup } = await makeStore());
     });
 
@@ -433,7 +440,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(await ledger.listCalls("p", { tool: "ab" })).toHaveLength(1);
       });
 
-      it("reports a failed prune through onWarning, keeps the append, and prunes at the next threshold", async () => {
+      it("reports a failed prune through onFailure, keeps the append, and prunes at the next threshold", async () => {
         let failDeletes = true;
         const flaky = intercepted(store, {
           batch: (async (ops: Operation[]) => {
@@ -441,12 +448,16 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
             return store.batch(ops);
           }) as BaseStore["batch"],
         });
-        const ledger = new Ledger(flaky, { onWarning: (message) => warnings.push(message) });
+        const ledger = new Ledger(flaky, { onFailure: collect });
         await ledger.configure("p", { retainCallsPerTool: 20 });
 
         const first = await ledger.appendCalls(Array.from({ length: 30 }, () => call("p", "search")));
         expect(first).toHaveLength(30);
         expect(warnings).toEqual(["Pruning old records failed; they will be pruned later."]);
+        expect(failures[0]).toMatchObject({ stage: "ledger", kind: "prune_failed" });
+        expect(failures[0].context?.namespace).toMatch(/\/calls\//);
+        expect(failures[0].error).toBeInstanceOf(Error);
+        expect(failures[0].error?.message).toContain("disk full");
         expect(await ledger.listCalls("p", { tool: "search" })).toHaveLength(30);
 
         failDeletes = false;
@@ -678,6 +689,8 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(await ledger.reviewMarks("p")).toEqual(new Map([["search", "id-1"]]));
         expect(ledger.skippedRows).toBe(1);
         expect(warnings).toEqual(["Skipped a ledger row that does not match its schema."]);
+        expect(failures[0]).toMatchObject({ stage: "ledger", kind: "row_skipped", context: { key: "broken" } });
+        expect(failures[0].context?.issues).toMatch(/^through: /);
         await ledger.markReviewed("p", new Map([["broken", "id-2"]]));
         expect(await ledger.reviewMarks("p")).toEqual(
           new Map([
@@ -887,10 +900,14 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
 
       for (const [collection, { read, expected }] of Object.entries(cases)) {
         warnings = [];
+        failures = [];
         const ledger = open();
         expect(await read(ledger), collection).toEqual(expected);
         expect(ledger.skippedRows, collection).toBe(1);
-        expect(warnings, collection).toHaveLength(1);
+        expect(
+          failures.map((f) => [f.stage, f.kind]),
+          collection,
+        ).toEqual([["ledger", collection === "settings" ? "settings_unparsed" : "row_skipped"]]);
       }
     });
 
@@ -934,7 +951,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
             return store.get(namespace, key);
           }) as BaseStore["get"],
         });
-        const ledger = new Ledger(flaky, { onWarning: (message) => warnings.push(message) });
+        const ledger = new Ledger(flaky, { onFailure: collect });
         await expect(ledger.fingerprintKey()).rejects.toThrow("connection reset");
         const key = await ledger.fingerprintKey();
         expect(key).toMatch(/^[0-9a-f]{64}$/);

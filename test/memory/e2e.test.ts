@@ -93,7 +93,7 @@ function agent(manager: LessonManager, seen: BaseMessage[][]) {
 
 describe("tool memory end to end, on a real LangGraph agent", () => {
   it("after enough calls the guideline says vague requests return nothing, and the next prompt carries it", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     await registerTools(ledger, [searchDocs]);
     const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
     const recorder = new ToolLessonsCallbackHandler({
@@ -165,7 +165,7 @@ describe("tool memory end to end, on a real LangGraph agent", () => {
   });
 
   it("with a model evaluator and a model synthesizer behind the same interfaces", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     await registerTools(ledger, [searchDocs]);
     // The judge reads the masked record and scores "No results" 0.5, as the rubric asks.
     const judge = new ScriptedReplyModel((messages) => {

@@ -99,7 +99,7 @@ describe("the recorder keeps a successful call's output summary", () => {
       },
       { name: "lookup", description: "Look up a customer.", schema: z.object({ customer: z.string() }) },
     );
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     const handler = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,

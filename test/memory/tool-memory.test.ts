@@ -20,7 +20,7 @@ import { GOOD_REPLY, output, ScriptedReplyModel, wait } from "./memory-fixtures.
 const P = "p";
 
 function ledger(): Ledger {
-  return new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  return new Ledger(new InMemoryStore(), { onFailure: () => undefined });
 }
 
 let n = 0;

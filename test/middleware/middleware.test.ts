@@ -37,7 +37,7 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
   const ledger = new Ledger(options.store ?? new InMemoryStore());
   const index = new ToolIndex({ ledger, ...(options.embeddings ? { embeddings: options.embeddings } : {}) });
   // The router's own warnings (a skipped turn) are not the middleware's: kept apart.
-  const router = new ToolRouter({ index, onWarning: () => undefined });
+  const router = new ToolRouter({ index, onFailure: () => undefined });
   const views: ModelView[] = [];
   const warnings: string[] = [];
   const { agent } = deskAgent({

@@ -14,7 +14,7 @@
  * Postgres table's rows; every lesson after `review({ autoApply: true })`; the routing text; the
  * text the model is shown (`modelDescription` of every card, and what the scripted model was sent
  * on every call); everything written to the recorder's and the route node's `onError`, the
- * ledger's `onWarning` and console.warn / error / log / info / debug. Injection cases are also
+ * ledger's `onFailure` and console.warn / error / log / info / debug. Injection cases are also
  * checked not to reach a lesson, the routing text or the prompt.
  *
  * The Postgres sink runs on every 16th case of each channel, not all: each review and apply is a
@@ -51,11 +51,11 @@ const REPORT = "test-results/privacy-channels.json";
 
 const dir = mkdtempSync(join(tmpdir(), "tl-privacy-channels-"));
 
-const openSqlite: OpenStore = async (channel, onWarning) => {
+const openSqlite: OpenStore = async (channel, onFailure) => {
   const file = join(dir, `${channel}.db`);
   const store = await SqliteStore.open(file);
   return {
-    ledger: new Ledger(store, { onWarning }),
+    ledger: new Ledger(store, { onFailure }),
     files: [file, `${file}-wal`],
     close: () => store.close(),
   };
@@ -65,10 +65,10 @@ let postgres: { store: PostgresStore; schema: string } | undefined;
 let postgresSkipped: string | null = null;
 
 function openPostgres(store: PostgresStore, schema: string): OpenStore {
-  return async (channel, onWarning) => {
+  return async (channel, onFailure) => {
     const root = `tl-${channel}`;
     return {
-      ledger: new Ledger(store, { namespaceRoot: root, onWarning }),
+      ledger: new Ledger(store, { namespaceRoot: root, onFailure }),
       rows: async () => {
         const client = new pg.Client({ connectionString: POSTGRES_URL });
         await client.connect();

@@ -26,6 +26,7 @@ import { inspect } from "node:util";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
+import type { FailureSink } from "../../src/failure.js";
 import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { routingText } from "../../src/routing/routing-text.js";
@@ -278,7 +279,7 @@ export const BENIGN_TEXTS: readonly string[] = [
 /** The sinks other than the store itself, each checked item by item. */
 export type ItemSink = "lessons" | "routing text" | "prompt (examples hidden)" | "prompt (examples shown)";
 /** The logs. */
-export type LogSink = "onFailure (recorder)" | "onError (route node)" | "onWarning (ledger)" | "console";
+export type LogSink = "onFailure (recorder)" | "onError (route node)" | "onFailure (ledger)" | "console";
 
 /** One text of an item sink: a lesson line, a routing text, a description the model was shown. */
 export interface SinkItem {
@@ -336,11 +337,8 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-/** Opens a fresh store for a channel; `onWarning` is the ledger's warning sink. */
-export type OpenStore = (
-  channel: string,
-  onWarning: (message: string, context?: Record<string, unknown>) => void,
-) => Promise<OpenedStore>;
+/** Opens a fresh store for a channel; `onFailure` is the ledger's failure sink. */
+export type OpenStore = (channel: string, onFailure: FailureSink) => Promise<OpenedStore>;
 
 /** Options of {@link runChannel}. */
 export interface RunChannelOptions {
@@ -612,8 +610,8 @@ export async function runChannel(
 ): Promise<ChannelRun> {
   const started = performance.now();
   const logs: ChannelRun["logs"] = [];
-  const store = await options.open(options.name, (message, context) =>
-    logs.push({ sink: "onWarning (ledger)", text: `${message} ${printed(context ?? "")}` }),
+  const store = await options.open(options.name, ({ message, context, error }) =>
+    logs.push({ sink: "onFailure (ledger)", text: `${message} ${printed(context ?? "")} ${printed(error ?? "")}` }),
   );
   const { ledger } = store;
   const consoleFrom = options.console.length;
@@ -651,7 +649,7 @@ export async function runChannel(
     batchSize: options.batchSize ?? 8,
     ledger,
     model: new RecordingChatModel(),
-    router: new ToolRouter({ index, k: 2 }),
+    router: new ToolRouter({ index, maxTools: 2 }),
     onRouteError: (error) => logs.push({ sink: "onError (route node)", text: printed(error) }),
     owners: new Map(),
     runErrors: [],

@@ -106,7 +106,7 @@ beforeAll(async () => {
   await registerTools(ledger, v1Tools);
   v1ArgNames = (await ledger.getCard("default", LOOKUP))!.author.argNames;
   index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, k: 2 });
+  const router = new ToolRouter({ index, maxTools: 2 });
   recorder = new ToolLessonsCallbackHandler({ ledger });
   const graph = routedAgent({ model: new CrmModel(), tools: v1Tools, router, ledger });
   traffic = [];

@@ -102,7 +102,7 @@ beforeAll(async () => {
     registerTools(ledger, tools, { partition: PARTITION, augment: true, model: chat }),
   );
   index = new ToolIndex({ ledger, embeddings });
-  const router = new ToolRouter({ index, k: 3 });
+  const router = new ToolRouter({ index, maxTools: 3 });
   recorder = new ToolLessonsCallbackHandler({ ledger });
   graph = routedAgent({ model: chat, tools, router, ledger });
 

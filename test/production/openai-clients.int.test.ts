@@ -234,7 +234,7 @@ describe("streaming the agent through LangGraph", () => {
     await registerTools(ledger, tools);
     const index = new ToolIndex({ ledger });
     const recorder = new ToolLessonsCallbackHandler({ ledger });
-    const graph = routedAgent({ model: chat(), tools, router: new ToolRouter({ index, k: 3 }), ledger });
+    const graph = routedAgent({ model: chat(), tools, router: new ToolRouter({ index, maxTools: 3 }), ledger });
     const config = { configurable: { thread_id: "streamed" }, callbacks: [recorder] };
     let chunks = 0;
     for await (const _ of await graph.stream(

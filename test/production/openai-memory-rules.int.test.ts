@@ -91,7 +91,7 @@ const healthy = () =>
 /** Runs the traffic as `user` through the agent (ChatOpenAI) with the recorder; returns the partition. */
 async function recordTraffic(user: string): Promise<string> {
   const tools = supportDeskTools();
-  const graph = routedAgent({ model: chat(), tools, router: new ToolRouter({ index, k: 3 }), ledger });
+  const graph = routedAgent({ model: chat(), tools, router: new ToolRouter({ index, maxTools: 3 }), ledger });
   const recorder = new ToolLessonsCallbackHandler({ ledger });
   for (const request of TRAFFIC) await ask(graph, recorder, request, { user_id: user });
   const partition = `u:${user}`;

@@ -31,7 +31,7 @@ const scripted = () =>
     .respond(new AIMessage("done"));
 
 function recorder(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   const heard: ToolLessonsFailure[] = [];
   const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => heard.push(f), ...options });
   return { ledger, handler, heard };

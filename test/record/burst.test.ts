@@ -27,7 +27,7 @@ async function setup() {
   dirs.push(dir);
   const store = await SqliteStore.open(path.join(dir, "ledger.db"));
   await store.setup();
-  const ledger = new Ledger(store, { onWarning: () => undefined, ownsStore: true });
+  const ledger = new Ledger(store, { onFailure: () => undefined, ownsStore: true });
   await ledger.configure("default", { retainCallsPerTool: 10 * RUNS });
   const errors: ToolLessonsFailure[] = [];
   const handler = new ToolLessonsCallbackHandler({

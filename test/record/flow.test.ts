@@ -39,7 +39,8 @@ const RECORDS_PER_RUN = 3;
 
 async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   const store = new ValveStore();
-  const ledger = new Ledger(store, { onWarning: () => undefined });
+  const ledgerFailures: ToolLessonsFailure[] = [];
+  const ledger = new Ledger(store, { onFailure: (f) => ledgerFailures.push(f) });
   await ledger.fingerprintKey();
   const errors: ToolLessonsFailure[] = [];
   // One caller (none named): the app records under `default`.
@@ -55,7 +56,7 @@ async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
       { messages: [new HumanMessage(`go ${i}`)] },
       { configurable: { thread_id: `t${i}` }, callbacks: [handler] },
     );
-  return { store, ledger, handler, run, errors };
+  return { store, ledger, handler, run, errors, ledgerFailures };
 }
 
 const dropsIn = (failures: ToolLessonsFailure[]) =>
@@ -253,11 +254,14 @@ describe("ledger.close()", () => {
   });
 
   it("closes anyway with discardPending, and a run ending after close is reported, not written", async () => {
-    const { store, ledger, handler, run, errors } = await setup();
+    const { store, ledger, handler, run, errors, ledgerFailures } = await setup();
     store.mode = "hang";
     await run(0);
     await ledger.close({ timeoutMs: 20, discardPending: true });
     expect(ledger.isClosed).toBe(true);
+    expect(ledgerFailures).toMatchObject([
+      { stage: "ledger", kind: "records_discarded", context: { pending: 3, recorders: 1 } },
+    ]);
     await run(1);
     expect(handler.stats().failed).toBe(3);
     const [drop] = dropsIn(errors);

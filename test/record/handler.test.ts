@@ -29,7 +29,7 @@ import {
 
 function setup(plan: (step: number) => PlannedCall[] | undefined, options: { tokensPerStep?: number } = {}) {
   const store = new InMemoryStore();
-  const ledger = new Ledger(store, { onWarning: () => undefined });
+  const ledger = new Ledger(store, { onFailure: () => undefined });
   const errors: ToolLessonsFailure[] = [];
   // Runs that name no caller go to `default`: this app has one caller.
   const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });

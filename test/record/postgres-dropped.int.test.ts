@@ -43,7 +43,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
   beforeAll(async () => {
     store = await openPostgresStore(url.toString(), { schema, onIdleError: () => undefined });
     direct = await openPostgresStore(POSTGRES_URL, { schema });
-    ledger = new Ledger(store, { onWarning: () => undefined });
+    ledger = new Ledger(store, { onFailure: () => undefined });
     await ledger.configure("u:dropped", { retainCallsPerTool: 5_000, retainTurns: 5_000 });
     await ledger.fingerprintKey();
     handler = new ToolLessonsCallbackHandler({ ledger, maxRetryDelayMs: 50, onFailure: (f) => heard.push(f) });
@@ -139,7 +139,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
     const produced = { calls: 2 * runs, turns: runs };
     expect(handler.stats()).toMatchObject({ written: produced, failed: 0, dropped: 0, withheld: 0 });
 
-    const reader = new Ledger(direct, { onWarning: () => undefined });
+    const reader = new Ledger(direct, { onFailure: () => undefined });
     const calls = await reader.listCalls("u:dropped");
     const turns = await reader.listTurns("u:dropped");
     expect({ calls: calls.length, turns: turns.length }).toEqual(produced);

@@ -89,7 +89,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
   };
   /** Rows in the database, read past the proxy. */
   const stored = async () => {
-    const reader = new Ledger(direct, { onWarning: () => undefined });
+    const reader = new Ledger(direct, { onFailure: () => undefined });
     return { calls: (await reader.listCalls("u:fault")).length, turns: (await reader.listTurns("u:fault")).length };
   };
 
@@ -97,7 +97,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
     await proxy.open();
     store = await openPostgresStore(proxy.url(), { schema, connectionTimeoutMs: 2_000, onIdleError: () => undefined });
     direct = await openPostgresStore(POSTGRES_URL, { schema });
-    ledger = new Ledger(store, { onWarning: () => undefined });
+    ledger = new Ledger(store, { onFailure: () => undefined });
     await ledger.configure("u:fault", { retainCallsPerTool: 5_000 });
     handler = new ToolLessonsCallbackHandler({
       ledger,

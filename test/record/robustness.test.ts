@@ -23,7 +23,7 @@ class RefusingStore extends InMemoryStore {
 describe("one bad record never takes others with it", () => {
   it("a batch refused by the store is written again row by row: only the bad record is lost", async () => {
     const store = new RefusingStore();
-    const ledger = new Ledger(store, { onWarning: () => undefined });
+    const ledger = new Ledger(store, { onFailure: () => undefined });
     const errors: ToolLessonsFailure[] = [];
     const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
     for (let i = 0; i < 5; i++) await anyTool("good").invoke({ i }, { callbacks: [handler] });
@@ -38,7 +38,7 @@ describe("one bad record never takes others with it", () => {
   });
 
   it("a tool name no store can key by is refused alone", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
     await anyTool("bad\uD800name").invoke({}, { callbacks: [handler] });
     await anyTool("x".repeat(100_000)).invoke({}, { callbacks: [handler] });
@@ -49,7 +49,7 @@ describe("one bad record never takes others with it", () => {
   });
 
   it("a call whose input LangChain cannot serialize (a BigInt) is counted and reported, not silently lost", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
     const errors: ToolLessonsFailure[] = [];
     const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
     const out = await anyTool("big").invoke({ n: 10n } as never, { callbacks: [handler] });
@@ -66,7 +66,7 @@ describe("one bad record never takes others with it", () => {
         throw new Error('insert failed for {"email":"margaret.whitfield@example.org","card":"4111 1111 1111 1111"}');
       }
     }
-    const ledger = new Ledger(new LeakyStore(), { onWarning: () => undefined });
+    const ledger = new Ledger(new LeakyStore(), { onFailure: () => undefined });
     const errors: unknown[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,
@@ -117,7 +117,7 @@ class PlannedStore extends InMemoryStore {
 describe("no record lost to a dropped connection", () => {
   async function record(plan: ConstructorParameters<typeof PlannedStore>[0]) {
     const store = new PlannedStore(plan);
-    const ledger = new Ledger(store, { onWarning: () => undefined });
+    const ledger = new Ledger(store, { onFailure: () => undefined });
     const heard: ToolLessonsFailure[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,

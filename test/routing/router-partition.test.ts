@@ -3,7 +3,8 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInput } from "../../src/errors.js";
-import { ToolRouter, type RoutingWarning } from "../../src/routing/router.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
+import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -22,11 +23,11 @@ async function setup(partitions: string[], options: Partial<ConstructorParameter
   const ledger = new Ledger(new InMemoryStore());
   for (const partition of partitions) await registerTools(ledger, TOOLS, { partition });
   const index = new ToolIndex({ ledger });
-  const warnings: { message: string; warning: RoutingWarning }[] = [];
+  const warnings: ToolLessonsFailure[] = [];
   const router = new ToolRouter({
     index,
-    k: 2,
-    onWarning: (message, warning) => warnings.push({ message, warning }),
+    maxTools: 2,
+    onFailure: (failure) => warnings.push(failure),
     ...options,
   });
   return { ledger, index, router, warnings };
@@ -49,7 +50,9 @@ describe("ToolRouter.invoke resolves the caller's partition from its config", ()
     }
     expect(warnings).toEqual([]);
     expect(await router.invoke("I forgot my password", { metadata: { user_id: "bob" } })).toEqual([]);
-    expect(warnings.map((w) => w.warning)).toEqual([{ kind: "skipped", partition: "u:bob", reason: "no_tools" }]);
+    expect(warnings.map((w) => [w.stage, w.kind, w.context])).toEqual([
+      ["serve", "routing_skipped", { partition: "u:bob", reason: "no_tools" }],
+    ]);
   });
 
   it("takes a template, and a fixed partition string as before", async () => {
@@ -79,9 +82,9 @@ describe("ToolRouter.route for a partition with no tools", () => {
     expect(first.allSent).toBe(false);
     await router.route("refund please", { partition: "u:nobody" });
     await router.route("refund please", { partition: "u:other" });
-    expect(warnings.map((w) => w.warning)).toEqual([
-      { kind: "fallback", partition: "u:nobody", routedFrom: "default" },
-      { kind: "fallback", partition: "u:other", routedFrom: "default" },
+    expect(warnings.map((w) => [w.kind, w.context])).toEqual([
+      ["routing_fallback", { partition: "u:nobody", routedFrom: "default" }],
+      ["routing_fallback", { partition: "u:other", routedFrom: "default" }],
     ]);
     expect(warnings[0].message).toMatch(/has no tools of its own/);
   });
@@ -91,7 +94,10 @@ describe("ToolRouter.route for a partition with no tools", () => {
     const routed = await router.route("where is my parcel", { partition: "u:nobody", sticky: ["track_shipment"] });
     expect(routed).toMatchObject({ offered: [], tools: [], allSent: true, skipped: { reason: "no_tools" } });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0].warning).toMatchObject({ kind: "skipped", reason: "no_tools", partition: "u:nobody" });
+    expect(warnings[0]).toMatchObject({
+      kind: "routing_skipped",
+      context: { reason: "no_tools", partition: "u:nobody" },
+    });
   });
 });
 
@@ -113,7 +119,8 @@ describe("ToolRouter.route degrades, never breaks", () => {
     expect(JSON.stringify(routed)).not.toContain("503");
     await router.route("and again");
     expect(warnings).toHaveLength(1);
-    expect(warnings[0].warning).toEqual({ kind: "skipped", partition: "default", reason: "embeddings_failed" });
+    expect(warnings[0]).toMatchObject({ stage: "serve", kind: "routing_skipped" });
+    expect(warnings[0].context).toEqual({ partition: "default", reason: "embeddings_failed", errorName: "Error" });
     expect(warnings[0].message).not.toContain("sarah@example.com");
     expect(warnings[0].message).not.toContain("503");
     // Through the retriever path too: no documents, no throw.
@@ -131,7 +138,7 @@ describe("ToolRouter.route degrades, never breaks", () => {
 
   it("survives a warning sink that throws", async () => {
     const { router, index } = await setup(["default"], {
-      onWarning: () => {
+      onFailure: () => {
         throw new Error("sink down");
       },
     });

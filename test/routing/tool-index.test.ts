@@ -271,7 +271,7 @@ describe("ToolIndex", () => {
 describe("ToolRouter", () => {
   it("is a retriever: invoke returns one document per offered tool", async () => {
     const { index } = await setup();
-    const router = new ToolRouter({ index, partition: "p1", k: 2 });
+    const router = new ToolRouter({ index, partition: "p1", maxTools: 2 });
     const docs = await router.invoke("reset my password please");
     expect(docs).toHaveLength(2);
     expect(docs[0].metadata.tool).toBe("reset_password");
@@ -280,7 +280,7 @@ describe("ToolRouter", () => {
 
   it("adds always-offered and sticky tools without counting them as offered", async () => {
     const { index } = await setup();
-    const router = new ToolRouter({ index, partition: "p1", k: 2, alwaysOffer: ["send_email"] });
+    const router = new ToolRouter({ index, partition: "p1", maxTools: 2, alwaysInclude: ["send_email"] });
     const routed = await router.route("reset my password please", { sticky: ["lookup_order", "send_email"] });
     expect(routed.offered.map((o) => o.tool)).not.toContain("send_email");
     expect(routed.offered).toHaveLength(2);
@@ -292,7 +292,7 @@ describe("ToolRouter", () => {
 
   it("says every tool was sent when there is nothing to choose", async () => {
     const { index } = await setup();
-    const routed = await new ToolRouter({ index, partition: "p1", k: 10 }).route("anything");
+    const routed = await new ToolRouter({ index, partition: "p1", maxTools: 10 }).route("anything");
     expect(routed.allSent).toBe(true);
     expect(routed.offered).toHaveLength(TOOLS.length);
   });

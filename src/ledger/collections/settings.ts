@@ -30,7 +30,7 @@ export class SettingsRow {
         settings = parseSettings(item.value);
       } catch (error) {
         this.ctx.counters.skippedRows += 1;
-        this.ctx.warn("Stored settings do not parse; using the defaults.", { partition, error: String(error) });
+        this.ctx.report("settings_unparsed", "Stored settings do not parse; using the defaults.", { partition }, error);
       }
     }
     this.cache.set(partition, settings);

@@ -1,6 +1,7 @@
 import type { BaseStore, Item, Operation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { InvalidInput } from "../../errors.js";
+import type { ToolLessonsFailure } from "../../failure.js";
 import { definedOnly } from "../../internal.js";
 import { type Collection, namespaceFor, timeOrderedId } from "../keys.js";
 import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
@@ -11,15 +12,29 @@ import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
  * amortised pruning. Internal to the ledger.
  */
 
-/** Receives the ledger's warnings (a skipped row, a failed prune). Never thrown. */
-export type WarningSink = (message: string, context?: Record<string, unknown>) => void;
+/**
+ * The `kind` of each failure the ledger reports (stage `"ledger"`), every time it happens:
+ * - `row_skipped`: a stored row did not match its schema and was skipped (and counted);
+ * - `settings_unparsed`: a partition's stored settings did not parse; the defaults were used;
+ * - `prune_failed`: pruning old records failed; they are pruned at a later threshold;
+ * - `records_discarded`: `close({ discardPending: true })` closed with records not written.
+ */
+export type LedgerFailureKind = "row_skipped" | "settings_unparsed" | "prune_failed" | "records_discarded";
+
+/** Reports one ledger failure to the ledger's sink, its context and error redacted. Never throws. */
+export type LedgerReport = (
+  kind: LedgerFailureKind,
+  message: string,
+  context?: ToolLessonsFailure["context"],
+  error?: unknown,
+) => void;
 
 /** What every collection module of one `Ledger` works with. */
 export interface LedgerContext {
   readonly store: BaseStore;
   /** First namespace label of every row (`LedgerOptions.namespaceRoot`). */
   readonly root: string;
-  readonly warn: WarningSink;
+  readonly report: LedgerReport;
   /** Most rows asked of the store in one request (`LedgerOptions.pageSize`). */
   readonly pageSize: number;
   /** Counters shared by the collections; `Ledger.skippedRows` reads `skippedRows`. */
@@ -134,10 +149,13 @@ export function parseItem<T>(ctx: LedgerContext, schema: z.ZodType<T>, item: Ite
   const parsed = schema.safeParse(item.value);
   if (parsed.success) return parsed.data;
   ctx.counters.skippedRows += 1;
-  ctx.warn("Skipped a ledger row that does not match its schema.", {
+  ctx.report("row_skipped", "Skipped a ledger row that does not match its schema.", {
     namespace: item.namespace.join("/"),
     key: item.key,
-    issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`),
+    issues: parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".")}: ${i.message}`)
+      .join("; "),
   });
   return null;
 }
@@ -213,7 +231,7 @@ export function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): 
 
 /**
  * Delete the rows of a namespace beyond the newest `keep` (by key: time-ordered ids), through
- * the store's index when it has {@link WindowReads} (only the doomed keys are read). A failure is reported through the warning sink and returns 0, never thrown: the rows are pruned later.
+ * the store's index when it has {@link WindowReads} (only the doomed keys are read). A failure is reported (`prune_failed`) and returns 0, never thrown: the rows are pruned later.
  */
 export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: number): Promise<number> {
   try {
@@ -228,10 +246,12 @@ export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: num
     await ctx.store.batch(doomed.map((key) => ({ namespace: ns, key, value: null })));
     return doomed.length;
   } catch (error) {
-    ctx.warn("Pruning old records failed; they will be pruned later.", {
-      namespace: ns.join("/"),
-      error: String(error),
-    });
+    ctx.report(
+      "prune_failed",
+      "Pruning old records failed; they will be pruned later.",
+      { namespace: ns.join("/") },
+      error,
+    );
     return 0;
   }
 }

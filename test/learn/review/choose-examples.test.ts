@@ -65,7 +65,7 @@ async function recordMisses(ledger: Ledger, requests: readonly string[], from = 
 
 /** A partition with the three tools registered and indexed, routing offering `routingK` tools. */
 async function freshPartition(settings: SettingsInput) {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, settings);
   await registerTools(ledger, TOOLS, { partition: P });
   const index = new ToolIndex({ ledger });

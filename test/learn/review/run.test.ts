@@ -50,7 +50,7 @@ interface Call {
 
 /** A ledger with the tools registered, and one user turn written as the recorder writes it. */
 async function world() {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
   const index = new ToolIndex({ ledger });

@@ -68,7 +68,7 @@ interface Call {
 }
 
 async function world() {
-  const ledger = new Ledger(new InMemoryStore(), { onWarning: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
   const index = new ToolIndex({ ledger });
