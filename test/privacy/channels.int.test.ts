@@ -13,7 +13,7 @@
  * WAL as raw bytes after the traffic's flush, after review (before close) and after close; a
  * Postgres table's rows; every lesson after `review({ autoApply: true })`; the routing text; the
  * text the model is shown (`modelDescription` of every card, and what the scripted model was sent
- * on every call); everything written to the recorder's and the route node's `onError`, the
+ * on every call); everything written to the recorder's and the route node's `onFailure`, the
  * ledger's `onFailure` and console.warn / error / log / info / debug. Injection cases are also
  * checked not to reach a lesson, the routing text or the prompt.
  *

@@ -279,7 +279,7 @@ export const BENIGN_TEXTS: readonly string[] = [
 /** The sinks other than the store itself, each checked item by item. */
 export type ItemSink = "lessons" | "routing text" | "prompt (examples hidden)" | "prompt (examples shown)";
 /** The logs. */
-export type LogSink = "onFailure (recorder)" | "onError (route node)" | "onFailure (ledger)" | "console";
+export type LogSink = "onFailure (recorder)" | "onFailure (route node)" | "onFailure (ledger)" | "console";
 
 /** One text of an item sink: a lesson line, a routing text, a description the model was shown. */
 export interface SinkItem {
@@ -650,7 +650,7 @@ export async function runChannel(
     ledger,
     model: new RecordingChatModel(),
     router: new ToolRouter({ index, maxTools: 2 }),
-    onRouteError: (error) => logs.push({ sink: "onError (route node)", text: printed(error) }),
+    onRouteError: (error) => logs.push({ sink: "onFailure (route node)", text: printed(error) }),
     owners: new Map(),
     runErrors: [],
     graphs,

@@ -26,7 +26,7 @@ export const SINKS = [
   "prompt (examples hidden)",
   "prompt (examples shown)",
   "onFailure (recorder)",
-  "onError (route node)",
+  "onFailure (route node)",
   "onFailure (ledger)",
   "console",
 ] as const;
@@ -40,7 +40,12 @@ const ITEM_SINKS: readonly ItemSink[] = [
   "prompt (examples hidden)",
   "prompt (examples shown)",
 ];
-const LOG_SINKS: readonly LogSink[] = ["onFailure (recorder)", "onError (route node)", "onFailure (ledger)", "console"];
+const LOG_SINKS: readonly LogSink[] = [
+  "onFailure (recorder)",
+  "onFailure (route node)",
+  "onFailure (ledger)",
+  "console",
+];
 
 /** Refusal reasons that are the gate's (a value, private data, text aimed at the model, a word not allowed). */
 const GATE_REASON = /value|private|aimed|word/;
