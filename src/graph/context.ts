@@ -12,8 +12,7 @@ import { rankByCoverage } from "../learn/coverage.js";
 import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
 import type { Proposer } from "../learn/proposer.js";
-import { threadCallersOf } from "../record/callers.js";
-import { partitionOf } from "../record/partition.js";
+import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import type { ToolIndex } from "../routing/tool-index.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { TurnServer } from "../serve/turn-server.js";
@@ -98,14 +97,12 @@ export class LessonsRuntime {
     const ledger = this.server.backends.ledger((config as { store?: BaseStore } | undefined)?.store);
     const configurable = config?.configurable as Record<string, unknown> | undefined;
     const threadId = typeof configurable?.thread_id === "string" ? configurable.thread_id : undefined;
-    let partition: string;
-    try {
-      partition = partitionOf(config as Parameters<typeof partitionOf>[0], this.options.partition);
-    } catch (error) {
-      if (ledger) threadCallersOf(ledger).refuse(threadId);
-      throw error;
-    }
-    if (ledger) threadCallersOf(ledger).remember(threadId, partition);
+    const partition = resolveThreadCaller(
+      config as Parameters<typeof resolveThreadCaller>[0],
+      this.options.partition,
+      threadId,
+      ledger && threadCallersOf(ledger),
+    );
     return { ledger, partition, threadId };
   }
 

@@ -15,7 +15,7 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { DEFAULT_TIME_BOUND_MS, withinBound } from "../failure.js";
+import { withinBound } from "../failure.js";
 import { runReview } from "../learn/review/run.js";
 import type { EvidenceTally } from "../learn/review/tally.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -49,7 +49,8 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
   const names = runtime.options.tools.map((t) => t.name);
   const registered = new Set(names);
   const autoApply = runtime.options.autoApply ?? DEFAULT_LESSONS_GRAPH.autoApply;
-  const bound = DEFAULT_TIME_BOUND_MS;
+  // The graph's own bound (`timeoutMs`), for each store and model call of the step.
+  const bound = runtime.timeoutMs;
   return async function learn(state: LearnState, config?: RunnableConfig) {
     const signals = state.lessonSignals ?? [];
     const review = signalledTools(signals, REVIEW_SIGNALS).filter((t) => registered.has(t));

@@ -6,6 +6,7 @@
  * share it without a process-wide map; pass your own to each to share it explicitly.
  */
 import type { BaseStore } from "@langchain/langgraph";
+import { partitionOf, type PartitionSpec } from "./partition.js";
 
 /** Options of {@link ThreadCallers}. */
 export interface ThreadCallersOptions {
@@ -70,4 +71,27 @@ export function threadCallersOf(ledger: { store: BaseStore }): ThreadCallers {
     perStore.set(ledger.store, callers);
   }
   return callers;
+}
+
+/**
+ * The caller of a run, resolved the one way every piece resolves it ({@link partitionOf}), and
+ * remembered for its thread in `callers` (or the thread marked refused, so the recorder writes
+ * none of its records). Serving a turn and the learning nodes both call this.
+ * @throws what `partitionOf` throws for ids that are not ones
+ */
+export function resolveThreadCaller(
+  config: Parameters<typeof partitionOf>[0],
+  resolver: PartitionSpec | undefined,
+  threadId: string | undefined,
+  callers: ThreadCallers | undefined,
+): string {
+  let partition: string;
+  try {
+    partition = partitionOf(config, resolver);
+  } catch (error) {
+    callers?.refuse(threadId);
+    throw error;
+  }
+  callers?.remember(threadId, partition);
+  return partition;
 }

@@ -15,10 +15,9 @@ import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { shownCards } from "../prompt/describe.js";
-import { threadCallersOf } from "../record/callers.js";
-import { partitionOf } from "../record/partition.js";
+import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
-import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
+import type { RoutedTools, RoutingSkipped } from "../routing/router.js";
 import { isUnscoped, type Rule } from "../rules/model.js";
 import { bindingRules, recordEdicts } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
@@ -93,14 +92,12 @@ export class TurnServer {
     }
     let partition: string;
     try {
-      partition = partitionOf(config, this.options.partition);
+      partition = resolveThreadCaller(config, this.options.partition, threadId, ledger && threadCallersOf(ledger));
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
-      if (ledger) threadCallersOf(ledger).refuse(threadId);
       this.reporter.report("partition", SERVE_FAILURES.partition, error);
       return unserved("refused");
     }
-    if (ledger) threadCallersOf(ledger).remember(threadId, partition);
 
     const budget = new TurnBudget(this.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs, this.reporter, SERVE_FAILURES);
     if (ledger && this.backends.needsRegistering(ledger, partition, input.tools)) {
