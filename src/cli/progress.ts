@@ -2,7 +2,6 @@
  * A progress bar for long runs, drawn on stderr only when it is a terminal: in a pipe, a CI log
  * or a test it draws nothing, so stdout stays the answer and stderr stays readable.
  */
-import { definedOnly } from "../internal.js";
 import type { CliIo } from "./io.js";
 
 /** A progress bar: `update` as work finishes, `end` to clear it. */
@@ -11,31 +10,11 @@ export interface ProgressBar {
   end(): void;
 }
 
-/** Options of {@link progressBar}. */
-export interface ProgressBarOptions {
-  /**
-   * Least time between two redraws, in ms (the last step is always drawn).
-   * @default 100
-   */
-  intervalMs?: number;
-  /**
-   * Characters of the bar itself.
-   * @default 30
-   */
-  width?: number;
-  /**
-   * Clock.
-   * @default Date.now
-   */
-  now?: () => number;
-}
+/** Least time between two redraws, in ms (the last step is always drawn). */
+const INTERVAL_MS = 100;
 
-/** The defaults of {@link ProgressBarOptions}. */
-export const DEFAULT_PROGRESS_BAR_OPTIONS: Readonly<Required<ProgressBarOptions>> = Object.freeze({
-  intervalMs: 100,
-  width: 30,
-  now: Date.now,
-});
+/** Characters of the bar itself. */
+const WIDTH = 30;
 
 const NO_BAR: ProgressBar = Object.freeze({ update: () => undefined, end: () => undefined });
 
@@ -47,18 +26,17 @@ export function progressLine(label: string, done: number, total: number, width: 
 }
 
 /** A bar on `io.stderr` when it is a terminal, else one that draws nothing. */
-export function progressBar(io: CliIo, label: string, options: ProgressBarOptions = {}): ProgressBar {
+export function progressBar(io: CliIo, label: string): ProgressBar {
   if (!io.stderrIsTTY) return NO_BAR;
-  const o = { ...DEFAULT_PROGRESS_BAR_OPTIONS, ...definedOnly(options) };
   let last = Number.NEGATIVE_INFINITY;
   let drawn = false;
   return {
     update(done, total, note) {
-      const t = o.now();
-      if (done < total && t - last < o.intervalMs) return;
+      const t = Date.now();
+      if (done < total && t - last < INTERVAL_MS) return;
       last = t;
       drawn = true;
-      io.stderr(`\r\x1b[K${progressLine(label, done, total, o.width, note)}`);
+      io.stderr(`\r\x1b[K${progressLine(label, done, total, WIDTH, note)}`);
     },
     end() {
       if (drawn) io.stderr("\r\x1b[K");

@@ -5,25 +5,15 @@
  *
  * Noise is what the repeats of one run disagree about: the spread (largest minus smallest) of a
  * figure over the runs of each side, the larger of the two. A change counts only when it is larger
- * than that noise and the tool has at least `minCases` cases: a router is deterministic (no noise),
+ * than that noise and the tool has at least {@link MIN_CASES} cases: a router is deterministic (no noise),
  * but one case of five still moves recall by 20 points and says nothing. Cases are matched by
  * their turn, so the two runs may come from files in another order.
  */
-import { definedOnly } from "../internal.js";
 import { isCorrect, pickOf } from "./confusion.js";
 import type { SelectionReport } from "./harness.js";
 
-/** Options of {@link compareRuns}. */
-export interface CompareOptions {
-  /**
-   * Least cases a tool needs on both sides for its change to be judged.
-   * @default 10
-   */
-  minCases?: number;
-}
-
-/** The defaults of {@link CompareOptions}. */
-export const DEFAULT_COMPARE_OPTIONS: Readonly<Required<CompareOptions>> = Object.freeze({ minCases: 10 });
+/** Least cases a tool needs on both sides for its change to be judged. */
+const MIN_CASES = 10;
 
 /** How a change compares with the noise. */
 export type ChangeVerdict = "better" | "worse" | "within_noise" | "too_few_cases";
@@ -101,8 +91,7 @@ function mostlyRight(c: SelectionReport["cases"][number]): boolean | undefined {
 }
 
 /** Compare two runs (see the module comment). */
-export function compareRuns(before: SelectionReport, after: SelectionReport, options: CompareOptions = {}): Comparison {
-  const o = { ...DEFAULT_COMPARE_OPTIONS, ...definedOnly(options) };
+export function compareRuns(before: SelectionReport, after: SelectionReport): Comparison {
   const accuracyNoise = Math.max(spread(before.accuracy.perRun), spread(after.accuracy.perRun));
   const accuracy = judge(before.accuracy.accuracy, after.accuracy.accuracy, accuracyNoise, true);
 
@@ -115,7 +104,7 @@ export function compareRuns(before: SelectionReport, after: SelectionReport, opt
   const perTool: ComparedTool[] = [...tools.entries()].map(([tool, { b, a }]) => {
     const cases = Math.min(b?.cases ?? 0, a?.cases ?? 0);
     const noise = Math.max(spread(b?.recallPerRun ?? []), spread(a?.recallPerRun ?? []));
-    return { tool, cases, ...judge(b?.recall ?? null, a?.recall ?? null, noise, cases >= o.minCases) };
+    return { tool, cases, ...judge(b?.recall ?? null, a?.recall ?? null, noise, cases >= MIN_CASES) };
   });
   const judged = (t: ComparedTool): number => (t.verdict === "too_few_cases" ? 1 : 0);
   perTool.sort(

@@ -17,7 +17,6 @@
  * Thresholds count cases, not outcomes: errors are divided by the number of runs, so a case
  * repeated three times weighs as one case.
  */
-import { definedOnly } from "../internal.js";
 import type { ConfusionMatrix } from "./confusion.js";
 
 /** Which off-diagonal pattern a diagnosis names. */
@@ -41,7 +40,7 @@ export interface Diagnosis {
   tools: string[];
   /** Wrong outcomes behind it (all runs). */
   errors: number;
-  /** The share its threshold judged (see {@link DiagnoseOptions}). */
+  /** The share its threshold judged (see `THRESHOLDS` in diagnose.ts). */
   share: number;
   /** What the matrix shows, in plain words. */
   finding: string;
@@ -51,67 +50,33 @@ export interface Diagnosis {
   cells: DiagnosisCell[];
 }
 
-/** Thresholds of {@link diagnose}. Counts are in cases (outcomes divided by runs). */
-export interface DiagnoseOptions {
-  /**
-   * Least errors between two tools (both directions) for a dense pair.
-   * @default 2
-   */
-  minPairErrors?: number;
-  /**
-   * Least share of the two tools' rows those errors must make.
-   * @default 0.05
-   */
-  minPairShare?: number;
-  /**
-   * Most dense pairs reported, the densest first.
-   * @default 10
-   */
-  maxPairs?: number;
-  /**
-   * Least errors in a row for it to be judged scattered.
-   * @default 3
-   */
-  minRowErrors?: number;
-  /**
-   * Least share of the row that is wrong for it to be judged scattered.
-   * @default 0.3
-   */
-  minRowErrorShare?: number;
-  /**
-   * Least number of different wrong columns of a scattered row.
-   * @default 3
-   */
-  minScatterColumns?: number;
-  /**
-   * Most of a scattered row's errors one wrong column may hold (more is a pair, not a scatter).
-   * @default 0.5
-   */
-  maxScatterTopShare?: number;
-  /**
-   * Most scattered rows reported, the most wrong first.
-   * @default 10
-   */
-  maxScattered?: number;
-  /**
-   * Least errors in the null row, or in the null column, for its diagnosis.
-   * @default 2
-   */
-  minNullErrors?: number;
-  /**
-   * Least share of all errors the null column must hold.
-   * @default 0.25
-   */
-  minNullColumnShare?: number;
-  /**
-   * Least share of the null row (turns that need no tool) that must be wrong.
-   * @default 0.2
-   */
-  minNullRowShare?: number;
+/** Thresholds of {@link diagnose}, fixed. Counts are in cases (outcomes divided by runs). */
+interface DiagnoseThresholds {
+  /** Least errors between two tools (both directions) for a dense pair. */
+  minPairErrors: number;
+  /** Least share of the two tools' rows those errors must make. */
+  minPairShare: number;
+  /** Most dense pairs reported, the densest first. */
+  maxPairs: number;
+  /** Least errors in a row for it to be judged scattered. */
+  minRowErrors: number;
+  /** Least share of the row that is wrong for it to be judged scattered. */
+  minRowErrorShare: number;
+  /** Least number of different wrong columns of a scattered row. */
+  minScatterColumns: number;
+  /** Most of a scattered row's errors one wrong column may hold (more is a pair, not a scatter). */
+  maxScatterTopShare: number;
+  /** Most scattered rows reported, the most wrong first. */
+  maxScattered: number;
+  /** Least errors in the null row, or in the null column, for its diagnosis. */
+  minNullErrors: number;
+  /** Least share of all errors the null column must hold. */
+  minNullColumnShare: number;
+  /** Least share of the null row (turns that need no tool) that must be wrong. */
+  minNullRowShare: number;
 }
 
-/** The defaults of {@link DiagnoseOptions}. */
-export const DEFAULT_DIAGNOSE_OPTIONS: Readonly<Required<DiagnoseOptions>> = Object.freeze({
+const THRESHOLDS: Readonly<DiagnoseThresholds> = Object.freeze({
   minPairErrors: 2,
   minPairShare: 0.05,
   maxPairs: 10,
@@ -179,8 +144,8 @@ function duplicateDiagnosis(group: readonly string[], matrix: ConfusionMatrix): 
  * Diagnoses of the off-diagonal: duplicate tools, dense pairs (never two duplicates), scattered
  * rows, then the null column and the null row.
  */
-export function diagnose(input: DiagnoseInput, options: DiagnoseOptions = {}): Diagnosis[] {
-  const o = { ...DEFAULT_DIAGNOSE_OPTIONS, ...definedOnly(options) };
+export function diagnose(input: DiagnoseInput): Diagnosis[] {
+  const o = THRESHOLDS;
   const runs = Math.max(1, input.runs);
   const { labels, counts } = input.matrix;
   const rowTotal = counts.map((row) => row.reduce((a, b) => a + b, 0));

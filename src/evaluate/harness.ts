@@ -31,7 +31,8 @@ import {
   type ToolScore,
   toolScores,
 } from "./confusion.js";
-import { type DiagnoseOptions, type Diagnosis, diagnose, type SelectionMode } from "./diagnose.js";
+import { backoffDelay, isRateLimitError, retryAfterMs } from "../memory/limit.js";
+import { type Diagnosis, diagnose, type SelectionMode } from "./diagnose.js";
 import type { NoToolFigures } from "./metrics.js";
 import type { Selection, Selector } from "./selectors.js";
 
@@ -51,42 +52,6 @@ export {
 } from "./selectors.js";
 
 // ------------------------------------------------------------------ running
-
-/**
- * Whether an error is a provider's rate limit (HTTP 429, `rate_limit_exceeded`, "too many
- * requests"): those are retried with backoff; anything else fails the case run at once.
- */
-export function isRateLimitError(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const e = error as {
-    status?: unknown;
-    statusCode?: unknown;
-    code?: unknown;
-    name?: unknown;
-    message?: unknown;
-    response?: { status?: unknown };
-  };
-  if (e.status === 429 || e.statusCode === 429 || e.response?.status === 429) return true;
-  if (typeof e.code === "string" && /rate.?limit|^429$/i.test(e.code)) return true;
-  if (e.name === "RateLimitError") return true;
-  return typeof e.message === "string" && /rate.?limit|too many requests|\b429\b/i.test(e.message);
-}
-
-/** Seconds a rate-limited provider asked to wait (`retry-after`), when the error says. */
-function retryAfterMs(error: unknown): number | undefined {
-  const e = error as { headers?: unknown; retryAfter?: unknown };
-  const headers = e?.headers;
-  let raw: unknown = e?.retryAfter;
-  if (raw === undefined && headers && typeof headers === "object") {
-    const get = (headers as { get?: unknown }).get;
-    raw =
-      typeof get === "function"
-        ? (get as (k: string) => unknown).call(headers, "retry-after")
-        : (headers as Record<string, unknown>)["retry-after"];
-  }
-  const seconds = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw) : Number.NaN;
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
-}
 
 /** Progress of a run: case runs finished out of all. */
 export interface SelectionProgress {
@@ -136,20 +101,10 @@ export interface EvaluateSelectionOptions {
    */
   backoffMs?: number;
   /**
-   * Longest single backoff, in ms.
-   * @default 30000
-   */
-  maxBackoffMs?: number;
-  /**
    * Longest one selection may take, in ms (passed to the model call as `timeout`).
    * @default 60000
    */
   timeoutMs?: number;
-  /**
-   * Which errors are rate limits.
-   * @default isRateLimitError
-   */
-  isRateLimit?: (error: unknown) => boolean;
   /**
    * Waits between retries (tests pass a fake).
    * @default setTimeout
@@ -160,11 +115,6 @@ export interface EvaluateSelectionOptions {
    * @default Math.random
    */
   random?: () => number;
-  /**
-   * Thresholds of the diagnoses.
-   * @default {} (DEFAULT_DIAGNOSE_OPTIONS)
-   */
-  diagnose?: DiagnoseOptions;
   /** Called after each case run. */
   onProgress?: (progress: SelectionProgress) => void;
   /**
@@ -194,12 +144,9 @@ export const DEFAULT_EVALUATE_SELECTION_OPTIONS: Readonly<
   concurrency: 4,
   retries: 4,
   backoffMs: 1000,
-  maxBackoffMs: 30_000,
   timeoutMs: 60_000,
-  isRateLimit: isRateLimitError,
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
   random: Math.random,
-  diagnose: Object.freeze({}),
   now: () => performance.now(),
 });
 
@@ -251,6 +198,9 @@ export interface SelectionReport extends SelectionRun {
 /** The longest error message kept per case run. */
 const MAX_ERROR_LENGTH = 300;
 
+/** Longest single wait after a rate limit, in ms, whatever the provider asks. */
+const MAX_BACKOFF_MS = 30_000;
+
 /**
  * Run every case `runs` times against the selector and add up the outcomes. A case with
  * `candidates` is routed among them only (unless `ignoreCandidates`). Case runs go run-major
@@ -300,14 +250,14 @@ export async function evaluateSelection(
         return await selector.select(request, { ...config, timeout: o.timeoutMs });
       } catch (error) {
         if (config?.signal?.aborted) throw error;
-        if (!o.isRateLimit(error)) return { error: clip(oneLine(errorMessage(error)), MAX_ERROR_LENGTH) };
+        if (!isRateLimitError(error)) return { error: clip(oneLine(errorMessage(error)), MAX_ERROR_LENGTH) };
         if (retry >= o.retries) {
           return {
             error: clip(`rate limited after ${o.retries} retries: ${oneLine(errorMessage(error))}`, MAX_ERROR_LENGTH),
           };
         }
-        const backoff = Math.min(o.maxBackoffMs, o.backoffMs * 2 ** retry) * (0.5 + o.random() / 2);
-        await o.sleep(Math.min(o.maxBackoffMs, retryAfterMs(error) ?? backoff));
+        const backoff = { initialDelayMs: o.backoffMs, maxDelayMs: MAX_BACKOFF_MS };
+        await o.sleep(backoffDelay(retry, backoff, o.random, retryAfterMs(error)));
       }
     }
   };
@@ -349,7 +299,7 @@ export async function evaluateSelection(
       ? { duplicates: selector.duplicates.map((g) => [...g]) }
       : {}),
   };
-  return summarizeSelection(run, { diagnose: o.diagnose, by: o.by });
+  return summarizeSelection(run, { by: o.by });
 }
 
 /** A case and its outcomes, with what breakdowns and recall@k read. */
@@ -395,11 +345,6 @@ function checkCandidates(cases: readonly EvalCase[], tools: readonly string[]): 
 /** Options of {@link summarizeSelection}. */
 export interface SummarizeOptions {
   /**
-   * Thresholds of the diagnoses.
-   * @default {} (DEFAULT_DIAGNOSE_OPTIONS)
-   */
-  diagnose?: DiagnoseOptions;
-  /**
    * Case fields to break the figures down by.
    * @default [] (none)
    */
@@ -444,10 +389,7 @@ export function summarizeSelection(run: SelectionRun, options: SummarizeOptions 
     matrix,
     perTool: toolScores(run.cases, matrix),
     agreement: agreementOf(run.cases),
-    diagnoses: diagnose(
-      { matrix, runs, mode: run.mode, minScore: run.minScore, duplicates: run.duplicates },
-      options.diagnose,
-    ),
+    diagnoses: diagnose({ matrix, runs, mode: run.mode, minScore: run.minScore, duplicates: run.duplicates }),
     errors,
   };
 }

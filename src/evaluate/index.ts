@@ -58,7 +58,6 @@ export {
   type EvalTool,
   evaluateSelection,
   type EvaluateSelectionOptions,
-  isRateLimitError,
   parseSelectionRun,
   routerSelector,
   type RouterSelectorOptions,
@@ -80,14 +79,9 @@ export {
 } from "./breakdown.js";
 export { duplicateTools, normalizedDescription } from "./duplicates.js";
 export { type Agreement, type CaseResult, type ConfusionMatrix, confusionMatrix, type ToolScore } from "./confusion.js";
-export {
-  DEFAULT_DIAGNOSE_OPTIONS,
-  type Diagnosis,
-  type DiagnosisKind,
-  diagnose,
-  type DiagnoseOptions,
-} from "./diagnose.js";
-export { compareRuns, type CompareOptions, type Comparison, DEFAULT_COMPARE_OPTIONS } from "./compare.js";
+export { type Diagnosis, type DiagnosisKind, diagnose } from "./diagnose.js";
+export { isRateLimitError } from "../memory/limit.js";
+export { compareRuns, type Comparison } from "./compare.js";
 export {
   DEFAULT_LINT_OPTIONS,
   findingLine,

@@ -64,11 +64,6 @@ export interface LintOptions {
    */
   minNeighbourSimilarity?: number;
   /**
-   * Most near neighbours considered per tool.
-   * @default 3
-   */
-  maxNeighbours?: number;
-  /**
    * Options of the routing index whose similarity finds neighbours, as the application routes.
    * @default {} (the index's defaults: offline lexical embeddings)
    */
@@ -88,7 +83,6 @@ export interface LintOptions {
 /** The defaults of {@link LintOptions} (`model` has none: without one the linter is deterministic). */
 export const DEFAULT_LINT_OPTIONS: Readonly<Required<Omit<LintOptions, "model">>> = Object.freeze({
   minNeighbourSimilarity: 0.3,
-  maxNeighbours: 3,
   index: Object.freeze({}),
   rules: LINT_RULES,
 });
@@ -97,6 +91,9 @@ export const DEFAULT_LINT_OPTIONS: Readonly<Required<Omit<LintOptions, "model">>
 
 const PARTITION = "lint";
 
+/** Most near neighbours considered per tool. */
+const MAX_NEIGHBOURS = 3;
+
 /**
  * Each tool's near neighbours: its own routing vector routed like a request, in an index of the
  * tools built as the application routes ({@link ToolIndex}), keeping those at or above
@@ -104,10 +101,9 @@ const PARTITION = "lint";
  */
 export async function nearNeighbours(
   tools: readonly ToolSource[],
-  options: Pick<LintOptions, "index" | "minNeighbourSimilarity" | "maxNeighbours"> = {},
+  options: Pick<LintOptions, "index" | "minNeighbourSimilarity"> = {},
 ): Promise<{ cards: ToolCard[]; neighbours: Map<string, Neighbour[]> }> {
   const min = options.minNeighbourSimilarity ?? DEFAULT_LINT_OPTIONS.minNeighbourSimilarity;
-  const max = options.maxNeighbours ?? DEFAULT_LINT_OPTIONS.maxNeighbours;
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, tools, { partition: PARTITION });
   const index = new ToolIndex({ ...(options.index ?? DEFAULT_LINT_OPTIONS.index), ledger });
@@ -118,7 +114,7 @@ export async function nearNeighbours(
   for (const tool of tools) {
     const card = byName.get(tool.name)!;
     const [vector] = await index.cardVectors(PARTITION, card);
-    const offers = await index.routeVector(PARTITION, vector, { k: max, exclude: new Set([card.name]) });
+    const offers = await index.routeVector(PARTITION, vector, { k: MAX_NEIGHBOURS, exclude: new Set([card.name]) });
     neighbours.set(
       card.name,
       offers
