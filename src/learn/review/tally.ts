@@ -24,23 +24,16 @@ export interface EvidenceTallyOptions {
    * @default 10_000
    */
   maxThreads?: number;
-  /**
-   * Route records kept until their request's turn is written.
-   * @default 10_000
-   */
-  maxPending?: number;
-  /**
-   * Partitions counted at once.
-   * @default 1_000
-   */
-  maxPartitions?: number;
 }
+
+/** Route records kept until their request's turn is written. */
+const MAX_PENDING = 10_000;
+/** Partitions counted at once (least recently fed dropped first). */
+const MAX_PARTITIONS = 1_000;
 
 /** The defaults of {@link EvidenceTallyOptions} (`tools` is required). */
 export const DEFAULT_EVIDENCE_TALLY: Readonly<Required<Omit<EvidenceTallyOptions, "tools">>> = Object.freeze({
   maxThreads: 10_000,
-  maxPending: 10_000,
-  maxPartitions: 1_000,
 });
 
 /** What a tool has gathered since its last review. */
@@ -81,14 +74,12 @@ export class EvidenceTally {
     this.known = new Set(this.tools);
     this.o = {
       maxThreads: options.maxThreads ?? DEFAULT_EVIDENCE_TALLY.maxThreads,
-      maxPending: options.maxPending ?? DEFAULT_EVIDENCE_TALLY.maxPending,
-      maxPartitions: options.maxPartitions ?? DEFAULT_EVIDENCE_TALLY.maxPartitions,
     };
   }
 
   /** A route record written: kept until its request's turn arrives. */
   route(route: RouteRecord): void {
-    remember(this.pending, `${route.partition}\u0000${route.requestId}`, route, this.o.maxPending);
+    remember(this.pending, `${route.partition}\u0000${route.requestId}`, route, MAX_PENDING);
   }
 
   /** A turn record written: its refused calls, and what it and its thread's turn before show. */
@@ -174,7 +165,7 @@ export class EvidenceTally {
     let counts = this.counts.get(partition);
     if (counts) this.counts.delete(partition);
     else counts = new Map();
-    remember(this.counts, partition, counts, this.o.maxPartitions);
+    remember(this.counts, partition, counts, MAX_PARTITIONS);
     return counts;
   }
 }
