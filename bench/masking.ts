@@ -5,7 +5,12 @@
  * apart; the quadratic masker this replaced took 3.5 s on a 30 KB token.
  *
  * Run alone with `npx tsx bench/masking.ts`; `benchMasking()` returns the markdown section.
+ *
+ * Before and after: with `MASKING_BEFORE=<a worktree of an older commit, this file copied into its
+ * bench/>`, each huge run is also recorded by that tree's code, each measurement in a fresh
+ * process (`npx tsx bench/masking.ts --huge <i>`), the two trees interleaved round by round.
  */
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "../src/internal.js";
@@ -326,13 +331,27 @@ export async function benchMasking(): Promise<string> {
     }
     stallRows.push(`| ${input.name} | ${cells.join(" | ")} |`);
   }
+  const before = process.env.MASKING_BEFORE;
   const hugeRows: string[] = [];
-  for (const huge of HUGE) {
-    await recordHuge(HUGE[HUGE.length - 1]);
-    const cost = await recordHuge(huge);
-    hugeRows.push(
-      `| ${huge.name} | ${fmt(cost.langchainStall)} (${fmt(cost.langchainCpu)}) / ${fmt(cost.langchainMs)} | ${fmt(cost.stall)} (${fmt(cost.stallCpu)}) / ${fmt(cost.ms)} | ${(cost.rowChars / 1024).toFixed(1)} | ${cost.rows} |`,
-    );
+  const cell = (c: HugeCost): string[] => [
+    `${fmt(c.langchainStall)} (${fmt(c.langchainCpu)}) / ${fmt(c.langchainMs)}`,
+    `${fmt(c.stall)} (${fmt(c.stallCpu)}) / ${fmt(c.ms)}`,
+    (c.rowChars / 1024).toFixed(1),
+    String(c.rows),
+  ];
+  for (const [i, huge] of HUGE.entries()) {
+    if (before === undefined) {
+      await recordHuge(HUGE[HUGE.length - 1]);
+      hugeRows.push(`| ${huge.name} | ${cell(await recordHuge(huge)).join(" | ")} |`);
+      continue;
+    }
+    const runs: Record<"before" | "after", HugeCost[]> = { before: [], after: [] };
+    for (let round = 0; round < HUGE_ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["before", "after"] as const) : (["after", "before"] as const);
+      for (const tree of order) runs[tree].push(hugeInChild(tree === "before" ? before : ROOT, i));
+    }
+    for (const tree of ["before", "after"] as const)
+      hugeRows.push(`| ${huge.name} | ${tree} | ${cell(medianCost(runs[tree])).join(" | ")} |`);
   }
   const error = "Refund of 4821.77 for ORD-918273 to margaret.whitfield@example.com is not allowed: permission denied";
   const perText = microsPer(() => mask(error), 2000);
@@ -354,15 +373,67 @@ export async function benchMasking(): Promise<string> {
     "",
     `Recording one run with a huge input (MASK_BUDGET in src/text/budget.ts bounds it). "LangChain's share": \`tool.invoke\` with a no-op callback handler, which turns the arguments into JSON for every handler (any handler pays it, the recorder cannot avoid it). "Recorder": its callbacks called as LangChain calls them, with that JSON input (and, for the model's tool call, the arguments object of the AIMessage), then \`flush()\`: the longest event-loop block (a 1 ms timer's largest lateness; in brackets the process's CPU time over that gap, which a loaded machine's descheduling does not inflate) and the whole time, ms; then the largest stored row (JSON, KB) and the rows stored (a call, and a turn when the run has a request). After one warm-up run. Load average (1 min) at the start: ${os.loadavg()[0].toFixed(1)}.`,
     "",
-    "| input | LangChain's share: stall (CPU) / ms | recorder: stall (CPU) / ms | largest row KB | rows |",
-    "|---|---:|---:|---:|---:|",
+    ...(before === undefined
+      ? [
+          "| input | LangChain's share: stall (CPU) / ms | recorder: stall (CPU) / ms | largest row KB | rows |",
+          "|---|---:|---:|---:|---:|",
+        ]
+      : [
+          `Before: the code of ${treeCommit(before)}; after: ${treeCommit(ROOT)}. Each figure the median of ${HUGE_ROUNDS} runs, each in a fresh process, the two trees interleaved.`,
+          "",
+          "| input | code | LangChain's share: stall (CPU) / ms | recorder: stall (CPU) / ms | largest row KB | rows |",
+          "|---|---|---:|---:|---:|---:|",
+        ]),
     ...hugeRows,
     "",
     `A typical error message (${error.length} characters) through the prepared masker: **${perText.toFixed(1)} µs**; preparing the masker for those two calls' arguments: **${perRun.toFixed(1)} µs** (median of 5 batches).`,
   ].join("\n");
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/** Rounds of the before/after comparison of huge runs. */
+const HUGE_ROUNDS = 3;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** One huge run recorded by the code of the worktree `root`, in a fresh process (after a warm-up run). */
+function hugeInChild(root: string, index: number): HugeCost {
+  const child = spawnSync("npx", ["tsx", path.join(root, "bench", "masking.ts"), "--huge", String(index)], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  });
+  if (child.status !== 0) throw new Error(`bench child in ${root} failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split("\n").pop() ?? "") as HugeCost;
+}
+
+/** Each figure's median over runs. */
+function medianCost(runs: readonly HugeCost[]): HugeCost {
+  const median = (pick: (c: HugeCost) => number): number => {
+    const sorted = runs.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  return {
+    langchainStall: median((c) => c.langchainStall),
+    langchainCpu: median((c) => c.langchainCpu),
+    langchainMs: median((c) => c.langchainMs),
+    stall: median((c) => c.stall),
+    stallCpu: median((c) => c.stallCpu),
+    ms: median((c) => c.ms),
+    rowChars: median((c) => c.rowChars),
+    rows: median((c) => c.rows),
+  };
+}
+
+function treeCommit(root: string): string {
+  const out = spawnSync("git", ["-C", root, "log", "-1", "--format=%h"], { encoding: "utf8" });
+  return out.status === 0 ? out.stdout.trim() : root;
+}
+
+const hugeArg = process.argv.indexOf("--huge");
+if (hugeArg > 0 && process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const huge = HUGE[Number(process.argv[hugeArg + 1])];
+  await recordHuge(HUGE[HUGE.length - 1]);
+  console.log(JSON.stringify(await recordHuge(huge)));
+} else if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   benchMasking().then(
     (md) => console.log(md),
     (error: unknown) => {
