@@ -17,6 +17,7 @@ type Frame = { list: unknown[] } | { record: Record<string, unknown>; key: strin
 
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const SPACE = /[ \t\r\n]*/y;
+const NUMBER_TAIL = /[.eE+\-\d]*$/y;
 
 /**
  * The value of the first `maxChars` characters of `text` read as JSON (all of it when shorter);
@@ -107,7 +108,10 @@ export function parseJsonPrefix(whole: string, maxChars: number): JsonPrefix | u
       NUMBER.lastIndex = i;
       const number = NUMBER.exec(text);
       const literal = ["true", "false", "null"].find((l) => text.startsWith(l, i));
-      if (number !== null && NUMBER.lastIndex <= end && !(cut && NUMBER.lastIndex === end)) {
+      NUMBER_TAIL.lastIndex = NUMBER.lastIndex;
+      // A number whose rest is cut off by the end of what is read ("20190." of "20190.91").
+      const numberCut = number !== null && cut && NUMBER_TAIL.test(text);
+      if (number !== null && !numberCut) {
         place(Number(number[0]));
         i = NUMBER.lastIndex;
       } else if (literal !== undefined && i + literal.length <= end) {

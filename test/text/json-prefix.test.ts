@@ -27,6 +27,16 @@ describe("parseJsonPrefix: the start of a long JSON input read as a value", () =
     expect(value.values.slice(0, -1).every((n) => typeof n === "number")).toBe(true);
   });
 
+  it("never reads a number cut at its point or exponent as a smaller number", () => {
+    const text = JSON.stringify({ values: [1, 20190.91, 3e-7, 4] });
+    for (let n = 1; n < text.length; n++) {
+      const read = parseJsonPrefix(text, n);
+      expect(read, text.slice(0, n)).toBeDefined();
+      const values = (read!.value as { values?: unknown }).values;
+      for (const v of Array.isArray(values) ? values : [values ?? Unread.instance]) expect([1, 20190.91, 3e-7, 4, Unread.instance]).toContain(v);
+    }
+  });
+
   it("keeps the start of a string cut in two, and of a key's value", () => {
     const read = parseJsonPrefix(`{"q":"${"word ".repeat(100)}"}`, 50)!;
     expect(read.cut).toBe(true);
