@@ -98,7 +98,12 @@ describe("recording past the masking budget", () => {
     // Every part at its cap: many arguments with long names, each a long value; a request and an
     // error that JSON must escape character by character.
     const args: Record<string, unknown> = {};
-    for (let i = 0; i < 200; i++) args[`${"argument_name_".repeat(20)}${i}`] = `${"Qx".repeat(2_000)} ${i}`;
+    // Names JSON escapes six characters for one, values whose shapes are as long as a shape may be.
+    const nested = { billing_address: { street_name: 1, city_name: "x", postal_code: "ab-12" }, order_id: "ORD-1" };
+    for (let i = 0; i < 200; i++) {
+      args[`${"\u0001\"".repeat(40)}${i}`] =
+        i % 2 === 0 ? `${"Qx".repeat(2_000)} ${i}` : { ...nested, shipping_address: nested, home_address: nested };
+    }
     const trace: RunTrace = {
       id: "run-1",
       threadId: "t",
@@ -140,10 +145,13 @@ describe("recording past the masking budget", () => {
     expect(big.args).toHaveLength(MASK_BUDGET.maxArgs + 1);
     expect(big.args[MASK_BUDGET.maxArgs]).toEqual({ name: "…", kind: "object", shape: `<${200 - MASK_BUDGET.maxArgs} more>` });
     expect(big.args.every((a) => a.name.length <= MASK_BUDGET.maxArgNameChars)).toBe(true);
+    expect(Math.max(...big.args.map((a) => a.shape.length))).toBeGreaterThanOrEqual(150);
     expect(big.fingerprints.length).toBeGreaterThan(0);
     expect(big.fingerprints.length).toBeLessThanOrEqual(MASK_BUDGET.maxFingerprints);
     for (const row of [...rows.calls, rows.turn]) {
       expect(chars({ ...row, v: 1, at: Date.now() })).toBeLessThan(MASK_BUDGET.maxCallRowChars);
     }
+    // The largest, for the record: how close the worst case comes to the cap.
+    expect(chars(big)).toBeGreaterThan(MASK_BUDGET.maxCallRowChars / 2);
   });
 });
