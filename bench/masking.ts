@@ -278,11 +278,23 @@ export async function recordHuge(huge: HugeRun): Promise<HugeCost> {
   if (request !== undefined) {
     handler.handleChainStart(serialized, { messages: [new HumanMessage(request)] }, root, undefined, [], {});
     if (huge.requested) {
-      const message = new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "lookup", args, type: "tool_call" }] });
+      const message = new AIMessage({
+        content: "",
+        tool_calls: [{ id: "call_1", name: "lookup", args, type: "tool_call" }],
+      });
       handler.handleLLMEnd({ generations: [[{ text: "", message } as never]] }, "run-model", root);
     }
   }
-  handler.handleToolStart(serialized, input, toolRun, request !== undefined ? root : undefined, [], {}, "lookup", huge.requested ? "call_1" : undefined);
+  handler.handleToolStart(
+    serialized,
+    input,
+    toolRun,
+    request !== undefined ? root : undefined,
+    [],
+    {},
+    "lookup",
+    huge.requested ? "call_1" : undefined,
+  );
   await handler.handleToolError(new Error(error), toolRun, request !== undefined ? root : undefined);
   if (request !== undefined) await handler.handleChainEnd({}, root);
   await handler.flush();

@@ -47,4 +47,3 @@ export class Unread {
   static readonly instance: Unread = Object.freeze(new Unread());
   private constructor() {}
 }
-

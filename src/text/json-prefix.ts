@@ -51,7 +51,9 @@ export function parseJsonPrefix(whole: string, maxChars: number): JsonPrefix | u
     let j = i + 1;
     while (j < end && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
     const closed = j < end;
-    const raw = closed ? text.slice(i, j + 1) : `${text.slice(i, Math.min(j, end)).replace(/\\(?:u[0-9a-fA-F]{0,3})?$/, "")}"`;
+    const raw = closed
+      ? text.slice(i, j + 1)
+      : `${text.slice(i, Math.min(j, end)).replace(/\\(?:u[0-9a-fA-F]{0,3})?$/, "")}"`;
     i = closed ? j + 1 : end;
     try {
       return JSON.parse(raw) as string;

@@ -208,7 +208,8 @@ export function maskArgs(args: Record<string, unknown>): MaskedArg[] {
   const out: MaskedArg[] = [];
   const names = safeKeys(args);
   for (const name of names.slice(0, MASK_BUDGET.maxArgs)) {
-    const kept = name.length > MASK_BUDGET.maxArgNameChars ? `${name.slice(0, MASK_BUDGET.maxArgNameChars - 1)}…` : name;
+    const kept =
+      name.length > MASK_BUDGET.maxArgNameChars ? `${name.slice(0, MASK_BUDGET.maxArgNameChars - 1)}…` : name;
     let value: unknown;
     try {
       value = args[name];

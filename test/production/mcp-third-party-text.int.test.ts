@@ -54,8 +54,7 @@ const FRAGMENTS = [
   "51HqLyjWDarjtT1zdp7dcXbGqY3Zq8KpQ2vN",
 ];
 
-const leaked = (text: string): string[] =>
-  FRAGMENTS.filter((f) => text.toLowerCase().includes(f.toLowerCase()));
+const leaked = (text: string): string[] => FRAGMENTS.filter((f) => text.toLowerCase().includes(f.toLowerCase()));
 
 /** What one model call was sent. */
 interface Sent {
@@ -117,7 +116,8 @@ class RecordingModel extends BaseChatModel {
     }
     const request = [...messages].reverse().find((m) => m.getType() === "human")?.text ?? "";
     const customer = /\bcustomer (\d{5})\b/i.exec(request)?.[1];
-    if (customer) return call(LOOKUP, { customer_id: /CUS-#/.test(shown.get(LOOKUP) ?? "") ? `CUS-${customer}` : customer });
+    if (customer)
+      return call(LOOKUP, { customer_id: /CUS-#/.test(shown.get(LOOKUP) ?? "") ? `CUS-${customer}` : customer });
     const topic = /knowledge base for (.+)$/i.exec(request)?.[1];
     if (topic) return call(SEARCH, { query: topic });
     const pay = /^pay (\d+) to (.+)$/i.exec(request);
@@ -248,10 +248,12 @@ describe("third-party tool descriptions from a real MCP server stay data", () =>
       expect(calls.length).toBeGreaterThanOrEqual(TURNS_PER_PATH);
       expect(turns.size).toBe(TURNS_PER_PATH);
       // A lesson on the lookup reached its definition; the user's edict reached the block.
-      expect(calls.some((s) => s.tools.some((t) => t.name === LOOKUP && t.description.includes(LEARNED_HEADING)))).toBe(true);
-      expect(calls.some((s) => s.messages.some((m) => m.type === "system" && m.text.includes(RULES_BLOCK_HEADING)))).toBe(
+      expect(calls.some((s) => s.tools.some((t) => t.name === LOOKUP && t.description.includes(LEARNED_HEADING)))).toBe(
         true,
       );
+      expect(
+        calls.some((s) => s.messages.some((m) => m.type === "system" && m.text.includes(RULES_BLOCK_HEADING))),
+      ).toBe(true);
     }
     for (const ledger of [agentLedger, middlewareLedger]) {
       const rules = await ledger.listRules(partition);
@@ -261,7 +263,12 @@ describe("third-party tool descriptions from a real MCP server stay data", () =>
     }
     // Right first time once learned: the last lookups of each path carried the prefix at once.
     for (const path of ["agent", "middleware"] as const) {
-      const last = sent.filter((s) => s.path === path && s.messages.at(-1)?.type === "human" && /customer \d{5}/.test(s.messages.at(-1)!.text)).at(-1)!;
+      const last = sent
+        .filter(
+          (s) =>
+            s.path === path && s.messages.at(-1)?.type === "human" && /customer \d{5}/.test(s.messages.at(-1)!.text),
+        )
+        .at(-1)!;
       expect(last.tools.find((t) => t.name === LOOKUP)?.description).toMatch(/CUS-#####/);
     }
   });
@@ -269,11 +276,12 @@ describe("third-party tool descriptions from a real MCP server stay data", () =>
   it("no system message, nor any other message, of any model call holds any of the hostile text", () => {
     expect(sent.length).toBeGreaterThanOrEqual(2 * TURNS_PER_PATH);
     for (const s of sent) {
-      for (const m of s.messages) expect({ path: s.path, type: m.type, leaked: leaked(m.text) }).toEqual({
-        path: s.path,
-        type: m.type,
-        leaked: [],
-      });
+      for (const m of s.messages)
+        expect({ path: s.path, type: m.type, leaked: leaked(m.text) }).toEqual({
+          path: s.path,
+          type: m.type,
+          leaked: [],
+        });
     }
   });
 

@@ -61,7 +61,10 @@ describe("recording past the masking budget", () => {
     await buildAgent({
       model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 7 } }] : undefined))),
       tools: [echoTool],
-    }).invoke({ messages: [new HumanMessage("echo seven")] }, { configurable: { thread_id: "small" }, callbacks: [recorder] });
+    }).invoke(
+      { messages: [new HumanMessage("echo seven")] },
+      { configurable: { thread_id: "small" }, callbacks: [recorder] },
+    );
     await recorder.flush();
 
     const calls = await ledger.listCalls("default");
@@ -101,7 +104,7 @@ describe("recording past the masking budget", () => {
     // Names JSON escapes six characters for one, values whose shapes are as long as a shape may be.
     const nested = { billing_address: { street_name: 1, city_name: "x", postal_code: "ab-12" }, order_id: "ORD-1" };
     for (let i = 0; i < 200; i++) {
-      args[`${"\u0001\"".repeat(40)}${i}`] =
+      args[`${'\u0001"'.repeat(40)}${i}`] =
         i % 2 === 0 ? `${"Qx".repeat(2_000)} ${i}` : { ...nested, shipping_address: nested, home_address: nested };
     }
     const trace: RunTrace = {
@@ -143,7 +146,11 @@ describe("recording past the masking budget", () => {
     expect(rows.calls).toHaveLength(2);
     const [big] = rows.calls;
     expect(big.args).toHaveLength(MASK_BUDGET.maxArgs + 1);
-    expect(big.args[MASK_BUDGET.maxArgs]).toEqual({ name: "…", kind: "object", shape: `<${200 - MASK_BUDGET.maxArgs} more>` });
+    expect(big.args[MASK_BUDGET.maxArgs]).toEqual({
+      name: "…",
+      kind: "object",
+      shape: `<${200 - MASK_BUDGET.maxArgs} more>`,
+    });
     expect(big.args.every((a) => a.name.length <= MASK_BUDGET.maxArgNameChars)).toBe(true);
     expect(Math.max(...big.args.map((a) => a.shape.length))).toBeGreaterThanOrEqual(150);
     expect(big.fingerprints.length).toBeGreaterThan(0);

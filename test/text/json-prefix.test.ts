@@ -6,10 +6,10 @@ describe("parseJsonPrefix: the start of a long JSON input read as a value", () =
   it("reads a whole short JSON text as JSON.parse does", () => {
     for (const text of [
       '{"a":1,"b":[true,false,null],"c":{"d":"x\\"y\\u00e9"},"e":[],"f":{}}',
-      "[1, -2.5e3, \"s\"]",
+      '[1, -2.5e3, "s"]',
       '"plain"',
       "42",
-      "  { \"k\" : [ ] }  ",
+      '  { "k" : [ ] }  ',
     ]) {
       expect(parseJsonPrefix(text, 1000)).toEqual({ value: JSON.parse(text), cut: false });
     }
@@ -33,7 +33,8 @@ describe("parseJsonPrefix: the start of a long JSON input read as a value", () =
       const read = parseJsonPrefix(text, n);
       expect(read, text.slice(0, n)).toBeDefined();
       const values = (read!.value as { values?: unknown }).values;
-      for (const v of Array.isArray(values) ? values : [values ?? Unread.instance]) expect([1, 20190.91, 3e-7, 4, Unread.instance]).toContain(v);
+      for (const v of Array.isArray(values) ? values : [values ?? Unread.instance])
+        expect([1, 20190.91, 3e-7, 4, Unread.instance]).toContain(v);
     }
   });
 
@@ -61,7 +62,8 @@ describe("parseJsonPrefix: the start of a long JSON input read as a value", () =
     const text = JSON.stringify({ values: Array.from({ length: 1_000_000 }, (_, i) => i) });
     const read = parseJsonPrefix(text, 32_768)!;
     expect(read.cut).toBe(true);
-    expect(JSON.stringify((read.value as { values: unknown[] }).values.filter((v) => v !== Unread.instance)).length)
-      .toBeLessThanOrEqual(32_768);
+    expect(
+      JSON.stringify((read.value as { values: unknown[] }).values.filter((v) => v !== Unread.instance)).length,
+    ).toBeLessThanOrEqual(32_768);
   });
 });
