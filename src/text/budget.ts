@@ -33,7 +33,8 @@ export const MASK_BUDGET = Object.freeze({
   maxTextChars: 8_192,
   /**
    * Characters of one stored call row (its JSON) that the caps above, with the stored texts' own
-   * (a request 2,000, an error 400, an output 400 characters), together never exceed.
+   * (a request 2,000, an error 400, an output 400 characters), keep it under, even for text JSON
+   * escapes; the app's own ids (thread, partition) aside. Checked by `test/record/budget.test.ts`.
    */
   maxCallRowChars: 20_480,
 });
