@@ -16,7 +16,17 @@ import {
 import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { isStorableName } from "../text/normalize.js";
-import { createMasker, type FingerprintMemo, maskArgs, maskRequest, valueFingerprints } from "../text/mask.js";
+import { parseJsonPrefix } from "../text/json-prefix.js";
+import {
+  createMasker,
+  type FingerprintMemo,
+  MASK_BUDGET,
+  maskArgs,
+  maskRequest,
+  Unread,
+  valueFingerprints,
+  withinBudget,
+} from "../text/mask.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { type CapturedOutput, maskToolOutput } from "./output.js";
@@ -80,16 +90,30 @@ function isStorableToolName(name: string): boolean {
   return name.trim() !== "" && name.length <= MAX_TOOL_NAME_LENGTH && isStorableName(name);
 }
 
-/** Parse a tool's callback input (JSON of its arguments, or a plain string) into arguments. */
-function argsFromInput(input: string | undefined): Record<string, unknown> {
-  if (input === undefined) return {};
-  try {
-    const parsed: unknown = JSON.parse(input);
-    if (isRecord(parsed) && !Array.isArray(parsed)) return parsed;
-    return { input: parsed };
-  } catch {
-    return { input };
+/**
+ * A tool's callback input (JSON of its arguments, or a plain string) as arguments. An input longer
+ * than {@link MASK_BUDGET}`.maxInputChars` is read from its start ({@link parseJsonPrefix}):
+ * parsing it whole would block the event loop for as long as it is (a million numbers: about 0.3 s),
+ * and its `unread` part makes the run's texts masked strictly.
+ */
+function argsFromInput(input: string | undefined): { args: Record<string, unknown>; unread: boolean } {
+  if (input === undefined) return { args: {}, unread: false };
+  let parsed: unknown;
+  let unread = false;
+  if (input.length > MASK_BUDGET.maxInputChars) {
+    const prefix = parseJsonPrefix(input, MASK_BUDGET.maxInputChars);
+    if (prefix === undefined) return { args: { input: input.slice(0, MASK_BUDGET.maxInputChars) }, unread: true };
+    parsed = prefix.value;
+    unread = true;
+  } else {
+    try {
+      parsed = JSON.parse(input);
+    } catch {
+      return { args: { input }, unread: false };
+    }
   }
+  if (isRecord(parsed) && !Array.isArray(parsed)) return { args: parsed, unread };
+  return { args: { input: parsed }, unread };
 }
 
 /**
@@ -106,14 +130,24 @@ export function buildRecords(
 ): RunRows {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
-  for (const call of calls) argsOf.set(call, call.args ?? argsFromInput(call.input));
+  let unread = false;
+  for (const call of calls) {
+    if (call.args !== undefined) argsOf.set(call, call.args);
+    else {
+      const read = argsFromInput(call.input);
+      argsOf.set(call, read.args);
+      unread ||= read.unread;
+    }
+  }
   const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
+  // An input read in part: values were left unread, so the run's texts are masked strictly.
+  if (unread) runValues.push(Unread.instance);
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
   const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
   // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
-  const requestAimed = root.turn ? findAimedAtModel(root.turn.text) : undefined;
+  const requestAimed = root.turn ? findAimedAtModel(withinBudget(root.turn.text)) : undefined;
   const common = {
     partition,
     runId: root.id,

@@ -1,3 +1,4 @@
+import { MASK_BUDGET, Unread } from "./budget.js";
 import { commonWords } from "./vocabulary.js";
 import { splitWords } from "./tokenize.js";
 
@@ -80,6 +81,7 @@ function shapeAt(value: unknown, depth: number, seen: Set<object> = new Set()): 
   if (typeof value === "function") return "<function>";
   if (typeof value === "symbol") return "<symbol>";
   if (typeof value !== "object") return "<text>";
+  if (value === Unread.instance) return "…";
   if (seen.has(value)) return "<circular>";
   const special = specialShape(value);
   if (special !== undefined) return special;
@@ -197,19 +199,28 @@ function jsonKind(value: unknown): ArgKind {
   }
 }
 
-/** Names, JSON kinds and masked shapes of a call's arguments, in argument order. Never values. */
+/**
+ * Names, JSON kinds and masked shapes of a call's arguments, in argument order. Never values. At
+ * most {@link MASK_BUDGET}`.maxArgs` arguments are described, each name cut to `maxArgNameChars`;
+ * past them one last entry named `…` counts the rest (`<N more>`), so a record stays small.
+ */
 export function maskArgs(args: Record<string, unknown>): MaskedArg[] {
   const out: MaskedArg[] = [];
-  for (const name of safeKeys(args)) {
+  const names = safeKeys(args);
+  for (const name of names.slice(0, MASK_BUDGET.maxArgs)) {
+    const kept =
+      name.length > MASK_BUDGET.maxArgNameChars ? `${name.slice(0, MASK_BUDGET.maxArgNameChars - 1)}…` : name;
     let value: unknown;
     try {
       value = args[name];
     } catch {
-      out.push({ name, kind: "string", shape: "<unreadable>" });
+      out.push({ name: kept, kind: "string", shape: "<unreadable>" });
       continue;
     }
-    out.push({ name, kind: jsonKind(value), shape: shapeOf(value) });
+    out.push({ name: kept, kind: jsonKind(value), shape: shapeOf(value) });
   }
+  if (names.length > MASK_BUDGET.maxArgs)
+    out.push({ name: "…", kind: "object", shape: `<${names.length - MASK_BUDGET.maxArgs} more>` });
   return out;
 }
 

@@ -67,6 +67,7 @@ export {
   MASK_BUDGET,
   type MaskOptions,
   scalarLeaves,
+  Unread,
   type ValueTerms,
   valueTerms,
 } from "./values.js";

@@ -1,3 +1,4 @@
+import { MASK_BUDGET, Unread } from "./budget.js";
 import { type NamedDetector, PII_DETECTORS } from "./detectors.js";
 import { isFieldName, MIN_TOKEN_LENGTH, MIN_VALUE_LENGTH, stringShape, tokens } from "./mask-shape.js";
 import { normalizeText, skeletonOfNormalized } from "./normalize.js";
@@ -7,6 +8,8 @@ import { commonWords } from "./vocabulary.js";
  * The values of an argument, at any depth, as texts and terms: the walk the masker and the
  * fingerprints share, and its budget. See `mask.ts` for what counts as a value.
  */
+
+export { MASK_BUDGET, Unread } from "./budget.js";
 
 /** Options of the value walk and of text masking. */
 export interface MaskOptions {
@@ -27,27 +30,6 @@ export interface MaskOptions {
 export const DEFAULT_MASK_OPTIONS: Readonly<Required<MaskOptions>> = Object.freeze({
   maxNodes: 500,
   detectors: PII_DETECTORS,
-});
-
-/**
- * The stated cost budget of masking one run (docs/security.md, "Masking cost"): recording one
- * run never blocks the event loop for long, and its rows stay small, however large an argument or
- * a text. Past a cap, the argument is summarized (its shape, a bounded sample of fingerprints)
- * and the run's texts are masked strictly (see `oversize`).
- */
-export const MASK_BUDGET = Object.freeze({
-  /** Nodes of one argument walked at all; past them the rest is not read and the values are `oversize`. */
-  maxWalkNodes: 2_000,
-  /** Characters of one value read for its terms; a longer value is read in part and `oversize`. */
-  maxLeafChars: 4_096,
-  /** Characters of the texts past `maxNodes` (the bulk) read for value tokens; past them, `oversize`. */
-  maxBulkChars: 20_000,
-  /** Fingerprints kept per call record: the leaf-by-leaf values' first, then the bulk's (a sample). */
-  maxFingerprints: 1_000,
-  /** A list of at most this many arguments objects (a run's calls) is walked one budget per call. */
-  maxCallsApart: 64,
-  /** Characters of one free text (a request, an error) masked; the rest is cut off with "…". */
-  maxTextChars: 16_384,
 });
 
 /** The texts a `values` argument holds (see the module doc): leaves, value keys, and the bulk past the budget. */
@@ -99,13 +81,17 @@ function collectOne(values: unknown, maxNodes: number): CollectedValues {
   const stack: Pending[] = [{ value: values, argsLevel: true }];
   let nodes = 0;
   let bulkChars = 0;
+  let readChars = 0;
   const text = (t: string, into: string[]): void => {
     if (t.trim() === "") return;
+    const room = Math.min(MASK_BUDGET.maxLeafChars, MASK_BUDGET.maxReadChars - readChars);
     let read = t;
-    if (read.length > MASK_BUDGET.maxLeafChars) {
-      read = read.slice(0, MASK_BUDGET.maxLeafChars);
+    if (read.length > room) {
+      read = read.slice(0, Math.max(0, room));
       out.oversize = true;
+      if (read.trim() === "") return;
     }
+    readChars += read.length;
     if (nodes <= maxNodes) into.push(read);
     else if (bulkChars < MASK_BUDGET.maxBulkChars) {
       bulkChars += read.length;
@@ -119,7 +105,8 @@ function collectOne(values: unknown, maxNodes: number): CollectedValues {
     }
     const { value, argsLevel } = stack.pop() as Pending;
     nodes += 1;
-    if (typeof value === "string") text(value, out.leaves);
+    if (value === Unread.instance) out.oversize = true;
+    else if (typeof value === "string") text(value, out.leaves);
     else if (typeof value === "number") {
       if (Number.isFinite(value)) text(String(value), out.leaves);
     } else if (typeof value === "bigint") text(value.toString(), out.leaves);
