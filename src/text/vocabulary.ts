@@ -180,6 +180,66 @@ const CALENDAR_WORDS = [
   "december",
 ];
 
+/**
+ * Numbers spelled out: digits in words ("the twelfth of March, nineteen eighty-four", a card read
+ * out as "four one one one …"). A free text's digits are masked; where `numberWords` is off, these
+ * are masked as well. "one", "first" and "second" are left: they are far more often no number.
+ */
+const NUMBER_WORDS: ReadonlySet<string> = new Set([
+  "zero",
+  "two",
+  "three",
+  "four",
+  "five",
+  "six",
+  "seven",
+  "eight",
+  "nine",
+  "ten",
+  "eleven",
+  "twelve",
+  "thirteen",
+  "fourteen",
+  "fifteen",
+  "sixteen",
+  "seventeen",
+  "eighteen",
+  "nineteen",
+  "twenty",
+  "thirty",
+  "forty",
+  "fifty",
+  "sixty",
+  "seventy",
+  "eighty",
+  "ninety",
+  "hundred",
+  "thousand",
+  "million",
+  "billion",
+  "oh",
+  "nought",
+  "third",
+  "fourth",
+  "fifth",
+  "sixth",
+  "seventh",
+  "eighth",
+  "ninth",
+  "tenth",
+  "eleventh",
+  "twelfth",
+  "thirteenth",
+  "fourteenth",
+  "fifteenth",
+  "sixteenth",
+  "seventeenth",
+  "eighteenth",
+  "nineteenth",
+  "twentieth",
+  "thirtieth",
+]);
+
 /** The shipped common-word list (vocabulary-words.txt, see vocabulary-words.ts), built once on first use. */
 export function commonWords(): ReadonlySet<string> {
   common ??= new Set([...vocabularyWords(), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
@@ -230,6 +290,13 @@ export interface AllowedWordsOptions {
    */
   minSharedRequests?: number;
   /**
+   * Whether numbers spelled out ({@link NUMBER_WORDS}: "twelve", "nineteenth") are common words.
+   * Off for a stored free text, whose digits are masked: a date of birth or a card in words is
+   * masked the same way. A card's own words stay allowed.
+   * @default true
+   */
+  numberWords?: boolean;
+  /**
    * The fingerprint check: true when a word is an argument value. Such a word is never allowed,
    * whatever list it is on (a customer called "Rose" is masked although "rose" is a common word).
    * @default () => false
@@ -244,6 +311,7 @@ export const DEFAULT_ALLOWED_WORDS_OPTIONS: Readonly<Required<AllowedWordsOption
   vocabulary: true,
   requests: [],
   minSharedRequests: 2,
+  numberWords: true,
   isValue: () => false,
 });
 
@@ -307,7 +375,9 @@ export function allowedWords(options: AllowedWordsOptions = {}): AllowedWords {
     if (w === "") return "allowed";
     if (o.isValue(w) || (w !== word && o.isValue(word))) return "value";
     if (/^\p{L}$/u.test(w) || /^\d+$/.test(w)) return "allowed";
-    if (exact.has(w) || STOPWORDS.has(w) || vocabulary?.has(w)) return "allowed";
+    if (exact.has(w)) return "allowed";
+    if (!o.numberWords && NUMBER_WORDS.has(w)) return "unknown";
+    if (STOPWORDS.has(w) || vocabulary?.has(w)) return "allowed";
     const s = stem(w);
     return stems.has(s) || vocabularyStems?.has(s) ? "allowed" : "unknown";
   };
