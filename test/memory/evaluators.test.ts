@@ -77,7 +77,11 @@ describe("what an evaluator reads", () => {
     const record = callRecord("lookup", {
       request: mask("Where is ORD-918273 for Margaret Whitfield?"),
       args: maskArgs(args),
-      output: maskToolOutput(captureToolOutput("Margaret Whitfield: order ORD-918273 shipped."), masker, allowedWords()),
+      output: maskToolOutput(
+        captureToolOutput("Margaret Whitfield: order ORD-918273 shipped."),
+        masker,
+        allowedWords(),
+      ),
     });
     const messages = buildEvaluationMessages(evaluationInput(record, { slowLatencyFactor: 3 }));
     const text = messages.map((m) => m.text).join("\n");

@@ -32,7 +32,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("free text no detector knows, through every channel it arrives by", () => {
   it("plants every format, several values each, in no argument", () => {
-    for (const format of FORMATS) expect(CASES.filter((c) => c.tricks.includes(format)).length).toBeGreaterThanOrEqual(3);
+    for (const format of FORMATS)
+      expect(CASES.filter((c) => c.tricks.includes(format)).length).toBeGreaterThanOrEqual(3);
     for (const c of CASES) expect(c.args).toBeUndefined();
   });
 
@@ -64,8 +65,14 @@ describe("free text no detector knows, through every channel it arrives by", () 
       expect(stored.reduce((n, s) => n + s.rows, 0)).toBeGreaterThan(0);
       const items = runs.flatMap((r) => r.items.map((i) => ({ sink: i.sink, text: tokens(i.text) })));
       for (const value of values) {
-        expect(stored.flatMap((s) => s.hits(value)), value).toEqual([]);
-        expect(items.filter((i) => i.text.includes(tokens(value))).map((i) => i.sink), value).toEqual([]);
+        expect(
+          stored.flatMap((s) => s.hits(value)),
+          value,
+        ).toEqual([]);
+        expect(
+          items.filter((i) => i.text.includes(tokens(value))).map((i) => i.sink),
+          value,
+        ).toEqual([]);
       }
       // The sinks are not empty: lessons were learned from this traffic (notes from the failures,
       // examples from the missed requests) and the routing text and prompts were read.
