@@ -34,14 +34,13 @@ export function registeredWords(cards: readonly Pick<ToolCard, "name" | "author"
 
 /**
  * The allowed words of a free text about these tools: their cards' words (or their names when
- * not registered), every registered tool name and the common-word vocabulary but numbers spelled
- * out (masked as digits are).
+ * not registered), every registered tool name and the common-word vocabulary (which has no
+ * numbers spelled out: they are masked as digits are).
  */
 export function freeTextWords(registered: RegisteredWords, tools: readonly string[]): AllowedWords {
   return allowedWords({
     card: tools.flatMap((tool) => registered.cards.get(tool) ?? [tool]),
     toolNames: [...registered.toolNames, ...tools],
-    numberWords: false,
   });
 }
 

@@ -9,6 +9,7 @@ import { vocabularyWords } from "./vocabulary-words.js";
  * - a word of the tool's own card (its name, the author's description, its argument names),
  * - a registered tool name or a part of one (`send_email`, `send`, `email`),
  * - a common English word ({@link commonWords}: 38k words of SCOWL levels 10–35, no proper names,
+ *   no numbers spelled out,
  *   plus a short list of technical words such as `api`, `json`, `utc`), or
  * - a word shared by at least two distinct cited requests (real users' wording, e.g. a product name),
  *
@@ -182,8 +183,8 @@ const CALENDAR_WORDS = [
 
 /**
  * Numbers spelled out: digits in words ("the twelfth of March, nineteen eighty-four", a card read
- * out as "four one one one …"). A free text's digits are masked; where `numberWords` is off, these
- * are masked as well. "one", "first" and "second" are left: they are far more often no number.
+ * out as "four one one one …"). Digits are masked everywhere; unless `numberWords` is on, these
+ * are no allowed words either. "one", "first" and "second" are left: they are far more often no number.
  */
 const NUMBER_WORDS: ReadonlySet<string> = new Set([
   "zero",
@@ -290,10 +291,10 @@ export interface AllowedWordsOptions {
    */
   minSharedRequests?: number;
   /**
-   * Whether numbers spelled out ({@link NUMBER_WORDS}: "twelve", "nineteenth") are common words.
-   * Off for a stored free text, whose digits are masked: a date of birth or a card in words is
-   * masked the same way. A card's own words stay allowed.
-   * @default true
+   * Whether numbers spelled out ({@link NUMBER_WORDS}: "twelve", "nineteenth") count as common
+   * words. Off by default: digits are masked everywhere, so a date of birth or a card read out in
+   * words is masked the same way. A card's own words stay allowed.
+   * @default false
    */
   numberWords?: boolean;
   /**
@@ -311,7 +312,7 @@ export const DEFAULT_ALLOWED_WORDS_OPTIONS: Readonly<Required<AllowedWordsOption
   vocabulary: true,
   requests: [],
   minSharedRequests: 2,
-  numberWords: true,
+  numberWords: false,
   isValue: () => false,
 });
 
