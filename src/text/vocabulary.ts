@@ -184,7 +184,7 @@ const CALENDAR_WORDS = [
 /**
  * Numbers spelled out: digits in words ("the twelfth of March, nineteen eighty-four", a card read
  * out as "four one one one …"). Digits are masked everywhere; unless `numberWords` is on, these
- * are no allowed words either. "one", "first" and "second" are left: they are far more often no number.
+ * are no allowed words either. "one", "first", "second", "third" and "oh" are left: they are far more often no number ("a third party").
  */
 const NUMBER_WORDS: ReadonlySet<string> = new Set([
   "zero",
@@ -218,9 +218,7 @@ const NUMBER_WORDS: ReadonlySet<string> = new Set([
   "thousand",
   "million",
   "billion",
-  "oh",
   "nought",
-  "third",
   "fourth",
   "fifth",
   "sixth",
