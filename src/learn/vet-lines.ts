@@ -154,6 +154,7 @@ export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.f
     citable: (ctx) => ({
       has: (id) => ctx.confusedRequests.has(id),
       request: (id) => ctx.confusedRequests.get(id)?.request ?? "",
+      group: (id) => ctx.requestThreads?.get(id),
       what: "confused request",
     }),
     shape: (item, ctx) =>
@@ -170,6 +171,7 @@ export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.f
     citable: (ctx) => ({
       has: (id) => ctx.missedRequests.has(id),
       request: (id) => ctx.missedRequests.get(id) ?? "",
+      group: (id) => ctx.requestThreads?.get(id),
       what: "missed request",
     }),
     compared: (item) => item.text,
@@ -222,7 +224,7 @@ export function vetLine<K extends LineKindId>(
   );
 }
 
-/** The requests an item cites, as the vocabulary rule reads them (each its own group). */
+/** The records an item cites, as the vocabulary rule reads them: grouped by thread (else each its own). */
 function citedRequests(
   item: { cites: readonly string[] },
   citable: { has(id: string): boolean; request(id: string): string; group?(id: string): string | undefined },

@@ -13,7 +13,6 @@ import {
   TurnRecordSchema,
   type TurnRecord,
 } from "../ledger/schema.js";
-import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { isStorableName } from "../text/normalize.js";
 import { parseJsonPrefix } from "../text/json-prefix.js";
@@ -22,13 +21,14 @@ import {
   type FingerprintMemo,
   MASK_BUDGET,
   maskArgs,
-  maskRequest,
   Unread,
   valueFingerprints,
   withinBudget,
 } from "../text/mask.js";
+import type { AllowedWords } from "../text/vocabulary.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
+import { freeTextWords, NO_REGISTERED_WORDS, type RegisteredWords, storedFreeText } from "./free-text.js";
 import { type CapturedOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "./request.js";
 
@@ -119,7 +119,10 @@ function argsFromInput(input: string | undefined): { args: Record<string, unknow
 /**
  * The records of a finished run: its calls in order, then its turn. Every text is masked
  * against every argument value of the run (known only now, which is why records wait for the
- * run's end). Records that do not match their schema are left out and counted in `refused`.
+ * run's end), and keeps only allowed words (`free-text.ts`): a call's error and output the words
+ * of its tool's card, the request those of the run's tools' cards; both the registered tool names
+ * and the common-word vocabulary. Records that do not match their schema are left out and counted
+ * in `refused`.
  */
 export function buildRecords(
   root: RunTrace,
@@ -127,6 +130,7 @@ export function buildRecords(
   key: string,
   rules: readonly ErrorRule[],
   memo: FingerprintMemo,
+  registered: RegisteredWords = NO_REGISTERED_WORDS,
 ): RunRows {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
@@ -145,7 +149,17 @@ export function buildRecords(
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
-  const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
+  const toolWords = new Map<string, AllowedWords>();
+  const wordsOf = (tools: readonly string[]): AllowedWords => {
+    const id = tools.join("\u0000");
+    let words = toolWords.get(id);
+    if (words === undefined) toolWords.set(id, (words = freeTextWords(registered, tools)));
+    return words;
+  };
+  const runTools = [...new Set(calls.map((c) => c.tool))];
+  const request = root.turn
+    ? clip(storedFreeText(root.turn.text, masker, wordsOf(runTools)).text, MAX_REQUEST_LENGTH)
+    : undefined;
   // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
   const requestAimed = root.turn ? findAimedAtModel(withinBudget(root.turn.text)) : undefined;
   const common = {
@@ -161,7 +175,8 @@ export function buildRecords(
     const args = argsOf.get(call) ?? {};
     const errorClass = call.error ? classifyError(call.error, rules) : undefined;
     // Error text is data: stored masked, and flagged when it speaks to the model (never learned from).
-    const error = call.error ? gateText(call.error.message, { kind: "stored", masker }) : undefined;
+    const allowed = wordsOf([call.tool]);
+    const error = call.error ? storedFreeText(call.error.message, masker, allowed) : undefined;
     const record: NewRecord<CallRecord> = {
       ...common,
       id: timeOrderedId(),
@@ -175,7 +190,7 @@ export function buildRecords(
       ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
-      ...(call.output ? { output: maskToolOutput(call.output, masker) } : {}),
+      ...(call.output ? { output: maskToolOutput(call.output, masker, allowed) } : {}),
       source: call.source,
       at: call.at,
     };

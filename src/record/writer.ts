@@ -12,6 +12,7 @@ import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
+import { RegisteredWordsCache } from "./free-text.js";
 import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
 
@@ -79,6 +80,8 @@ export class RecordWriter {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = RETRY_FIRST_MS;
   private keyPromise: Promise<string> | undefined;
+  /** Each partition's registered tool names and card words: what a run's free texts may keep. */
+  private readonly registered: RegisteredWordsCache;
   /** Set while the store's writes fail: the redacted error line, and since when. */
   private storeFault: { message: string; at: number } | undefined;
   private lastWriteError: unknown;
@@ -103,7 +106,9 @@ export class RecordWriter {
     private readonly options: Readonly<Required<RecordWriterOptions>>,
     private readonly failures: RecordingFailures,
     private readonly background: boolean,
-  ) {}
+  ) {
+    this.registered = new RegisteredWordsCache(ledger);
+  }
 
   /** Count records lost before they reached the writer (refused, or never seen whole). */
   lose(records: number): void {
@@ -406,7 +411,9 @@ export class RecordWriter {
       const memo: FingerprintMemo = new Map();
       for (const { run } of runs) {
         try {
-          const built = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo);
+          const tools = run.trace.calls.map((c) => c.tool);
+          const registered = await this.registered.of(run.partition, tools);
+          const built = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo, registered);
           calls.push(...built.calls);
           if (built.turn) turns.push(built.turn);
           this.badRecords(built.refused, undefined);
