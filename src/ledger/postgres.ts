@@ -60,7 +60,10 @@ interface StoreCore {
  * at most two statements, instead of one autocommitted statement per operation:
  *
  * - `Ledger.commit()` (cards with their revisions) is atomic: all of it or none of it;
- * - appending N records costs one round trip and one commit (one WAL flush) instead of N.
+ * - `Ledger.appendRuns()` (runs' calls with their turns) is atomic the same way;
+ * - appending N records costs one round trip and one commit (one WAL flush) instead of N: a
+ *   batch of puts alone is a single `INSERT … ON CONFLICT` statement, its own transaction, sent
+ *   without `BEGIN` / `COMMIT`.
  *
  * A plain listing (`search` without `query` or `filter`) is ordered by `updated_at` **then
  * namespace and key**, so paging with `offset` neither skips nor repeats rows that share a
@@ -130,11 +133,19 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
 
     const client = await core.pool.connect();
     let broken: Error | undefined;
+    // Puts alone are one INSERT statement, which Postgres runs as its own transaction: one round
+    // trip, where BEGIN / INSERT / COMMIT take three (each waits for a turn of a busy event loop).
+    const oneStatement = rows.every((op) => op.value !== null);
     try {
+      if (oneStatement) {
+        await writeRows(client, table, rows);
+        return operations.map(() => undefined) as OperationResults<Op>;
+      }
       await client.query("BEGIN");
       await writeRows(client, table, rows);
       await client.query("COMMIT");
     } catch (error) {
+      if (oneStatement) throw error;
       await client.query("ROLLBACK").catch((rollbackError: unknown) => {
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       });
