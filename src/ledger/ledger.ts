@@ -176,6 +176,11 @@ export class Ledger {
     this.ctx.counters.skippedRows = count;
   }
 
+  /** The first namespace label of every row ({@link LedgerOptions.namespaceRoot}). */
+  get namespaceRoot(): string {
+    return this.ctx.root;
+  }
+
   /** True once {@link Ledger.close} has closed it. */
   get isClosed(): boolean {
     return this.closed;

@@ -79,6 +79,12 @@ interface StoreCore {
  * one batch, the last write wins.
  */
 export class TransactionalPostgresStore extends PostgresStore implements CompareAndSetStore {
+  /**
+   * Where this store connects, when `openPostgresStore` or `PostgresLedger` made it: how a
+   * recorder's write thread opens its own pool on the same tables (`writeThread`).
+   */
+  connection: PostgresConnection | undefined;
+
   /** True when write-only batches run as one transaction (see the class docs). */
   get atomicBatches(): boolean {
     const core = coreOf(this);
@@ -320,6 +326,12 @@ async function writeRows(client: PgClient, table: string, rows: readonly PutOper
   }
 }
 
+/** Where a {@link TransactionalPostgresStore} connects: enough to open another pool on its tables. */
+export interface PostgresConnection {
+  connectionString: string;
+  schema: string;
+}
+
 /** Options of {@link openPostgresStore}. */
 export interface OpenPostgresStoreOptions {
   /**
@@ -496,6 +508,7 @@ function newStore(connectionString: string, options: OpenPostgresStoreOptions): 
     schema,
   });
   listenForIdleErrors(store, options.onIdleError ?? DEFAULT_POSTGRES_STORE_OPTIONS.onIdleError);
+  store.connection = { connectionString, schema };
   return store;
 }
 

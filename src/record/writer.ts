@@ -13,6 +13,7 @@ import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
 import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
+import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
 
 /** A finished run and the partition its rows go under. */
 export interface FinishedRun {
@@ -88,6 +89,8 @@ export class RecordWriter {
   private lastWriteAt: number | undefined;
   /** Store faults seen, so `flush()` knows when its try failed. */
   private writeFaults = 0;
+  /** The write thread, when the ledger's store allows one (`writeThread`). */
+  private readonly thread: ThreadWrites | undefined;
   private readonly counters = {
     calls: 0,
     turns: 0,
@@ -106,7 +109,9 @@ export class RecordWriter {
     private readonly options: Readonly<Required<RecordWriterOptions>>,
     private readonly failures: RecordingFailures,
     private readonly background: boolean,
-  ) {}
+  ) {
+    if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
+  }
 
   /** Count records lost before they reached the writer (refused, or never seen whole). */
   lose(records: number): void {
@@ -452,7 +457,7 @@ export class RecordWriter {
   private async write(runs: RunRecords[]): Promise<RunRecords[]> {
     if (runs.length === 0) return [];
     try {
-      await this.ledger.appendRuns(runs);
+      await this.append(runs);
       this.wrote(runs);
       return [];
     } catch (error) {
@@ -476,7 +481,7 @@ export class RecordWriter {
         return [...runs.slice(i), ...tried, ...retry];
       }
       try {
-        await this.ledger.appendRuns([run]);
+        await this.append([run]);
         written += 1;
         this.wrote([run]);
       } catch (error) {
@@ -492,6 +497,12 @@ export class RecordWriter {
     const left = written === 0 ? [...tried, ...retry] : retry;
     if (left.length > 0) this.lastWriteError = firstError;
     return left;
+  }
+
+  /** One transaction: in the write thread when there is one, else through the ledger here. */
+  private async append(runs: RunRecords[]): Promise<void> {
+    if (this.thread && !this.thread.unusable) await this.thread.appendRuns(runs);
+    else await this.ledger.appendRuns(runs);
   }
 
   private wrote(runs: readonly RunRecords[]): void {
