@@ -68,6 +68,11 @@ export class ThreadWrites {
     });
   }
 
+  /** Start the thread now (it opens its pool), rather than at the first write. */
+  start(): void {
+    this.started();
+  }
+
   /** Stop the thread (its pool ends); a later write starts a new one. */
   stop(): void {
     this.worker?.postMessage({ type: "stop" } satisfies ThreadRequest);

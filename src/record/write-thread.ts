@@ -17,28 +17,47 @@ const data = workerData as WriteThreadData;
 const port = parentPort!;
 const post = (reply: ThreadReply): void => port.postMessage(reply);
 
-const opening = openPostgresStore(data.connectionString, {
-  schema: data.schema,
-  maxConnections: data.maxConnections,
-  onIdleError: () => undefined,
-}).then((store) => ({
-  store,
-  ledger: new Ledger(store, {
-    namespaceRoot: data.namespaceRoot,
-    onFailure: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
-  }),
-}));
-// A failed open is answered per write (below); the next write thread tries again.
-opening.catch(() => undefined);
+interface Opened {
+  store: Awaited<ReturnType<typeof openPostgresStore>>;
+  ledger: Ledger;
+}
+
+let opening: Promise<Opened> | undefined;
+
+/** The thread's store and ledger, opened at the first need; a failed open is tried again at the next. */
+function opened(): Promise<Opened> {
+  opening ??= openPostgresStore(data.connectionString, {
+    schema: data.schema,
+    maxConnections: data.maxConnections,
+    onIdleError: () => undefined,
+  }).then(
+    (store) => ({
+      store,
+      ledger: new Ledger(store, {
+        namespaceRoot: data.namespaceRoot,
+        onFailure: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
+      }),
+    }),
+    (error: unknown) => {
+      opening = undefined;
+      throw error;
+    },
+  );
+  return opening;
+}
+opened().catch(() => undefined);
 
 port.on("message", (request: ThreadRequest) => {
   if (request.type === "stop") {
-    void opening.then(({ store }) => store.stop()).finally(() => port.close());
+    void opened()
+      .then(({ store }) => store.stop())
+      .catch(() => undefined)
+      .finally(() => port.close());
     return;
   }
   void (async () => {
     try {
-      const { ledger } = await opening;
+      const { ledger } = await opened();
       const saved = await ledger.appendRuns(request.runs);
       post({ type: "written", id: request.id, calls: saved.calls.length, turns: saved.turns });
     } catch (error) {

@@ -111,6 +111,8 @@ export class RecordWriter {
     private readonly background: boolean,
   ) {
     if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
+    // Started now, so its pool is open by the time the first run ends.
+    this.thread?.start();
   }
 
   /** Count records lost before they reached the writer (refused, or never seen whole). */
