@@ -126,7 +126,11 @@ async function child(task: ChildTask): Promise<void> {
     started[second] = (started[second] ?? 0) + 1;
     return graph.invoke(
       { messages: [new HumanMessage(`${task.label} run ${i}`)] },
-      { configurable: { thread_id: `${task.label}-${i}` }, metadata: { user_id: PARTITION_USER }, callbacks: [handler] },
+      {
+        configurable: { thread_id: `${task.label}-${i}` },
+        metadata: { user_id: PARTITION_USER },
+        callbacks: [handler],
+      },
     );
   };
   if (task.mode === "capacity") {
@@ -243,7 +247,8 @@ async function loadLevel(level: number, rate: number, writeThread: boolean): Pro
     );
     const t0 = Math.min(...reports.map((r) => r.t0));
     const timeline: Second[] = [];
-    const second = (at: number) => (timeline[Math.max(0, Math.floor((at - t0) / 1000))] ??= { started: 0, calls: 0, stored: 0 });
+    const second = (at: number) =>
+      (timeline[Math.max(0, Math.floor((at - t0) / 1000))] ??= { started: 0, calls: 0, stored: 0 });
     for (const r of reports) r.started.forEach((n, i) => (second(r.t0 + i * 1000).started += n));
     const times = await storedTimes(schema);
     const latencies: number[] = [];
@@ -280,7 +285,9 @@ async function capacity(): Promise<number> {
   try {
     await new Ledger(store).fingerprintKey();
     const reports = await Promise.all(
-      Array.from({ length: PROCS }, (_, p) => runChild({ schema, label: `c${p}`, mode: "capacity", writeThread: true })),
+      Array.from({ length: PROCS }, (_, p) =>
+        runChild({ schema, label: `c${p}`, mode: "capacity", writeThread: true }),
+      ),
     );
     return reports.reduce((n, r) => n + r.runs / r.seconds, 0) / reports.length;
   } finally {

@@ -414,7 +414,8 @@ export class RecordWriter {
       for (const { run } of runs) {
         try {
           const rows = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo);
-          if (rows.calls.length > 0 || rows.turn) built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
+          if (rows.calls.length > 0 || rows.turn)
+            built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
           this.badRecords(rows.refused, undefined);
         } catch (error) {
           this.badRecords(run.records, error);

@@ -16,8 +16,13 @@ describe("appendRuns on SQLite: a run's calls and turn in one transaction", () =
       ledger,
       async refuse(collection) {
         // Namespaces are labels joined by U+001F: a turn's ends in "turns", a call's has "calls" before the tool.
-        const test = collection === "turns" ? "NEW.namespace LIKE '%' || char(31) || 'turns'" : "instr(NEW.namespace, char(31) || 'calls' || char(31)) > 0";
-        store.db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON store WHEN ${test} BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+        const test =
+          collection === "turns"
+            ? "NEW.namespace LIKE '%' || char(31) || 'turns'"
+            : "instr(NEW.namespace, char(31) || 'calls' || char(31)) > 0";
+        store.db.exec(
+          `CREATE TRIGGER refuse BEFORE INSERT ON store WHEN ${test} BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+        );
       },
       async allow() {
         store.db.exec("DROP TRIGGER IF EXISTS refuse");
@@ -47,7 +52,15 @@ describe("appendRuns on InMemoryStore", () => {
     const ledger = new Ledger(store, { onFailure: () => undefined });
     const run = {
       calls: [
-        { partition: "p", tool: "t", runId: "r", args: [], fingerprints: [], outcome: "success" as const, source: "api" as const },
+        {
+          partition: "p",
+          tool: "t",
+          runId: "r",
+          args: [],
+          fingerprints: [],
+          outcome: "success" as const,
+          source: "api" as const,
+        },
       ],
       turn: { partition: "p", requestId: "q", request: "[text]", calls: [{ tool: "t", outcome: "success" as const }] },
     };
