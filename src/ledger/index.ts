@@ -13,6 +13,7 @@ export {
   type ListOptions,
   type LedgerFailureKind,
   type RuleInput,
+  type RunRecords,
 } from "./ledger.js";
 export { DEFAULT_OPEN_LEDGER_OPTIONS, openLedger, type OpenLedgerOptions } from "./open.js";
 export { ledgerOn } from "./on-store.js";

@@ -34,6 +34,14 @@ export type { LedgerChange } from "./collections/commit.js";
 export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
 export type { LedgerFailureKind, ListOptions } from "./collections/store-io.js";
 
+/** The records of one finished run, appended together by {@link Ledger.appendRuns}. */
+export interface RunRecords {
+  /** The run's tool calls. */
+  calls: NewRecord<CallRecord>[];
+  /** What the run did for its request; absent for a run that is not a graph turn (a tool invoked alone). */
+  turn?: NewRecord<TurnRecord>;
+}
+
 /** Options of {@link Ledger}. */
 export interface LedgerOptions {
   /**
@@ -168,6 +176,11 @@ export class Ledger {
     this.ctx.counters.skippedRows = count;
   }
 
+  /** The first namespace label of every row ({@link LedgerOptions.namespaceRoot}). */
+  get namespaceRoot(): string {
+    return this.ctx.root;
+  }
+
   /** True once {@link Ledger.close} has closed it. */
   get isClosed(): boolean {
     return this.closed;
@@ -238,6 +251,26 @@ export class Ledger {
    */
   async appendCalls(records: NewRecord<CallRecord>[]): Promise<CallRecord[]> {
     return this.calls.append(records);
+  }
+
+  /**
+   * Append the records of finished runs: each run's calls and its turn are stored together or
+   * not at all. Every row of every run goes into ONE store batch, which is one transaction on
+   * SQLite and Postgres (a single statement there) and one synchronous apply on `InMemoryStore`:
+   * a crash or a dropped connection leaves all of it or none of it, never a turn without its
+   * calls nor calls without their turn. The rows' ids are kept, so writing the same runs again
+   * (a retry after a connection fault) writes the same keys: no record is doubled.
+   * @throws InvalidInput when a record does not match its schema (nothing of the batch is written).
+   */
+  async appendRuns(runs: readonly RunRecords[]): Promise<{ calls: CallRecord[]; turns: TurnRecord[] }> {
+    const calls = this.calls.stamp(runs.flatMap((run) => run.calls));
+    const turns = this.turns.stamp(runs.flatMap((run) => (run.turn ? [run.turn] : [])));
+    if (calls.length + turns.length === 0) return { calls, turns };
+    await this.store.batch([...this.calls.puts(calls), ...this.turns.puts(turns)]);
+    announceAppended(this.store, { kind: "turns", rows: turns });
+    await this.calls.appended(calls);
+    await this.turns.appended(turns);
+    return { calls, turns };
   }
 
   /** Append turn records: what a run did for one request. */

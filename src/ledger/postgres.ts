@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Item, Operation, OperationResults, PutOperation } from "@langchain/langgraph";
 import { PostgresStore, type SearchItem } from "@langchain/langgraph-checkpoint-postgres/store";
-import { InvalidInput, StoreUnavailable } from "../errors.js";
+import { InvalidInput } from "../errors.js";
 import { isRecord, redactUrl } from "../internal.js";
 import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks, localCompareAndSet } from "./cas.js";
 import { Ledger, type LedgerOptions } from "./ledger.js";
+import { setUp } from "./postgres-setup.js";
 
 /**
  * The scale-out ledger backend: LangGraph's own `PostgresStore`, shared by any number of agent
@@ -60,7 +60,10 @@ interface StoreCore {
  * at most two statements, instead of one autocommitted statement per operation:
  *
  * - `Ledger.commit()` (cards with their revisions) is atomic: all of it or none of it;
- * - appending N records costs one round trip and one commit (one WAL flush) instead of N.
+ * - `Ledger.appendRuns()` (runs' calls with their turns) is atomic the same way;
+ * - appending N records costs one round trip and one commit (one WAL flush) instead of N: a
+ *   batch of puts alone is a single `INSERT … ON CONFLICT` statement, its own transaction, sent
+ *   without `BEGIN` / `COMMIT`.
  *
  * A plain listing (`search` without `query` or `filter`) is ordered by `updated_at` **then
  * namespace and key**, so paging with `offset` neither skips nor repeats rows that share a
@@ -76,6 +79,12 @@ interface StoreCore {
  * one batch, the last write wins.
  */
 export class TransactionalPostgresStore extends PostgresStore implements CompareAndSetStore {
+  /**
+   * Where this store connects, when `openPostgresStore` or `PostgresLedger` made it: how a
+   * recorder's write thread opens its own pool on the same tables (`writeThread`).
+   */
+  connection: PostgresConnection | undefined;
+
   /** True when write-only batches run as one transaction (see the class docs). */
   get atomicBatches(): boolean {
     const core = coreOf(this);
@@ -130,11 +139,19 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
 
     const client = await core.pool.connect();
     let broken: Error | undefined;
+    // Puts alone are one INSERT statement, which Postgres runs as its own transaction: one round
+    // trip, where BEGIN / INSERT / COMMIT take three (each waits for a turn of a busy event loop).
+    const oneStatement = rows.every((op) => op.value !== null);
     try {
+      if (oneStatement) {
+        await writeRows(client, table, rows);
+        return operations.map(() => undefined) as OperationResults<Op>;
+      }
       await client.query("BEGIN");
       await writeRows(client, table, rows);
       await client.query("COMMIT");
     } catch (error) {
+      if (oneStatement) throw error;
       await client.query("ROLLBACK").catch((rollbackError: unknown) => {
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       });
@@ -309,6 +326,12 @@ async function writeRows(client: PgClient, table: string, rows: readonly PutOper
   }
 }
 
+/** Where a {@link TransactionalPostgresStore} connects: enough to open another pool on its tables. */
+export interface PostgresConnection {
+  connectionString: string;
+  schema: string;
+}
+
 /** Options of {@link openPostgresStore}. */
 export interface OpenPostgresStoreOptions {
   /**
@@ -347,15 +370,6 @@ export const DEFAULT_POSTGRES_STORE_OPTIONS = {
 } satisfies Required<OpenPostgresStoreOptions>;
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
-
-/**
- * SQLSTATEs two processes running `setup()` on the same fresh schema at once can hit
- * (`CREATE … IF NOT EXISTS` is not race-free in Postgres): unique violation, duplicate
- * schema/table/object, "tuple concurrently updated", deadlock, serialization failure.
- * Setup is idempotent, so it is simply run again.
- */
-const SETUP_RACE_CODES = new Set(["23505", "42P06", "42P07", "42710", "XX000", "40P01", "40001"]);
-const SETUP_ATTEMPTS = 5;
 
 /**
  * Open a `PostgresStore` and run its migrations, ready for `new Ledger(store)`,
@@ -485,43 +499,11 @@ function newStore(connectionString: string, options: OpenPostgresStoreOptions): 
     schema,
   });
   listenForIdleErrors(store, options.onIdleError ?? DEFAULT_POSTGRES_STORE_OPTIONS.onIdleError);
+  store.connection = { connectionString, schema };
   return store;
 }
 
-/**
- * Run the store's migrations, retrying the races of processes setting up one fresh schema at
- * once. On failure the store's pool is ended (unless `stopOnFailure` is false: a ledger that may
- * call `setup()` again keeps it) and the error is a `StoreUnavailable` saying how to fix it.
- */
-async function setUp(
-  store: PostgresStore,
-  connectionString: string,
-  schema: string,
-  options: { stopOnFailure?: boolean } = {},
-): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await store.setup();
-      return;
-    } catch (error) {
-      if (attempt < SETUP_ATTEMPTS && SETUP_RACE_CODES.has(sqlState(error) ?? "")) {
-        await sleep(20 * attempt + Math.random() * 50);
-        continue;
-      }
-      if (options.stopOnFailure ?? true) await store.stop().catch(() => undefined);
-      throw new StoreUnavailable(
-        `Cannot open the Postgres ledger at ${redact(connectionString)} (schema "${schema}"): ` +
-          `${describe(error)}. Start a server (e.g. \`pg_ctlcluster 15 main start\`, or ` +
-          "`docker run -e POSTGRES_HOST_AUTH_METHOD=trust -p 5432:5432 postgres:15`) or point " +
-          "`postgresUrl` / TOOL_LESSONS_POSTGRES_URL at a reachable database you may create tables in.",
-        { cause: error, context: { schema, code: sqlState(error) ?? errorCode(error) } },
-      );
-    }
-  }
-}
-
 /** A connection string with its password replaced by `***`, fit for messages and logs. */
-/** A connection string without its password, for messages. */
 export const redact = redactUrl;
 
 /**
@@ -568,22 +550,4 @@ function checkLabels(namespace: string[]): void {
     }
   }
   if (namespace[0] === "langgraph") throw new InvalidInput('The root namespace label "langgraph" is reserved.');
-}
-
-/** A server error's five-character SQLSTATE, if the error has one. */
-function sqlState(error: unknown): string | undefined {
-  const code = errorCode(error);
-  return code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return isRecord(error) && typeof error["code"] === "string" ? error["code"] : undefined;
-}
-
-function describe(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) {
-    return error.errors.map((e: unknown) => describe(e)).join("; ");
-  }
-  if (error instanceof Error) return error.message || errorCode(error) || error.name;
-  return String(error);
 }

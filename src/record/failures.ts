@@ -61,6 +61,15 @@ export class RecordingFailures {
     return reporter.report(kind, message, error, context);
   }
 
+  /** Pass on a failure another part already shaped (the write thread's ledger): never throws. */
+  relay(failure: ToolLessonsFailure): void {
+    try {
+      this.sink(failure);
+    } catch {
+      // A sink that throws is ignored, as everywhere.
+    }
+  }
+
   /** The condition these kinds name has cleared: the next occurrence is heard again. */
   rearm(...kinds: RecordingFailureKind[]): void {
     for (const kind of kinds) this.reporters.delete(kind);

@@ -56,6 +56,15 @@ export interface RecordWriterOptions {
    */
   maxRetryDelayMs?: number;
   /**
+   * Write from a worker thread with its own connection pool, for a Postgres ledger whose store
+   * says where it connects (`openPostgresStore`, `PostgresLedger`, `openLedger({ postgresUrl })`);
+   * ignored for other stores. A write's round trips then complete on the thread's own event loop,
+   * while the agent runs keep this one busy: records are stored while runs go on, instead of
+   * when they pause. Masking stays on this thread; the rows cross to the thread already masked.
+   * @default true
+   */
+  writeThread?: boolean;
+  /**
    * Extra error-class rules, tried before the built-in table (`record/error-class.ts`).
    * @default []
    */
@@ -70,6 +79,7 @@ export const DEFAULT_RECORD_WRITER: Readonly<Required<RecordWriterOptions>> = Ob
   flushEveryMs: 0,
   flushTimeoutMs: 30_000,
   maxRetryDelayMs: 5_000,
+  writeThread: true,
   errorRules: Object.freeze([]),
 });
 
@@ -195,6 +205,7 @@ export function writerSettings(options: RecordWriterOptions): Required<RecordWri
     flushEveryMs: options.flushEveryMs ?? DEFAULT_RECORD_WRITER.flushEveryMs,
     flushTimeoutMs: options.flushTimeoutMs ?? DEFAULT_RECORD_WRITER.flushTimeoutMs,
     maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULT_RECORD_WRITER.maxRetryDelayMs,
+    writeThread: options.writeThread ?? DEFAULT_RECORD_WRITER.writeThread,
     errorRules: options.errorRules ?? DEFAULT_RECORD_WRITER.errorRules,
   };
   for (const name of ["maxBuffer", "batchSize"] as const) {

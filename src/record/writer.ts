@@ -6,8 +6,7 @@
  */
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { InvalidInput, RecordingDropped } from "../errors.js";
-import type { Ledger } from "../ledger/ledger.js";
-import type { CallRecord, NewRecord, TurnRecord } from "../ledger/schema.js";
+import type { Ledger, RunRecords } from "../ledger/ledger.js";
 import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
@@ -15,6 +14,7 @@ import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } f
 import { RegisteredWordsCache } from "./free-text.js";
 import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
+import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
 
 /** A finished run and the partition its rows go under. */
 export interface FinishedRun {
@@ -24,7 +24,7 @@ export interface FinishedRun {
   records: number;
 }
 
-/** Rows of a failed batch tried alone before the store is taken to be down for the whole batch. */
+/** Runs of a failed batch tried alone before the store is taken to be down for the whole batch. */
 const SINGLE_TRIES = 3;
 /** First pause before a store that failed is tried again, in milliseconds (then doubled). */
 const RETRY_FIRST_MS = 50;
@@ -49,15 +49,19 @@ interface PendingRun {
   records: number;
 }
 
-/** Built (masked) rows a store failed to take, kept for the retry. */
+/** Built (masked) runs a store failed to take, kept for the retry: each run's calls with its turn. */
 interface PendingRows {
   kind: "rows";
-  calls: NewRecord<CallRecord>[];
-  turns: NewRecord<TurnRecord>[];
+  runs: RunRecords[];
   records: number;
 }
 
 type PendingEntry = PendingRun | PendingRows;
+
+/** Records of a built run: its calls, plus its turn. */
+function recordsOf(run: RunRecords): number {
+  return run.calls.length + (run.turn ? 1 : 0);
+}
 
 /** A finished run waiting for room in a full buffer. */
 interface Waiter {
@@ -88,6 +92,8 @@ export class RecordWriter {
   private lastWriteAt: number | undefined;
   /** Store faults seen, so `flush()` knows when its try failed. */
   private writeFaults = 0;
+  /** The write thread, when the ledger's store allows one (`writeThread`). */
+  private readonly thread: ThreadWrites | undefined;
   private readonly counters = {
     calls: 0,
     turns: 0,
@@ -108,6 +114,9 @@ export class RecordWriter {
     private readonly background: boolean,
   ) {
     this.registered = new RegisteredWordsCache(ledger);
+    if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
+    // Started now, so its pool is open by the time the first run ends.
+    this.thread?.start();
   }
 
   /** Count records lost before they reached the writer (refused, or never seen whole). */
@@ -384,17 +393,14 @@ export class RecordWriter {
     return batch;
   }
 
-  /** One batch: build the runs' rows, append calls, then turns. False when the store failed. */
+  /**
+   * One batch: build the runs' rows, then append every run (its calls with its turn) in one
+   * `appendRuns`, one transaction. False when the store failed.
+   */
   private async writeBatch(batch: PendingEntry[]): Promise<boolean> {
     const runs = batch.filter((e): e is PendingRun => e.kind === "run");
-    const calls: NewRecord<CallRecord>[] = [];
-    const turns: NewRecord<TurnRecord>[] = [];
-    for (const e of batch) {
-      if (e.kind === "rows") {
-        calls.push(...e.calls);
-        turns.push(...e.turns);
-      }
-    }
+    const built: RunRecords[] = [];
+    for (const e of batch) if (e.kind === "rows") built.push(...e.runs);
     if (runs.length > 0) {
       let key: string;
       try {
@@ -413,26 +419,23 @@ export class RecordWriter {
         try {
           const tools = run.trace.calls.map((c) => c.tool);
           const registered = await this.registered.of(run.partition, tools);
-          const built = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo, registered);
-          calls.push(...built.calls);
-          if (built.turn) turns.push(built.turn);
-          this.badRecords(built.refused, undefined);
+          const rows = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo, registered);
+          if (rows.calls.length > 0 || rows.turn)
+            built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
+          this.badRecords(rows.refused, undefined);
         } catch (error) {
           this.badRecords(run.records, error);
         }
       }
     }
-    const leftCalls = await this.write(calls, (rows) => this.ledger.appendCalls(rows), "calls");
-    // Turns after calls: a turn never names calls the ledger does not hold.
-    const leftTurns =
-      leftCalls.length > 0 ? turns : await this.write(turns, (rows) => this.ledger.appendTurns(rows), "turns");
-    if (leftCalls.length === 0 && leftTurns.length === 0) {
+    const left = await this.write(built);
+    if (left.length === 0) {
       this.storeRecovered();
       return true;
     }
-    // Built rows are kept, masked, for the retry; a retry writes the same keys again (no doubles).
-    const records = leftCalls.length + leftTurns.length;
-    this.requeue([{ kind: "rows", calls: leftCalls, turns: leftTurns, records }]);
+    // Built runs are kept, masked, for the retry; a retry writes the same keys again (no doubles).
+    const records = left.reduce((n, run) => n + recordsOf(run), 0);
+    this.requeue([{ kind: "rows", runs: left, records }]);
     this.storeFailed(this.lastWriteError, records);
     return false;
   }
@@ -451,62 +454,72 @@ export class RecordWriter {
   }
 
   /**
-   * Append rows in one batch. A batch that failed on the connection (`isConnectionFault`) is
-   * returned whole, to be retried: it says nothing about its rows, and a retry writes the same
-   * keys. Any other failure: row by row, so one bad record (a value the store refuses) is
-   * reported and counted alone and the others are written; a row that fails alone on the
-   * connection is retried, never counted bad. When the first rows all fail alone too, the store is
-   * down: the rows not written are returned, to be retried (the rows tried alone go last, so a bad
-   * row at the front cannot block the others).
+   * Append runs in one batch (one transaction). A batch that failed on the connection
+   * (`isConnectionFault`) is returned whole, to be retried: it says nothing about its runs, and a
+   * retry writes the same keys. Any other failure: run by run, so one bad run (a value the store
+   * refuses) is reported and counted alone and the others are written; a run that fails alone on
+   * the connection is retried, never counted bad. When the first runs all fail alone too, the
+   * store is down: the runs not written are returned, to be retried (the runs tried alone go last,
+   * so a bad run at the front cannot block the others). A run is never split: its calls and its
+   * turn are stored together or not at all.
    */
-  private async write<T>(rows: T[], append: (rows: T[]) => Promise<unknown>, counter: "calls" | "turns"): Promise<T[]> {
-    if (rows.length === 0) return [];
+  private async write(runs: RunRecords[]): Promise<RunRecords[]> {
+    if (runs.length === 0) return [];
     try {
-      await append(rows);
-      this.wrote(counter, rows.length);
+      await this.append(runs);
+      this.wrote(runs);
       return [];
     } catch (error) {
-      if (error instanceof InvalidInput && rows.length === 1) {
-        this.badRecords(1, error);
+      if (error instanceof InvalidInput && runs.length === 1) {
+        this.badRecords(recordsOf(runs[0]), error);
         return [];
       }
       this.lastWriteError = error;
-      if (rows.length === 1 || isConnectionFault(error)) return rows;
+      if (runs.length === 1 || isConnectionFault(error)) return runs;
     }
     let failed = 0;
     let written = 0;
     let firstError: unknown;
-    /** Rows that failed alone for a reason of their own or the store's (bad once the store is up). */
-    const tried: T[] = [];
-    /** Rows that failed alone on the connection: always retried. */
-    const retry: T[] = [];
-    for (const [i, row] of rows.entries()) {
+    /** Runs that failed alone for a reason of their own or the store's (bad once the store is up). */
+    const tried: RunRecords[] = [];
+    /** Runs that failed alone on the connection: always retried. */
+    const retry: RunRecords[] = [];
+    for (const [i, run] of runs.entries()) {
       if (written === 0 && tried.length + retry.length >= SINGLE_TRIES) {
         this.lastWriteError = firstError;
-        return [...rows.slice(i), ...tried, ...retry];
+        return [...runs.slice(i), ...tried, ...retry];
       }
       try {
-        await append([row]);
+        await this.append([run]);
         written += 1;
-        this.wrote(counter, 1);
+        this.wrote([run]);
       } catch (error) {
         firstError ??= error;
-        if (error instanceof InvalidInput) failed += 1;
-        else if (isConnectionFault(error)) retry.push(row);
-        else tried.push(row);
+        if (error instanceof InvalidInput) failed += recordsOf(run);
+        else if (isConnectionFault(error)) retry.push(run);
+        else tried.push(run);
       }
     }
-    // Some rows were written: the store is up, and the rows it refused alone are bad records.
-    failed += written > 0 ? tried.length : 0;
+    // Some runs were written: the store is up, and the runs it refused alone are bad records.
+    if (written > 0) failed += tried.reduce((n, run) => n + recordsOf(run), 0);
     this.badRecords(failed, firstError);
     const left = written === 0 ? [...tried, ...retry] : retry;
     if (left.length > 0) this.lastWriteError = firstError;
     return left;
   }
 
-  private wrote(counter: "calls" | "turns", rows: number): void {
-    this.counters[counter] += rows;
-    if (rows > 0) this.lastWriteAt = performance.now();
+  /** One transaction: in the write thread when there is one, else through the ledger here. */
+  private async append(runs: RunRecords[]): Promise<void> {
+    if (this.thread && !this.thread.unusable) await this.thread.appendRuns(runs);
+    else await this.ledger.appendRuns(runs);
+  }
+
+  private wrote(runs: readonly RunRecords[]): void {
+    for (const run of runs) {
+      this.counters.calls += run.calls.length;
+      if (run.turn) this.counters.turns += 1;
+    }
+    if (runs.length > 0) this.lastWriteAt = performance.now();
   }
 
   private storeFailed(error: unknown, records: number): void {

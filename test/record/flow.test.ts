@@ -205,21 +205,20 @@ describe("a store that fails: records kept (bounded), written when it answers ag
     expect(handler.stats()).toMatchObject({ dropped: 12, written: { calls: 8, turns: 4 } });
   });
 
-  it("a retry writes the same rows again under the same keys: no record doubled", async () => {
+  it("a retry writes the same run again under the same keys: no record doubled, never a turn without its calls", async () => {
     const { store, ledger, handler, run } = await setup();
-    // The first call rows go in, then the store fails before the turn: the retry must not double the calls.
+    // The run's write fails on the connection: its calls and turn are kept together and tried again.
     let writes = 0;
-    const original = ledger.appendTurns.bind(ledger);
-    ledger.appendTurns = async (rows) => {
+    const original = ledger.appendRuns.bind(ledger);
+    ledger.appendRuns = async (runs) => {
       writes += 1;
       if (writes === 1) throw new Error("connection terminated unexpectedly");
-      return original(rows);
+      return original(runs);
     };
     await run(0);
-    // The calls were written, the turn's write failed: the turn alone is kept and tried again.
     await vi.waitFor(() => expect(writes).toBeGreaterThanOrEqual(1));
-    expect(handler.stats().written.calls).toBe(2);
     expect(await handler.flush()).toMatchObject({ inFlight: 0, lost: 0 });
+    expect(writes).toBeGreaterThanOrEqual(2);
     expect(handler.stats()).toMatchObject({ written: { calls: 2, turns: 1 }, failed: 0, storeFailing: false });
     expect(await ledger.listCalls("default")).toHaveLength(2);
     expect(await ledger.listTurns("default")).toHaveLength(1);

@@ -47,11 +47,18 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
     await ledger.configure("u:dropped", { retainCallsPerTool: 5_000, retainTurns: 5_000 });
     await ledger.fingerprintKey();
     handler = new ToolLessonsCallbackHandler({ ledger, maxRetryDelayMs: 50, onFailure: (f) => heard.push(f) });
+    // One run written before the episodes: the recorder's write thread (the default here) is up and
+    // its pool open, so the episodes' kills land on writes, not on the thread's start.
+    await echoTwiceAgent().invoke(
+      { messages: [new HumanMessage("warm-up")] },
+      { configurable: { thread_id: "warm-up" }, metadata: { user_id: "warm-up" }, callbacks: [handler] },
+    );
+    await handler.flush({ timeoutMs: 60_000 });
     locker = new pg.Client({ connectionString: POSTGRES_URL });
     await locker.connect();
     admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
-  });
+  }, 90_000);
 
   afterAll(async () => {
     await locker?.end().catch(() => undefined);
@@ -137,7 +144,13 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
     });
     expect(await handler.flush()).toMatchObject({ inFlight: 0, lost: 0, timedOut: false });
     const produced = { calls: 2 * runs, turns: runs };
-    expect(handler.stats()).toMatchObject({ written: produced, failed: 0, dropped: 0, withheld: 0 });
+    // The warm-up run's 2 calls and turn are written too.
+    expect(handler.stats()).toMatchObject({
+      written: { calls: produced.calls + 2, turns: produced.turns + 1 },
+      failed: 0,
+      dropped: 0,
+      withheld: 0,
+    });
 
     const reader = new Ledger(direct, { onFailure: () => undefined });
     const calls = await reader.listCalls("u:dropped");

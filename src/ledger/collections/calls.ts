@@ -1,3 +1,4 @@
+import type { Operation } from "@langchain/langgraph";
 import { sortById } from "../../internal.js";
 import { decodeLabel } from "../keys.js";
 import { type CallRecord, CallRecordSchema, type NewRecord, SCHEMA_VERSION } from "../schema.js";
@@ -49,8 +50,27 @@ export class CallRows {
   /** Append call records (one batch), then prune the tools that reached their threshold. */
   async append(records: NewRecord<CallRecord>[]): Promise<CallRecord[]> {
     if (records.length === 0) return [];
-    const rows = records.map((r) => stamp(CallRecordSchema, r));
-    await this.ctx.store.batch(rows.map((row) => putOp(this.ctx, row.partition, "calls", row.id, row, row.tool)));
+    const rows = this.stamp(records);
+    await this.ctx.store.batch(this.puts(rows));
+    await this.appended(rows);
+    return rows;
+  }
+
+  /**
+   * Records as stored (version, id and time assigned when absent), checked against the schema.
+   * @throws InvalidInput when one does not match (nothing is written).
+   */
+  stamp(records: readonly NewRecord<CallRecord>[]): CallRecord[] {
+    return records.map((r) => stamp(CallRecordSchema, r));
+  }
+
+  /** The store's put of each stamped row. */
+  puts(rows: readonly CallRecord[]): Operation[] {
+    return rows.map((row) => putOp(this.ctx, row.partition, "calls", row.id, row, row.tool));
+  }
+
+  /** After rows were written: prune the tools that reached their threshold. */
+  async appended(rows: readonly CallRecord[]): Promise<void> {
     const touched = new Map<string, { partition: string; tool: string; n: number }>();
     for (const row of rows) {
       const key = `${row.partition}\u0000${row.tool}`;
@@ -64,7 +84,6 @@ export class CallRows {
         await this.prune(t.partition, t.tool, retainCallsPerTool);
       }
     }
-    return rows;
   }
 
   /**

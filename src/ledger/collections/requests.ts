@@ -1,3 +1,4 @@
+import type { Operation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { sortById } from "../../internal.js";
 import {
@@ -67,8 +68,27 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
   /** Append records (one batch), then prune the partitions that reached their threshold. */
   async append(records: NewRecord<T>[]): Promise<T[]> {
     if (records.length === 0) return [];
-    const rows = records.map((r) => stamp(this.schema, r));
-    await this.ctx.store.batch(rows.map((row) => putOp(this.ctx, row.partition, this.collection, row.id, row)));
+    const rows = this.stamp(records);
+    await this.ctx.store.batch(this.puts(rows));
+    await this.appended(rows);
+    return rows;
+  }
+
+  /**
+   * Records as stored (version, id and time assigned when absent), checked against the schema.
+   * @throws InvalidInput when one does not match (nothing is written).
+   */
+  stamp(records: readonly NewRecord<T>[]): T[] {
+    return records.map((r) => stamp(this.schema, r));
+  }
+
+  /** The store's put of each stamped row. */
+  puts(rows: readonly T[]): Operation[] {
+    return rows.map((row) => putOp(this.ctx, row.partition, this.collection, row.id, row));
+  }
+
+  /** After rows were written: prune the partitions that reached their threshold. */
+  async appended(rows: readonly T[]): Promise<void> {
     const counts = new Map<string, number>();
     for (const row of rows) counts.set(row.partition, (counts.get(row.partition) ?? 0) + 1);
     for (const [partition, n] of counts) {
@@ -77,7 +97,6 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
         await pruneNamespace(this.ctx, namespaceOf(this.ctx, partition, this.collection), retainTurns);
       }
     }
-    return rows;
   }
 
   /**
