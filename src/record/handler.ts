@@ -104,6 +104,9 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     this.failures = new RecordingFailures(options.onFailure ?? DEFAULT_RECORDING_OPTIONS.onFailure);
     this.writer = new RecordWriter(options.ledger, writerSettings(options), this.failures, !awaitHandlers);
     options.ledger.registerRecorder(this);
+    // The key of the fingerprints, asked for now so that the first run's rows need not wait for
+    // it. The ledger keeps it (or, when this read fails, tries again when the writer asks).
+    options.ledger.fingerprintKey().catch(() => undefined);
   }
 
   /** The handler is a shared sink: copies (made by some LangChain paths) are the same object. */
@@ -412,12 +415,20 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   }
 }
 
+/**
+ * A token count as the rows store it: a finite number, else none. Checked here, where it enters,
+ * so that the rows built from it need no second check (`rows.ts`).
+ */
+function finiteTokens(value: number): number | undefined {
+  return Number.isFinite(value) ? value : undefined;
+}
+
 /** Total tokens of a message's `usage_metadata` (total, else input + output). */
 function usageTokens(usage: unknown): number | undefined {
   if (!isRecord(usage)) return undefined;
-  if (typeof usage.total_tokens === "number") return usage.total_tokens;
+  if (typeof usage.total_tokens === "number") return finiteTokens(usage.total_tokens);
   if (typeof usage.input_tokens === "number" || typeof usage.output_tokens === "number") {
-    return (Number(usage.input_tokens) || 0) + (Number(usage.output_tokens) || 0);
+    return finiteTokens((Number(usage.input_tokens) || 0) + (Number(usage.output_tokens) || 0));
   }
   return undefined;
 }
@@ -426,5 +437,5 @@ function usageTokens(usage: unknown): number | undefined {
 function llmOutputTokens(output: LLMResult): number | undefined {
   const usage = output.llmOutput?.tokenUsage;
   if (!isRecord(usage)) return undefined;
-  return typeof usage.totalTokens === "number" ? usage.totalTokens : undefined;
+  return typeof usage.totalTokens === "number" ? finiteTokens(usage.totalTokens) : undefined;
 }
