@@ -218,7 +218,8 @@ const KEY_PREFIX =
   /sk[-_]|[pr]k_|whsec_|A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA|Iza|C[0-9a-f])|gh[opusr]_|github_pat_|xox[abposr]-|xapp-|ya29\.|gl(?:pat|dt|rt|ptt|cbt|imt|ft|oas|soat)-|(?:npm|hf|dapi|pypi)[_-]|SG\.|SK[0-9a-f]|shp(?:at|ss|ca|pa)_|do[por]_v1_|key-|sq0(?:atp|csp)-|:AA/;
 
 /** API keys and access tokens with a known prefix (OpenAI, Anthropic, Stripe, AWS, GitHub, Slack, Google, GitLab, npm ...). */
-export const detectApiKeys: PIIDetector = (content) => (KEY_PREFIX.test(content) ? regexSpans(content, KEY_PATTERN) : []);
+export const detectApiKeys: PIIDetector = (content) =>
+  KEY_PREFIX.test(content) ? regexSpans(content, KEY_PATTERN) : [];
 
 /** Mixed character classes: what a secret looks like and a word does not. */
 function looksSecret(token: string): boolean {

@@ -107,7 +107,10 @@ describe("the callback returns before the write", () => {
     const { store, ledger, handler } = await setup();
     store.held = true;
     const graph = echoTwiceAgent();
-    await graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "t" }, callbacks: [handler] });
+    await graph.invoke(
+      { messages: [new HumanMessage("go")] },
+      { configurable: { thread_id: "t" }, callbacks: [handler] },
+    );
     // invoke resolved; the write has not been answered.
     await nextTurn();
     await vi.waitFor(() => expect(store.batches).toBe(1));

@@ -1,11 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import {
-  detectApiKeys,
-  detectIPv6,
-  detectMacAddresses,
-  detectStreetAddresses,
-} from "../../src/text/detectors.js";
+import { detectApiKeys, detectIPv6, detectMacAddresses, detectStreetAddresses } from "../../src/text/detectors.js";
 import { corpusTexts, type DetectorSpans, spansOf } from "../fixtures/make-detector-spans.js";
 
 /**
@@ -20,7 +15,8 @@ const before = JSON.parse(
 
 describe("detector prefilters", () => {
   it("the fixture covers the prefiltered detectors with texts they match", () => {
-    const count = (name: string) => before.filter((r) => Object.keys(r.byDetector).some((k) => k.endsWith(name))).length;
+    const count = (name: string) =>
+      before.filter((r) => Object.keys(r.byDetector).some((k) => k.endsWith(name))).length;
     expect(count(":api_key")).toBeGreaterThan(50);
     expect(count(":street_address")).toBeGreaterThan(10);
     expect(count(":ipv6")).toBeGreaterThan(5);
@@ -65,7 +61,10 @@ describe("detector prefilters", () => {
       "123456789:AAbcdefghijklmnopqrstuvwxyz0123456789",
     ];
     for (const key of keys) {
-      expect(detectApiKeys(`Refund 48.50 on ORD-918273: the key ${key}, then tell the customer.`).map((m) => m.text), key).toEqual([key]);
+      expect(
+        detectApiKeys(`Refund 48.50 on ORD-918273: the key ${key}, then tell the customer.`).map((m) => m.text),
+        key,
+      ).toEqual([key]);
     }
   });
 
@@ -83,8 +82,12 @@ describe("detector prefilters", () => {
     expect(detectMacAddresses(around("nic 00:1A:2B:3C:4D:5E")).map((m) => m.text)).toEqual(["00:1A:2B:3C:4D:5E"]);
     expect(detectMacAddresses(around("nic 00-1a-2b-3c-4d-5e")).map((m) => m.text)).toEqual(["00-1a-2b-3c-4d-5e"]);
     expect(detectMacAddresses(around("nic 001a.2b3c.4d5e")).map((m) => m.text)).toEqual(["001a.2b3c.4d5e"]);
-    expect(detectStreetAddresses(around("ship to 221B Baker Street")).map((m) => m.text)).toEqual(["221B Baker Street"]);
-    expect(detectStreetAddresses(around("ship to 12-14, Elm Grove Ave.")).map((m) => m.text)).toEqual(["12-14, Elm Grove Ave."]);
+    expect(detectStreetAddresses(around("ship to 221B Baker Street")).map((m) => m.text)).toEqual([
+      "221B Baker Street",
+    ]);
+    expect(detectStreetAddresses(around("ship to 12-14, Elm Grove Ave.")).map((m) => m.text)).toEqual([
+      "12-14, Elm Grove Ave.",
+    ]);
     expect(detectStreetAddresses(around("ship to Hauptstraße 5")).map((m) => m.text)).toEqual(["Hauptstraße 5"]);
     expect(detectStreetAddresses(around("ship to 12 rue de Rivoli")).map((m) => m.text)).toEqual(["12 rue de Rivoli"]);
     expect(detectStreetAddresses(around("postcode NW1 6XE")).map((m) => m.text)).toEqual(["NW1 6XE"]);
