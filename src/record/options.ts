@@ -38,7 +38,8 @@ export interface RecordWriterOptions {
   batchSize?: number;
   /**
    * How long finished records wait to be batched before they are written, in milliseconds (a
-   * full batch is written at once). `0` starts a write as soon as a run ends; runs that end
+   * full batch is written at once). `0` starts a write on the event loop's next turn after a
+   * run ends (after the run has gone on, never before its `invoke` resolves); runs that end
    * while a write is out are batched into the next one.
    * @default 0
    */
