@@ -16,7 +16,7 @@ import {
   type ToolLessonsCallbackHandlerOptions,
   writerSettings,
 } from "./options.js";
-import { type CapturedOutput, captureToolOutput, isToolMessage, toolMessagesIn } from "./output.js";
+import { isToolMessage, toolMessagesIn } from "./output.js";
 import type { PartitionSpec } from "./partition.js";
 import { latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import type { PendingCall, RequestedCall, RunTrace } from "./rows.js";
@@ -44,6 +44,8 @@ interface RootRun extends RunTrace {
   requested: Map<string, RequestedCall>;
   startedCallIds: Set<string>;
   messageCallIds: Set<string>;
+  /** Calls the model asked for that neither started nor were found refused: while 0, outputs are not searched. */
+  unresolved: number;
   calls: PendingCall[];
   members: Set<string>;
   order: number;
@@ -209,7 +211,10 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       root.members.add(runId);
       if (root.threadId === undefined) root.threadId = asString(metadata?.thread_id);
       const requested = toolCallId !== undefined ? root.requested.get(toolCallId) : undefined;
-      if (toolCallId !== undefined) root.startedCallIds.add(toolCallId);
+      if (toolCallId !== undefined && !root.startedCallIds.has(toolCallId)) {
+        if (requested && !root.messageCallIds.has(toolCallId)) root.unresolved -= 1;
+        root.startedCallIds.add(toolCallId);
+      }
       this.tools.set(runId, {
         root,
         tool: runName || requested?.name || "unknown",
@@ -230,7 +235,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
         started,
         failed ? "error" : "success",
         failed ? errorInfo(output.content) : undefined,
-        failed ? undefined : captureToolOutput(isToolMessage(output) ? output.content : output),
+        failed ? undefined : { raw: isToolMessage(output) ? output.content : output },
       );
     });
   }
@@ -274,6 +279,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       requested: new Map(),
       startedCallIds: new Set(),
       messageCallIds: new Set(),
+      unresolved: 0,
       calls: [],
       members: new Set(),
       order: 0,
@@ -313,6 +319,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const share = total !== undefined ? total / message.tool_calls.length : undefined;
     for (const call of fresh) {
       root.order += 1;
+      if (!root.startedCallIds.has(call.id)) root.unresolved += 1;
       root.requested.set(call.id, {
         name: call.name,
         args: isRecord(call.args) && !Array.isArray(call.args) ? call.args : {},
@@ -324,7 +331,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   /** Error `ToolMessage`s of calls the model asked for that never reached a tool callback. */
   private observeOutputs(root: RootRun, outputs: unknown): void {
-    if (root.requested.size === 0) return;
+    // Every call asked for has started (or was found): no output can hold a refusal to record.
+    if (root.unresolved === 0) return;
     for (const message of toolMessagesIn(outputs)) {
       if (message.status !== "error") continue;
       const id = message.tool_call_id;
@@ -332,6 +340,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       const requested = root.requested.get(id);
       if (!requested) continue;
       root.messageCallIds.add(id);
+      root.unresolved -= 1;
       root.calls.push({
         tool: (typeof message.name === "string" && message.name) || requested.name || "unknown",
         args: requested.args,
@@ -350,7 +359,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     started: StartedTool,
     outcome: "success" | "error",
     error: ErrorInfo | undefined,
-    output?: CapturedOutput,
+    output?: { raw: unknown },
   ): Promise<void> | undefined {
     const { root } = started;
     this.tools.delete(runId);

@@ -18,7 +18,7 @@ import { isStorableName } from "../text/normalize.js";
 import { createMasker, type FingerprintMemo, maskArgs, maskRequest, valueFingerprints } from "../text/mask.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
-import { type CapturedOutput, maskToolOutput } from "./output.js";
+import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "./request.js";
 
 /** Longest stored error message, in characters (after masking). */
@@ -45,8 +45,12 @@ export interface PendingCall {
   error?: ErrorInfo;
   latencyMs?: number;
   tokens?: number;
-  /** A successful call's output, bounded, raw until the run ends. */
-  output?: CapturedOutput;
+  /**
+   * A successful call's output as the tool returned it (a `ToolMessage`'s content, or the value),
+   * by reference: the run's state holds it too. Read, bounded and masked only when the rows are
+   * built, off the run's path.
+   */
+  output?: { raw: unknown };
   source: "callback" | "tool_message";
   at: number;
   order: number;
@@ -140,7 +144,7 @@ export function buildRecords(
       ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
-      ...(call.output ? { output: maskToolOutput(call.output, masker) } : {}),
+      ...(call.output ? { output: maskToolOutput(captureToolOutput(call.output.raw), masker) } : {}),
       source: call.source,
       at: call.at,
     };

@@ -8,7 +8,6 @@ import { isBuilt } from "../../src/ledger/trusted.js";
 import { errorInfo } from "../../src/record/error-class.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { writerSettings } from "../../src/record/options.js";
-import { captureToolOutput } from "../../src/record/output.js";
 import { buildRecords, type PendingCall, type RunTrace } from "../../src/record/rows.js";
 import { caseArgs, loadCorpus } from "../privacy/corpus.js";
 
@@ -39,7 +38,7 @@ function traceOf(text: string, args: Record<string, unknown>, i: number): RunTra
       args: undefined,
       input: JSON.stringify({ body: text }),
       outcome: "success",
-      output: captureToolOutput(text),
+      output: { raw: text },
       source: "callback",
       at,
       order: 2,
