@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { type BaseStore, InMemoryStore } from "@langchain/langgraph";
@@ -72,7 +74,7 @@ interface Mode {
   samples: number[];
 }
 
-export async function benchRecording(): Promise<string> {
+export async function benchRecording(): Promise<{ markdown: string; figures: Record<string, unknown> }> {
   const graph = buildAgent({
     model: new ScriptedChatModel(planScript((step) => PLAN[step], { tokensPerStep: 120 })),
     tools: [...shopTools(), echoTool],
@@ -136,12 +138,35 @@ export async function benchRecording(): Promise<string> {
     },
   ];
 
-  // Interleave: every round runs each mode once, in a rotating order, so drift hits all alike.
+  // Between two timed turns, untimed: the loop turns once, every recorder writes what it holds
+  // and the young generation is collected, so each turn starts on an idle loop and a clean
+  // nursery, and no mode pays for another's background work or its garbage.
+  v8.setFlagsFromString("--expose-gc");
+  const collect = vm.runInNewContext("gc") as (options?: { type: "minor" | "major" }) => void;
+  const settle = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all([memBg, memFlush, sqlBg, sqlFlush].map((h) => h.flush()));
+    collect({ type: "minor" });
+  };
+  // Interleave: every round runs each mode once, in an order shuffled per round (seeded), so
+  // drift hits all alike and no mode always follows the same other one.
+  let seed = 0x5eed;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
   for (let round = 0; round < WARMUP + TURNS; round += 1) {
-    for (let k = 0; k < modes.length; k += 1) {
-      const mode = modes[(round + k) % modes.length];
+    const order = [...modes];
+    for (let i = order.length - 1; i > 0; i -= 1) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const [k, mode] of order.entries()) {
       const ms = await mode.turn(round * modes.length + k);
       if (round >= WARMUP) mode.samples.push(ms);
+      await settle();
     }
   }
   for (const h of [memBg, memFlush, sqlBg, sqlFlush]) await h.flush();
@@ -163,12 +188,13 @@ export async function benchRecording(): Promise<string> {
     return `| ${m.name} | ${med.toFixed(2)} | ${pairedRatio(m, modes[0]).toFixed(3)} | ${overNoop} | ${addedPerCall} |`;
   });
   const expectedCalls = (WARMUP + TURNS) * CALLS_PER_TURN;
-  return [
+  const markdown = [
     "## Recording overhead",
     "",
     `One agent turn = 3 scripted model steps, ${CALLS_PER_TURN} tool calls through the real \`ToolNode\` (one tool error, one schema refusal), then an answer. ` +
-      `${TURNS} turns per mode after ${WARMUP} warm-up turns, the six modes interleaved round by round in one process (rotating order); ms are medians, ratios are medians of the per-round ratios (which cancel the machine's load at that moment). ` +
-      '"Background": `invoke` as the user awaits it, the handler\'s writes running between turns (their cost lands in whatever runs next). ' +
+      `${TURNS} turns per mode after ${WARMUP} warm-up turns, the six modes interleaved round by round in one process (order shuffled each round); ms are medians, ratios are medians of the per-round ratios (which cancel the machine's load at that moment). ` +
+      '"Background": `invoke` as the user awaits it; the recorder\'s masking, row building and writing start on the next turn of the event loop, after `invoke` has resolved. ' +
+      "After every timed turn of every mode, untimed, the loop turns once, every recorder flushes and the young generation is collected, so each turn starts on an idle loop and no mode pays for another's background work or garbage. " +
       '"Flush awaited": `invoke` + `await handler.flush()` every turn (an upper bound: all masking, hashing and writing charged to the turn).',
     "",
     "| mode | ms/turn (median) | ratio to no handler | ratio to a no-op handler | µs per call over a no-op handler (from medians) |",
@@ -189,6 +215,18 @@ export async function benchRecording(): Promise<string> {
       `failed ${written.reduce((n, s) => n + s.failed, 0)}, recording errors ${errors.length}.`,
     "",
   ].join("\n");
+  const ratio = (i: number) => Number(pairedRatio(modes[i], modes[1]).toFixed(3));
+  return {
+    markdown,
+    figures: {
+      recorderVsNoop: ratio(2),
+      recorderVsNoopFlushAwaited: ratio(3),
+      sqliteVsNoop: ratio(4),
+      sqliteVsNoopFlushAwaited: ratio(5),
+      hotPathMicrosPerCall: Number(hot.toFixed(1)),
+      buildMicrosPerCall: Number(build.toFixed(1)),
+    },
+  };
 }
 
 /** Drive the handler's callbacks directly for synthetic runs of 5 calls: µs per call. */
@@ -276,7 +314,7 @@ function buildMicrosPerCall(): number {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   benchRecording().then(
-    (md) => console.log(md),
+    ({ markdown, figures }) => console.log(`${markdown}\n${JSON.stringify(figures)}`),
     (error: unknown) => {
       console.error(error);
       process.exit(1);

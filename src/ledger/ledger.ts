@@ -489,7 +489,9 @@ export class Ledger {
    * The key of the keyed hashes (fingerprints) of argument values. Made once per ledger and
    * stored in it, so every process that records or vets against this ledger agrees on it.
    * A fingerprint tells whether a text contains a value; it cannot be turned back into one.
-   * The first use of a new ledger waits about 250 ms (see `collections/fingerprint-key.ts`).
+   * On SQLite, Postgres and in memory it is agreed by a put-if-absent, at once; on a store
+   * without compare-and-set the first use of a new ledger waits about 250 ms (see
+   * `collections/fingerprint-key.ts`).
    * @throws StoreUnavailable when the agreed key cannot be read back.
    */
   async fingerprintKey(): Promise<string> {

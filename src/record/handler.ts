@@ -16,7 +16,7 @@ import {
   type ToolLessonsCallbackHandlerOptions,
   writerSettings,
 } from "./options.js";
-import { type CapturedOutput, captureToolOutput, isToolMessage, toolMessagesIn } from "./output.js";
+import { isToolMessage, toolMessagesIn } from "./output.js";
 import type { PartitionSpec } from "./partition.js";
 import { latestHumanTurn, messageRole, messagesOf } from "./request.js";
 import type { PendingCall, RequestedCall, RunTrace } from "./rows.js";
@@ -44,6 +44,8 @@ interface RootRun extends RunTrace {
   requested: Map<string, RequestedCall>;
   startedCallIds: Set<string>;
   messageCallIds: Set<string>;
+  /** Calls the model asked for that neither started nor were found refused: while 0, outputs are not searched. */
+  unresolved: number;
   calls: PendingCall[];
   members: Set<string>;
   order: number;
@@ -104,6 +106,9 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     this.failures = new RecordingFailures(options.onFailure ?? DEFAULT_RECORDING_OPTIONS.onFailure);
     this.writer = new RecordWriter(options.ledger, writerSettings(options), this.failures, !awaitHandlers);
     options.ledger.registerRecorder(this);
+    // The key of the fingerprints, asked for now so that the first run's rows need not wait for
+    // it. The ledger keeps it (or, when this read fails, tries again when the writer asks).
+    options.ledger.fingerprintKey().catch(() => undefined);
   }
 
   /** The handler is a shared sink: copies (made by some LangChain paths) are the same object. */
@@ -206,7 +211,10 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       root.members.add(runId);
       if (root.threadId === undefined) root.threadId = asString(metadata?.thread_id);
       const requested = toolCallId !== undefined ? root.requested.get(toolCallId) : undefined;
-      if (toolCallId !== undefined) root.startedCallIds.add(toolCallId);
+      if (toolCallId !== undefined && !root.startedCallIds.has(toolCallId)) {
+        if (requested && !root.messageCallIds.has(toolCallId)) root.unresolved -= 1;
+        root.startedCallIds.add(toolCallId);
+      }
       this.tools.set(runId, {
         root,
         tool: runName || requested?.name || "unknown",
@@ -227,7 +235,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
         started,
         failed ? "error" : "success",
         failed ? errorInfo(output.content) : undefined,
-        failed ? undefined : captureToolOutput(isToolMessage(output) ? output.content : output),
+        failed ? undefined : { raw: isToolMessage(output) ? output.content : output },
       );
     });
   }
@@ -271,6 +279,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       requested: new Map(),
       startedCallIds: new Set(),
       messageCallIds: new Set(),
+      unresolved: 0,
       calls: [],
       members: new Set(),
       order: 0,
@@ -310,6 +319,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     const share = total !== undefined ? total / message.tool_calls.length : undefined;
     for (const call of fresh) {
       root.order += 1;
+      if (!root.startedCallIds.has(call.id)) root.unresolved += 1;
       root.requested.set(call.id, {
         name: call.name,
         args: isRecord(call.args) && !Array.isArray(call.args) ? call.args : {},
@@ -321,7 +331,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
 
   /** Error `ToolMessage`s of calls the model asked for that never reached a tool callback. */
   private observeOutputs(root: RootRun, outputs: unknown): void {
-    if (root.requested.size === 0) return;
+    // Every call asked for has started (or was found): no output can hold a refusal to record.
+    if (root.unresolved === 0) return;
     for (const message of toolMessagesIn(outputs)) {
       if (message.status !== "error") continue;
       const id = message.tool_call_id;
@@ -329,6 +340,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       const requested = root.requested.get(id);
       if (!requested) continue;
       root.messageCallIds.add(id);
+      root.unresolved -= 1;
       root.calls.push({
         tool: (typeof message.name === "string" && message.name) || requested.name || "unknown",
         args: requested.args,
@@ -347,7 +359,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     started: StartedTool,
     outcome: "success" | "error",
     error: ErrorInfo | undefined,
-    output?: CapturedOutput,
+    output?: { raw: unknown },
   ): Promise<void> | undefined {
     const { root } = started;
     this.tools.delete(runId);
@@ -412,12 +424,20 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
   }
 }
 
+/**
+ * A token count as the rows store it: a finite number, else none. Checked here, where it enters,
+ * so that the rows built from it need no second check (`rows.ts`).
+ */
+function finiteTokens(value: number): number | undefined {
+  return Number.isFinite(value) ? value : undefined;
+}
+
 /** Total tokens of a message's `usage_metadata` (total, else input + output). */
 function usageTokens(usage: unknown): number | undefined {
   if (!isRecord(usage)) return undefined;
-  if (typeof usage.total_tokens === "number") return usage.total_tokens;
+  if (typeof usage.total_tokens === "number") return finiteTokens(usage.total_tokens);
   if (typeof usage.input_tokens === "number" || typeof usage.output_tokens === "number") {
-    return (Number(usage.input_tokens) || 0) + (Number(usage.output_tokens) || 0);
+    return finiteTokens((Number(usage.input_tokens) || 0) + (Number(usage.output_tokens) || 0));
   }
   return undefined;
 }
@@ -426,5 +446,5 @@ function usageTokens(usage: unknown): number | undefined {
 function llmOutputTokens(output: LLMResult): number | undefined {
   const usage = output.llmOutput?.tokenUsage;
   if (!isRecord(usage)) return undefined;
-  return typeof usage.totalTokens === "number" ? usage.totalTokens : undefined;
+  return typeof usage.totalTokens === "number" ? finiteTokens(usage.totalTokens) : undefined;
 }

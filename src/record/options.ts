@@ -5,6 +5,7 @@
 import { InvalidInput } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, type FailureSink } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { ErrorClassSchema } from "../ledger/schema.js";
 import type { ThreadCallers } from "./callers.js";
 import type { ErrorRule } from "./error-class.js";
 import type { PartitionSpec } from "./partition.js";
@@ -37,7 +38,8 @@ export interface RecordWriterOptions {
   batchSize?: number;
   /**
    * How long finished records wait to be batched before they are written, in milliseconds (a
-   * full batch is written at once). `0` starts a write as soon as a run ends; runs that end
+   * full batch is written at once). `0` starts a write on the event loop's next turn after a
+   * run ends (after the run has gone on, never before its `invoke` resolves); runs that end
    * while a write is out are batched into the next one.
    * @default 0
    */
@@ -216,6 +218,14 @@ export function writerSettings(options: RecordWriterOptions): Required<RecordWri
   for (const name of ["flushEveryMs", "maxWaitMs", "maxRetryDelayMs"] as const) {
     if (!Number.isFinite(settings[name]) || settings[name] < 0) {
       throw new InvalidInput(`${name} must be a non-negative number; got ${String(settings[name])}.`);
+    }
+  }
+  // Checked once here: the rows built with these classes are not checked again (`rows.ts`).
+  for (const rule of settings.errorRules) {
+    if (!ErrorClassSchema.safeParse(rule?.errorClass).success) {
+      throw new InvalidInput(
+        `errorRules: ${JSON.stringify(rule?.errorClass)} is not an error class; use one of ${ErrorClassSchema.options.join(", ")}.`,
+      );
     }
   }
   if (Number.isNaN(settings.flushTimeoutMs) || settings.flushTimeoutMs < 0) {

@@ -1,18 +1,17 @@
 /**
  * Rows from a finished run: its calls in order, then its turn, every text masked against every
- * argument value of the run (known only once it ends) and checked against the ledger's schema.
- * Pure but for fresh ids; the writer calls it once the fingerprint key is known.
+ * argument value of the run (known only once it ends). Pure but for fresh ids; the writer calls
+ * it once the fingerprint key is known.
+ *
+ * The rows are of the ledger's schema by construction: every part that came from outside was
+ * checked where it entered (the handler keeps only non-empty strings for ids, finite numbers for
+ * tokens; `writerSettings` checks the error rules; the tool name is checked here), and the rest
+ * is made here. So they are marked built (`ledger/trusted.ts`) and appended without a second
+ * schema pass; `test/record/rows.test.ts` parses them against the schema over the privacy corpus.
  */
 import { timeOrderedId } from "../ledger/keys.js";
-import {
-  CallRecordSchema,
-  type CallRecord,
-  type ErrorClass,
-  type NewRecord,
-  SCHEMA_VERSION,
-  TurnRecordSchema,
-  type TurnRecord,
-} from "../ledger/schema.js";
+import type { CallRecord, ErrorClass, NewRecord, TurnRecord } from "../ledger/schema.js";
+import { trustBuilt } from "../ledger/trusted.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { isStorableName } from "../text/normalize.js";
 import { parseJsonPrefix } from "../text/json-prefix.js";
@@ -29,7 +28,7 @@ import type { AllowedWords } from "../text/vocabulary.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { freeTextWords, NO_REGISTERED_WORDS, type RegisteredWords, storedFreeText } from "./free-text.js";
-import { type CapturedOutput, maskToolOutput } from "./output.js";
+import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "./request.js";
 
 /** Longest stored error message, in characters (after masking). */
@@ -56,8 +55,12 @@ export interface PendingCall {
   error?: ErrorInfo;
   latencyMs?: number;
   tokens?: number;
-  /** A successful call's output, bounded, raw until the run ends. */
-  output?: CapturedOutput;
+  /**
+   * A successful call's output as the tool returned it (a `ToolMessage`'s content, or the value),
+   * by reference: the run's state holds it too. Read, bounded and masked only when the rows are
+   * built, off the run's path.
+   */
+  output?: { raw: unknown };
   source: "callback" | "tool_message";
   at: number;
   order: number;
@@ -75,7 +78,7 @@ export interface RunTrace {
   calls: readonly PendingCall[];
 }
 
-/** The rows of one run; `refused` counts records left out (no storable tool name, or off the schema). */
+/** The rows of one run; `refused` counts records left out (no storable tool name). */
 export interface RunRows {
   calls: NewRecord<CallRecord>[];
   turn?: NewRecord<TurnRecord>;
@@ -121,8 +124,8 @@ function argsFromInput(input: string | undefined): { args: Record<string, unknow
  * against every argument value of the run (known only now, which is why records wait for the
  * run's end), and keeps only allowed words (`free-text.ts`): a call's error and output the words
  * of its tool's card, the request those of the run's tools' cards; both the registered tool names
- * and the common-word vocabulary. Records that do not match their schema are left out and counted
- * in `refused`.
+ * and the common-word vocabulary. Calls whose tool name no store can key by are left out and
+ * counted in `refused`.
  */
 export function buildRecords(
   root: RunTrace,
@@ -190,12 +193,12 @@ export function buildRecords(
       ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
-      ...(call.output ? { output: maskToolOutput(call.output, masker, allowed) } : {}),
+      ...(call.output ? { output: maskToolOutput(captureToolOutput(call.output.raw), masker, allowed) } : {}),
       source: call.source,
       at: call.at,
     };
-    if (isStorableToolName(call.tool) && CallRecordSchema.safeParse({ ...record, v: SCHEMA_VERSION }).success) {
-      out.push(record);
+    if (isStorableToolName(call.tool)) {
+      out.push(trustBuilt(record));
       turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
     } else {
       refused += 1;
@@ -213,8 +216,5 @@ export function buildRecords(
     ...(servedBy !== undefined ? { servedBy } : {}),
     id: timeOrderedId(),
   };
-  if (!TurnRecordSchema.safeParse({ ...turn, v: SCHEMA_VERSION, at: Date.now() }).success) {
-    return { calls: out, refused: refused + 1 };
-  }
-  return { calls: out, turn, refused };
+  return { calls: out, turn: trustBuilt(turn), refused };
 }

@@ -79,6 +79,7 @@ export class RecordWriter {
   private readonly waiters: Waiter[] = [];
   private draining: Promise<void> | undefined;
   private drainQueued = false;
+  private drainNextTurn: ReturnType<typeof setImmediate> | undefined;
   private scheduled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -320,12 +321,14 @@ export class RecordWriter {
 
   private schedule(): void {
     if (this.draining || this.retryTimer) return;
-    // With no batching delay, or a full batch (or a run waiting for room), the write starts now,
-    // on a microtask: a loop busy with runs (timers firing back to back, CPU-bound steps) can
-    // delay `setImmediate` by whole seconds. Runs ending while a write is out join the next batch.
-    if (this.options.flushEveryMs === 0 || this.buffered >= this.options.batchSize || this.waiters.length > 0) {
-      return this.startDrainSoon();
-    }
+    // A full batch (or a run waiting for room) is written now, on a microtask: a loop busy with
+    // runs that never yield (every step a promise) would otherwise not let it start. Runs ending
+    // while a write is out join the next batch.
+    if (this.buffered >= this.options.batchSize || this.waiters.length > 0) return this.startDrainSoon();
+    // Otherwise masking, building and writing wait for the next turn of the event loop: a
+    // microtask would run them before the run that queued them goes on (before its `invoke`
+    // resolves), charging all of it to the user's turn.
+    if (this.options.flushEveryMs === 0) return this.startDrainNextTurn();
     if (this.scheduled) return;
     this.scheduled = true;
     this.timer = setTimeout(() => {
@@ -334,6 +337,14 @@ export class RecordWriter {
       void this.startDrain();
     }, this.options.flushEveryMs);
     this.timer.unref?.();
+  }
+
+  private startDrainNextTurn(): void {
+    if (this.draining || this.retryTimer || this.drainQueued || this.drainNextTurn) return;
+    this.drainNextTurn = setImmediate(() => {
+      this.drainNextTurn = undefined;
+      void this.startDrain();
+    });
   }
 
   private startDrainSoon(): void {
@@ -355,6 +366,10 @@ export class RecordWriter {
     if (this.retryTimer) {
       clearTimeout(this.retryTimer);
       this.retryTimer = undefined;
+    }
+    if (this.drainNextTurn) {
+      clearImmediate(this.drainNextTurn);
+      this.drainNextTurn = undefined;
     }
     if (this.buffer.length === 0) return Promise.resolve();
     this.draining = this.drain().finally(() => {

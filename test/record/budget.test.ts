@@ -127,14 +127,8 @@ describe("recording past the masking budget", () => {
           tool: "lookup",
           args: { q: "x" },
           outcome: "success",
-          output: {
-            head: '"'.repeat(800),
-            tail: '"'.repeat(400),
-            chars: 1_000_000,
-            empty: false,
-            truncated: true,
-            zeroCount: false,
-          },
+          // The raw output, as the callback keeps it: captured (head and tail) when the rows are built.
+          output: { raw: '"'.repeat(1_000_000) },
           source: "callback",
           at: 2,
           order: 2,
