@@ -240,6 +240,7 @@ export class ToolIndex {
     state.exampleMean = await this.fitMean(state, cards);
     await this.embedCards(partition, state, cards);
     this.partitions.set(partition, state);
+    this.bump(partition);
     return cards.length;
   }
 
@@ -262,6 +263,7 @@ export class ToolIndex {
       return;
     }
     await this.embedCards(partition, state, changed);
+    this.bump(partition);
   }
 
   /**
@@ -276,12 +278,14 @@ export class ToolIndex {
     await this.store.delete({ ids: Array.from({ length: parts }, (_, i) => docId(partition, tool, i)) });
     state.textHash.delete(tool);
     state.parts.delete(tool);
+    this.bump(partition);
   }
 
   /**
    * A number that changes whenever the partition's vectors change in this process (a reindex, an
-   * upsert that changed a tool, a removal): the same revision, the same routing for the same
-   * request. What serving keys its routed sets by.
+   * upsert that changed a tool, a removal; bumped when the change starts and when it ends, so a
+   * route that overlapped one sees two revisions): the same revision before and after a route,
+   * the same routing for the same request. What serving keys its routed sets by.
    */
   revision(partition: string): number {
     return this.revisions.get(partition) ?? 0;
