@@ -5,7 +5,8 @@
  * lessons (a learned card and pinned rules to read and render). The first model call of a request
  * pays for routing and the reads; later calls of the same request reuse them.
  *
- * Run alone with `npx tsx bench/middleware.ts`; `benchMiddleware()` returns the markdown section.
+ * Run alone with `npx tsx bench/middleware.ts`; `benchMiddleware()` returns the markdown section
+ * and its figures (`quietTurnVsNoMiddleware`: the p50 ratio of a quiet turn with and without).
  */
 import os from "node:os";
 import path from "node:path";
@@ -106,7 +107,7 @@ async function measure(lessons: boolean) {
   return { base: stats(base), withMw: stats(withMw) };
 }
 
-export async function benchMiddleware(): Promise<string> {
+export async function benchMiddleware(): Promise<{ markdown: string; figures: Record<string, number> }> {
   // A first pass warms the process (module JIT, the lexical index's first fits) for both rows.
   await measure(false);
   const quiet = await measure(false);
@@ -114,7 +115,9 @@ export async function benchMiddleware(): Promise<string> {
   const ms = (v: number) => v.toFixed(2);
   const row = (name: string, r: typeof quiet) =>
     `| ${name} | ${ms(r.base.p50)} / ${ms(r.base.p95)} | ${ms(r.withMw.p50)} / ${ms(r.withMw.p95)} | ${(r.withMw.p50 / r.base.p50).toFixed(2)} | ${(r.withMw.p50 - r.base.p50).toFixed(2)} |`;
-  return [
+  const ratio = (r: typeof quiet) => Math.round((r.withMw.p50 / r.base.p50) * 1000) / 1000;
+  const figures = { quietTurnVsNoMiddleware: ratio(quiet), lessonsTurnVsNoMiddleware: ratio(lessons) };
+  const markdown = [
     "## createAgent middleware",
     "",
     "`npm run bench -- middleware` (`bench/middleware.ts`): one `createAgent` turn (new thread, the support desk's 8",
@@ -130,8 +133,10 @@ export async function benchMiddleware(): Promise<string> {
     row("quiet", quiet),
     row("with lessons", lessons),
   ].join("\n");
+  return { markdown, figures };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  console.log(await benchMiddleware());
+  const { markdown, figures } = await benchMiddleware();
+  console.log(`${markdown}\n\n${JSON.stringify(figures)}`);
 }

@@ -11,7 +11,7 @@ import { onRecordsAppended } from "../ledger/appended.js";
 import type { DueTally, EvidenceTally } from "../learn/review/tally.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import { findEdicts } from "../rules/capture.js";
-import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
+import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime, type RunContext } from "./context.js";
 import { emptyReport, type LessonSignal } from "./state.js";
 
 /** One finished turn of a thread as its messages show it. */
@@ -103,24 +103,21 @@ export interface ClassifyState {
 }
 
 /**
- * The classify node: sets `lessonSignals` (empty on a quiet turn) and `lessonsTurn`. It runs once
- * per user turn: on a later model step of the same turn (a pre-model hook) it returns nothing.
+ * What classify decides for a new turn, given the run's context (`undefined`: the caller's ids
+ * were refused, and nothing is learned for the turn): the signals and the new call count.
  *
  * The partition's evidence comes from `tally`, fed in process as the ledger's turn and route
- * records are written (every thread's); the first turn the node sees on a ledger starts the
- * feed. A tool found due is taken off the tally at once, so one turn reviews it.
+ * records are written (every thread's); the first turn seen on a ledger starts the feed. A tool
+ * found due is taken off the tally at once, so one turn reviews it.
  */
-export function createClassifyNode(runtime: LessonsRuntime, tally: EvidenceTally) {
+export function createClassifier(runtime: LessonsRuntime, tally: EvidenceTally) {
   const tools = runtime.options.tools.map((t) => t.name);
   const memoryEvery = runtime.options.memoryEvery ?? DEFAULT_LESSONS_GRAPH.memoryEvery;
   const fed = new WeakSet<object>();
-  return async function classify(state: ClassifyState, config?: RunnableConfig) {
-    const threadId = config?.configurable?.thread_id as string | undefined;
-    const requestId = requestIdFor(threadId, state.messages) ?? "";
-    if (requestId === "" || requestId === state.lessonsTurn) return { lessonSignals: [] };
+  return function classify(state: ClassifyState, context: RunContext | undefined) {
     let due: DueTally[] = [];
-    try {
-      const { ledger, partition } = runtime.context(config);
+    if (context) {
+      const { ledger, partition } = context;
       if (ledger && !fed.has(ledger.store)) {
         fed.add(ledger.store);
         onRecordsAppended(ledger.store, (appended) => {
@@ -129,20 +126,28 @@ export function createClassifyNode(runtime: LessonsRuntime, tally: EvidenceTally
         });
       }
       due = tally.due(partition);
-      tally.reviewed(
-        partition,
-        due.map((d) => d.tool),
-      );
-    } catch {
-      // The caller's ids were refused: inject reports it; nothing is learned for this turn.
+      if (due.length > 0)
+        tally.reviewed(
+          partition,
+          due.map((d) => d.tool),
+        );
     }
-    const { signals, callsSince } = classifyTurn({
-      messages: state.messages,
-      tools,
-      callsSince: state.lessonsCalls ?? 0,
-      memoryEvery,
-      due,
-    });
+    return classifyTurn({ messages: state.messages, tools, callsSince: state.lessonsCalls ?? 0, memoryEvery, due });
+  };
+}
+
+/**
+ * The classify node: sets `lessonSignals` (empty on a quiet turn) and `lessonsTurn`. It runs once
+ * per user turn: on a later model step of the same turn (a pre-model hook) it returns nothing.
+ */
+export function createClassifyNode(runtime: LessonsRuntime, tally: EvidenceTally) {
+  const classifier = createClassifier(runtime, tally);
+  return async function classify(state: ClassifyState, config?: RunnableConfig) {
+    const threadId = config?.configurable?.thread_id as string | undefined;
+    const requestId = requestIdFor(threadId, state.messages) ?? "";
+    if (requestId === "" || requestId === state.lessonsTurn) return { lessonSignals: [] };
+    // Refused ids: inject reports them; nothing is learned for this turn.
+    const { signals, callsSince } = classifier(state, runtime.tryContext(config));
     // A new turn starts a new report: what the nodes did on the thread's previous turn is not this one's.
     return { lessonSignals: signals, lessonsCalls: callsSince, lessonsReport: emptyReport() };
   };

@@ -106,6 +106,15 @@ export class LessonsRuntime {
     return { ledger, partition, threadId };
   }
 
+  /** {@link LessonsRuntime.context}, or `undefined` when the caller's ids are refused (serving reports it). */
+  tryContext(config: RunnableConfig | undefined): RunContext | undefined {
+    try {
+      return this.context(config);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The routing index over a ledger (the one serving routes with). */
   index(ledger: Ledger): ToolIndex {
     return this.server.backends.index(ledger);

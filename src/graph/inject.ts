@@ -14,6 +14,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
+import type { ToolCard } from "../ledger/schema.js";
 import { requestIdFor } from "../record/request.js";
 import type { LessonsRuntime } from "./context.js";
 import { emptyReport, type LessonsReport } from "./state.js";
@@ -28,34 +29,59 @@ export interface InjectState {
 /** The steps of serving that read or write the ledger: one failing sets the report's `ledgerFailed`. */
 const LEDGER_STEPS: ReadonlySet<string> = new Set(["register", "route_record", "ledger_read"]);
 
+/** What inject writes. */
+export interface InjectUpdate {
+  routedTools: string[];
+  routedCards: ToolCard[];
+  lessonsPrompt: string;
+  lessonsTurn: string;
+  lessonsReport: LessonsReport;
+}
+
+/**
+ * Serve the turn and adapt it to graph state (`undefined` when the messages hold no user turn).
+ * `partition`: the caller, when the node resolved it already this run.
+ */
+export async function injectTurn(
+  runtime: LessonsRuntime,
+  state: InjectState,
+  config: RunnableConfig | undefined,
+  partition?: string,
+): Promise<InjectUpdate | undefined> {
+  const store = (config as { store?: BaseStore } | undefined)?.store;
+  const served = await runtime.server.serve(
+    {
+      messages: state.messages,
+      tools: runtime.options.tools,
+      ...(partition !== undefined ? { partition } : {}),
+      ...(store ? { store } : {}),
+    },
+    config,
+  );
+  if (served.status === "no_turn" || served.requestId === undefined) return undefined;
+  const report: LessonsReport = {
+    ...(state.lessonsReport ?? emptyReport()),
+    routing: served.tools ? "routed" : "all_tools",
+    ledgerFailed: (state.lessonsReport?.ledgerFailed ?? false) || served.failed.some((kind) => LEDGER_STEPS.has(kind)),
+    blockTokens: served.block.tokens,
+    cut: served.block.cut,
+  };
+  return {
+    routedTools: served.tools ?? runtime.options.tools.map((t) => t.name),
+    routedCards: served.shownCards,
+    lessonsPrompt: served.block.text,
+    lessonsTurn: served.requestId,
+    lessonsReport: report,
+  };
+}
+
 /** The inject node: sets `routedTools`, `routedCards`, `lessonsPrompt`, `lessonsTurn` and the report. */
 export function createInjectNode(runtime: LessonsRuntime) {
-  const all = runtime.options.tools.map((t) => t.name);
-  return async function inject(state: InjectState, config?: RunnableConfig) {
+  return async function inject(state: InjectState, config?: RunnableConfig): Promise<Partial<InjectUpdate>> {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const requestId = requestIdFor(threadId, state.messages);
     // Once per user turn: a later model step of the same turn (a pre-model hook) changes nothing.
     if (requestId === undefined || requestId === state.lessonsTurn) return {};
-    const store = (config as { store?: BaseStore } | undefined)?.store;
-    const served = await runtime.server.serve(
-      { messages: state.messages, tools: runtime.options.tools, ...(store ? { store } : {}) },
-      config,
-    );
-    if (served.status === "no_turn") return {};
-    const report: LessonsReport = {
-      ...(state.lessonsReport ?? emptyReport()),
-      routing: served.tools ? "routed" : "all_tools",
-      ledgerFailed:
-        (state.lessonsReport?.ledgerFailed ?? false) || served.failed.some((kind) => LEDGER_STEPS.has(kind)),
-      blockTokens: served.block.tokens,
-      cut: served.block.cut,
-    };
-    return {
-      routedTools: served.tools ?? [...all],
-      routedCards: served.shownCards,
-      lessonsPrompt: served.block.text,
-      lessonsTurn: served.requestId,
-      lessonsReport: report,
-    };
+    return (await injectTurn(runtime, state, config)) ?? {};
   };
 }

@@ -12,10 +12,11 @@ import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { EvidenceTally } from "../learn/review/tally.js";
-import { createClassifyNode } from "./classify.js";
+import { requestIdFor } from "../record/request.js";
+import { createClassifier, createClassifyNode } from "./classify.js";
 import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
-import { createInjectNode } from "./inject.js";
-import { LessonsStateFields, ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
+import { createInjectNode, injectTurn } from "./inject.js";
+import { emptyReport, LessonsStateFields, ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 import { createLearnNode } from "./learn.js";
 
 /**
@@ -59,30 +60,70 @@ export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Part
 >;
 
 /**
- * The three stages as one node (classify, then learn when classify found something, then
- * inject), writing the same state fields as {@link createLessonsGraph}: one graph step per
- * turn instead of a subgraph's own run, for when the stages need not show as nodes of their own in
- * traces and streams (see docs/benchmarks.md for what each costs).
+ * The lessons stages as one node, the default of `createToolLessonsAgent`: one graph step per
+ * turn, writing the same state fields as {@link createLessonsGraph}. It finds the request and
+ * resolves the caller once; classifies (code only: the evidence tally, the new turn's edicts, the
+ * thread's call count); runs the learn stage only when classify found something; then serves the
+ * turn. A quiet turn is classify and serve in this one step, and writes only the fields whose
+ * value changed (on a new thread: the routed tools and the turn's id).
  */
 export function createLessonsNode(options: LessonsGraphOptions) {
-  const nodes = createLessonsNodes(options);
-  const fields = Object.keys(LessonsStateFields) as (keyof typeof LessonsStateFields)[];
-  return async function lessons(state: LessonsNodeState, config?: RunnableConfig) {
-    let current: LessonsNodeState = { ...state };
-    const merge = (update: object) => {
-      current = { ...current, ...update };
-    };
-    merge(await nodes.classify(current, config));
-    if ((current.lessonSignals ?? []).length > 0) {
-      merge(await nodes.learn(current, config));
+  const runtime = new LessonsRuntime(options);
+  const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
+  const classify = createClassifier(runtime, tally);
+  const learn = runtime.bounded("learn", createLearnNode(runtime, tally));
+  return async function lessons(state: LessonsNodeState, config?: RunnableConfig): Promise<Partial<LessonsNodeState>> {
+    const threadId = config?.configurable?.thread_id as string | undefined;
+    const requestId = requestIdFor(threadId, state.messages);
+    // Once per user turn: a later model step of the same turn (a pre-model hook) changes nothing.
+    if (requestId === undefined || requestId === state.lessonsTurn) return {};
+    // Refused ids: serving resolves them again and reports it; nothing is learned for this turn.
+    const context = runtime.tryContext(config);
+    const { signals, callsSince } = classify(state, context);
+    let report = emptyReport();
+    if (signals.length > 0) {
+      const learned = await learn({ messages: state.messages, lessonSignals: signals, lessonsReport: report }, config);
+      report = learned.lessonsReport ?? report;
     }
-    merge(await nodes.inject(current, config));
-    const update: Partial<LessonsNodeState> = {};
-    for (const field of fields) {
-      if (current[field] !== state[field]) (update as Record<string, unknown>)[field] = current[field];
-    }
-    return update;
+    const served = await injectTurn(
+      runtime,
+      { messages: state.messages, lessonsReport: report },
+      config,
+      context?.partition,
+    );
+    return changedFields(state, { lessonSignals: signals, lessonsCalls: callsSince, lessonsReport: report, ...served });
   };
+}
+
+/** The fields of `next` whose value differs from the state's (an unchanged field is not written). */
+function changedFields(state: LessonsNodeState, next: Partial<LessonsNodeState>): Partial<LessonsNodeState> {
+  const update: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(next)) {
+    if (!sameValue(value, (state as Record<string, unknown>)[field] ?? defaults[field]?.())) update[field] = value;
+  }
+  return update as Partial<LessonsNodeState>;
+}
+
+/** The lessons fields' defaults, for a state that does not hold them yet. */
+const defaults: Record<string, (() => unknown) | undefined> = {
+  routedTools: () => [],
+  routedCards: () => [],
+  lessonsPrompt: () => "",
+  lessonsTurn: () => "",
+  lessonSignals: () => [],
+  lessonsCalls: () => 0,
+  lessonsReport: emptyReport,
+};
+
+/** Deep equality of plain JSON-like values (the lessons fields). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 /**

@@ -11,7 +11,7 @@ import { getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import type { ToolSource } from "../ledger/cards.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
-import { partitionOf } from "../record/partition.js";
+import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { requestIdFor } from "../record/request.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { withLessonsBlock } from "../serve/system-message.js";
@@ -76,7 +76,9 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     const requestId = requestIdFor(threadId, request.messages);
     let caller: string | undefined;
     try {
-      caller = partitionOf(config, options.partition);
+      // Resolved once for the request (and remembered for the thread, for the recorder); serving takes it as given.
+      const ledger = server.backends.ledger(runtime.store);
+      caller = resolveThreadCaller(config, options.partition, threadId, ledger && threadCallersOf(ledger));
     } catch {
       // Refused ids: served (and reported) without keeping anything.
     }
@@ -84,7 +86,7 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     const key = `${caller}\u0000${threadId ?? ""}\u0000${requestId}`;
     let pending = served.get(key);
     if (!pending) {
-      pending = server.serve(input, config);
+      pending = server.serve({ ...input, partition: caller }, config);
       served.set(key, pending);
       if (served.size > KEPT_REQUESTS) served.delete(served.keys().next().value as string);
     }

@@ -202,6 +202,8 @@ export class ToolIndex {
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly examples: { max: number; half: number; center: number };
   private readonly partitions = new Map<string, PartitionState>();
+  /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
+  private readonly revisions = new Map<string, number>();
 
   constructor(options: ToolIndexOptions) {
     this.ledger = options.ledger;
@@ -228,6 +230,7 @@ export class ToolIndex {
    * with centering on, the mean example vector).
    */
   async reindex(partition: string): Promise<number> {
+    this.bump(partition);
     const cards = await this.ledger.listCards(partition);
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
@@ -237,6 +240,7 @@ export class ToolIndex {
     state.exampleMean = await this.fitMean(state, cards);
     await this.embedCards(partition, state, cards);
     this.partitions.set(partition, state);
+    this.bump(partition);
     return cards.length;
   }
 
@@ -252,12 +256,14 @@ export class ToolIndex {
     }
     const changed = cards.filter((c) => state!.textHash.get(c.name) !== hashCard(c));
     if (changed.length === 0) return;
+    this.bump(partition);
     state.changedSinceFit += changed.length;
     if (this.ownsEmbeddings && state.changedSinceFit >= Math.max(1, REFIT_AFTER_CHANGED_SHARE * state.textHash.size)) {
       await this.reindex(partition);
       return;
     }
     await this.embedCards(partition, state, changed);
+    this.bump(partition);
   }
 
   /**
@@ -267,10 +273,26 @@ export class ToolIndex {
    */
   async removeTool(partition: string, tool: string): Promise<void> {
     const state = await this.ensure(partition);
+    this.bump(partition);
     const parts = state.parts.get(tool) ?? 1;
     await this.store.delete({ ids: Array.from({ length: parts }, (_, i) => docId(partition, tool, i)) });
     state.textHash.delete(tool);
     state.parts.delete(tool);
+    this.bump(partition);
+  }
+
+  /**
+   * A number that changes whenever the partition's vectors change in this process (a reindex, an
+   * upsert that changed a tool, a removal; bumped when the change starts and when it ends, so a
+   * route that overlapped one sees two revisions): the same revision before and after a route,
+   * the same routing for the same request. What serving keys its routed sets by.
+   */
+  revision(partition: string): number {
+    return this.revisions.get(partition) ?? 0;
+  }
+
+  private bump(partition: string): void {
+    this.revisions.set(partition, (this.revisions.get(partition) ?? 0) + 1);
   }
 
   /** Tools indexed in a partition (after a reindex or upsert in this process), sorted. */

@@ -5,6 +5,11 @@
  * lessons graph's inject node, the route node and the `createAgent` middleware call
  * {@link TurnServer.serve} and only adapt its input and output.
  *
+ * Nothing the server already has is computed again ({@link TurnCache}): an unchanged request in a
+ * partition whose index did not change is not routed again, and a block whose cards, rules and
+ * guidelines did not change is not rendered again. An adapter that resolved the caller for the run
+ * already passes it (`ServeInput.partition`), so it is resolved once.
+ *
  * One failure policy: every store, index or model call waits at most what is left of the turn's
  * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
  * and the turn goes on with what was already read: every tool and no block at worst.
@@ -16,14 +21,15 @@ import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
-import { latestHumanTurn, requestIdFor, toolsInUse } from "../record/request.js";
-import type { RoutedTools, RoutingSkipped } from "../routing/router.js";
+import { hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
+import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
 import { isUnscoped, type Rule } from "../rules/model.js";
 import { bindingRules, recordEdicts } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { ServeBackends } from "./backends.js";
 import { TurnBudget } from "./budget.js";
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
+import { type Rendered, TurnCache } from "./turn-cache.js";
 import type { ServeConfig, ServedTurn, ServeInput } from "./types.js";
 
 /** What the sink is told per kind of failure. */
@@ -39,6 +45,7 @@ export const SERVE_FAILURES: Readonly<Record<string, string>> = Object.freeze({
 });
 
 const EMPTY_BLOCK = Object.freeze({ text: "", tokens: 0, cut: [] });
+const NOTHING: Rendered = Object.freeze({ block: EMPTY_BLOCK, shownCards: [] });
 
 /** The lessons read for the tools sent. */
 interface Read {
@@ -57,6 +64,8 @@ export class TurnServer {
   /** Hears every failure of serving (stage `"serve"`), once per kind. */
   readonly reporter: FailureReporter;
   readonly backends: ServeBackends;
+  /** The routed sets and renders kept between turns. */
+  readonly cache = new TurnCache();
 
   constructor(options: ServeOptions = {}) {
     this.options = options;
@@ -69,7 +78,7 @@ export class TurnServer {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const threadId = typeof configurable.thread_id === "string" ? configurable.thread_id : undefined;
     const turn = latestHumanTurn(input.messages);
-    const requestId = requestIdFor(threadId, input.messages);
+    const requestId = turn && (turn.id ?? hashedRequestId(threadId, turn));
     const names = input.tools.map((t) => t.name);
     const base = { partition: undefined, threadId, requestId, routing: undefined, tools: undefined };
     const unserved = (status: ServedTurn["status"]): ServedTurn => ({
@@ -92,7 +101,9 @@ export class TurnServer {
     }
     let partition: string;
     try {
-      partition = resolveThreadCaller(config, this.options.partition, threadId, ledger && threadCallersOf(ledger));
+      partition =
+        input.partition ??
+        resolveThreadCaller(config, this.options.partition, threadId, ledger && threadCallersOf(ledger));
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
       this.reporter.report("partition", SERVE_FAILURES.partition, error);
@@ -124,9 +135,8 @@ export class TurnServer {
     let routing: RoutedTools | undefined;
     let skipped: RoutingSkipped["reason"] | undefined = "index_failed";
     if (router) {
-      const sticky = toolsInUse(input.messages);
       const routed = await budget.step("routing", () =>
-        router.route(turn.text, { partition, sticky, maxTools: this.options.maxTools }, config),
+        this.route(router, turn.text, partition, toolsInUse(input.messages), config),
       );
       if (routed.ok && routed.value.skipped) {
         // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
@@ -141,7 +151,11 @@ export class TurnServer {
         skipped = undefined;
       }
     }
-    const sent = routing ? (names.length > 0 ? routing.tools.filter((t) => names.includes(t)) : routing.tools) : names;
+    const sent = routing
+      ? names.length > 0
+        ? routing.tools.filter((t) => names.includes(t))
+        : [...routing.tools]
+      : names;
 
     const record = async (): Promise<void> => {
       if (!ledger) return;
@@ -178,13 +192,9 @@ export class TurnServer {
         if (wanted.has(tool) || isUnscoped({ tool })) retrieved.push({ tool, rule: doc.pageContent });
       }
     }
-    const block =
-      lessons && input.lessons !== false
-        ? renderLessonsBlock(
-            { rules: lessons.rules, guidelines: lessons.guidelines, retrieved, tools: sent },
-            { maxTokens: this.options.maxTokens ?? DEFAULT_SERVE.maxTokens },
-          )
-        : EMPTY_BLOCK;
+    const { block, shownCards: shown } = lessons
+      ? this.render(lessons, sent, retrieved, input.lessons !== false)
+      : NOTHING;
     return {
       status: "served",
       ...base,
@@ -192,13 +202,58 @@ export class TurnServer {
       routing,
       tools: routing ? sent : undefined,
       cards: lessons?.cards ?? [],
-      shownCards: lessons ? shownCards(lessons.cards, lessons.settings) : [],
+      shownCards: [...shown],
       rules: lessons?.rules ?? [],
       guidelines: lessons?.guidelines ?? [],
       retrieved,
       block: { ...block, cut: [...block.cut] },
       failed: [...budget.failed],
     };
+  }
+
+  /** The routed set of a request: kept from an earlier turn when the request and the partition's index are unchanged. */
+  private async route(
+    router: ToolRouter,
+    request: string,
+    partition: string,
+    sticky: string[],
+    config: ServeConfig | undefined,
+  ): Promise<RoutedTools> {
+    const k = this.options.maxTools ?? router.maxTools;
+    const revision = router.index.revision(partition);
+    const key = TurnCache.routeKey(partition, revision, k, sticky, request);
+    const kept = this.cache.route(key);
+    if (kept) return kept;
+    const routed = await router.route(request, { partition, sticky, maxTools: this.options.maxTools }, config);
+    // Only a choice made over an index that did not change meanwhile, in the caller's own partition, is kept.
+    if (!routed.skipped && !routed.routedFrom && router.index.revision(partition) === revision) {
+      this.cache.keepRoute(key, routed);
+    }
+    return routed;
+  }
+
+  /** The block and the shown cards: kept from an earlier turn when what they are rendered from is unchanged. */
+  private render(lessons: Read, sent: readonly string[], retrieved: BlockRule[], withBlock: boolean): Rendered {
+    const maxTokens = this.options.maxTokens ?? DEFAULT_SERVE.maxTokens;
+    const key = TurnCache.renderKey({
+      sent,
+      cards: lessons.cards,
+      showLearnedExamples: lessons.settings.showLearnedExamples,
+      rules: lessons.rules,
+      guidelines: lessons.guidelines,
+      retrieved,
+      maxTokens,
+      lessons: withBlock,
+    });
+    return this.cache.render(key, () => ({
+      block: withBlock
+        ? renderLessonsBlock(
+            { rules: lessons.rules, guidelines: lessons.guidelines, retrieved, tools: sent },
+            { maxTokens },
+          )
+        : EMPTY_BLOCK,
+      shownCards: shownCards(lessons.cards, lessons.settings),
+    }));
   }
 }
 

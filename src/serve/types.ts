@@ -18,6 +18,12 @@ export interface ServeInput {
    * Empty: whatever the router's index holds (nothing is registered).
    */
   tools: readonly ToolSource[];
+  /**
+   * The caller's partition, when the adapter already resolved it for this run with the same
+   * `partition` option (`resolveThreadCaller`): serving does not resolve it a second time.
+   * @default resolved from the run's config
+   */
+  partition?: string;
   /** The run's store (a graph's `config.store`, `createAgent`'s runtime store), when there is one. */
   store?: BaseStore;
   /**

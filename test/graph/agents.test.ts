@@ -179,6 +179,56 @@ describe("createToolLessonsAgent", () => {
   });
 });
 
+describe("a quiet turn costs one lessons step", () => {
+  /** The graph steps of one turn, as stream mode "updates" tells them (subgraphs included): node name → its update. */
+  async function steps(graph: ReturnType<typeof createToolLessonsAgent>, text: string, thread: string) {
+    const out: { node: string; update: Record<string, unknown> }[] = [];
+    const stream = await graph.stream(
+      { messages: [human(text)] },
+      { ...config(thread, "sam"), streamMode: "updates", subgraphs: true },
+    );
+    for await (const [, chunk] of stream as AsyncIterable<[string[], Record<string, Record<string, unknown>>]>) {
+      for (const [node, update] of Object.entries(chunk)) out.push({ node, update: update ?? {} });
+    }
+    await graph.recorder.flush();
+    return out;
+  }
+
+  it("quiet: one step before the agent's own, writing only what changed; with evidence: still one step, and learn runs in it", async () => {
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      maxTools: 2,
+      autoApply: true,
+      checkpointer: new MemorySaver(),
+    });
+    const quiet = await steps(graph, "Where is order ORD-482913?", "o-1");
+    expect(quiet.map((s) => s.node)).toEqual(["lessons", "agent", "tools", "agent"]);
+    // A new thread's quiet turn writes the routed tools and the turn's id; every other field keeps its value.
+    expect(Object.keys(quiet[0].update).sort()).toEqual(["lessonsTurn", "routedTools"]);
+    // Refused calls in single-turn threads: the turn after the evidence reaches the rule learns, in the same one step.
+    const reports: unknown[] = [];
+    for (const [i, id] of ["111111", "222222", "333333"].entries()) {
+      const turn = await steps(graph, `Where is order ${id}?`, `o-${i + 2}`);
+      expect(turn.filter((s) => !["agent", "tools"].includes(s.node)).map((s) => s.node)).toEqual(["lessons"]);
+      reports.push(turn[0].update.lessonsReport);
+    }
+    expect(reports.some((r) => ((r as { applied?: string[] } | undefined)?.applied ?? []).length > 0)).toBe(true);
+  });
+
+  it("the subgraph form shows its stages as nodes of their own: classify → inject on a quiet turn", async () => {
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      maxTools: 2,
+      subgraph: true,
+      checkpointer: new MemorySaver(),
+    });
+    const quiet = await steps(graph, "Where is order ORD-482913?", "s-1");
+    expect(quiet.map((s) => s.node)).toEqual(["classify", "inject", "lessons", "agent", "tools", "agent"]);
+  });
+});
+
 describe("degrading", () => {
   it("embeddings throwing during a turn: every tool is offered, the turn succeeds, the fallback is reported once and recorded", async () => {
     const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });

@@ -1,0 +1,97 @@
+/**
+ * What serving keeps between turns so that nothing it already has is computed again: the routed
+ * set of a request (keyed by the partition, the index's revision of it, the request text, the
+ * sticky tools and k) and the rendered block and shown cards (keyed by what they are rendered
+ * from: each card's version, which every write bumps, each guideline's time and the window it was
+ * written through, and the rules and retrieved rules themselves, which are short). A changed card bumps the index's revision and its own version, a
+ * changed rule or guideline changes the key: the next turn routes or renders again. Bounded: the
+ * least recently used entry goes first.
+ *
+ * Request and rule text is held in memory only, as serving holds it while it works; nothing here
+ * is stored or logged.
+ */
+import type { LessonsBlock } from "../prompt/lessons-block.js";
+import type { BlockRule } from "../prompt/lessons-block.js";
+import type { Guideline, ToolCard } from "../ledger/schema.js";
+import type { RoutedTools } from "../routing/router.js";
+import type { Rule } from "../rules/model.js";
+
+/** Entries each map of a {@link TurnCache} keeps. */
+const KEPT_ENTRIES = 1000;
+
+/** What a turn renders: the system block and the cards cut to what the model is shown. */
+export interface Rendered {
+  block: LessonsBlock;
+  shownCards: ToolCard[];
+}
+
+/** What a render depends on, as {@link TurnCache.renderKey} reads it. */
+export interface RenderInputs {
+  sent: readonly string[];
+  cards: readonly ToolCard[];
+  showLearnedExamples: boolean;
+  rules: readonly Rule[];
+  guidelines: readonly { tool: string; guideline: Guideline | null }[];
+  retrieved: readonly BlockRule[];
+  maxTokens: number;
+  lessons: boolean;
+}
+
+const SEP = "\u0000";
+
+/** One adapter's routed sets and renders, each map bounded to {@link KEPT_ENTRIES}. */
+export class TurnCache {
+  private readonly routes = new Map<string, RoutedTools>();
+  private readonly renders = new Map<string, Rendered>();
+
+  /** The key of a routed set: the same key, the same routing (the index unchanged since). */
+  static routeKey(partition: string, revision: number, k: number, sticky: readonly string[], request: string): string {
+    return [partition, revision, k, sticky.join(","), request].join(SEP);
+  }
+
+  /** The key of a render: card versions, and the rules, guidelines and retrieved rules as rendered. */
+  static renderKey(inputs: RenderInputs): string {
+    const parts: (string | number)[] = [inputs.maxTokens, inputs.lessons ? 1 : 0, inputs.showLearnedExamples ? 1 : 0];
+    parts.push(inputs.sent.join(","));
+    for (const c of inputs.cards) parts.push(`c${c.name}@${c.version}:${c.updatedAt}`);
+    for (const r of inputs.rules) parts.push(`r${r.id}:${r.tool}:${r.priority}:${r.updatedAt}:${r.rule}`);
+    for (const g of inputs.guidelines)
+      if (g.guideline) parts.push(`g${g.tool}:${g.guideline.at}:${g.guideline.through}`);
+    for (const r of inputs.retrieved) parts.push(`n${r.tool}:${r.rule}`);
+    return parts.join(SEP);
+  }
+
+  /** The routed set kept under `key`, if any. */
+  route(key: string): RoutedTools | undefined {
+    return touch(this.routes, key);
+  }
+
+  /** Keep a routed set (one that routing chose; a skipped routing is never kept). */
+  keepRoute(key: string, routed: RoutedTools): void {
+    keep(this.routes, key, routed);
+  }
+
+  /** The render kept under `key`, or `render()`'s, kept. */
+  render(key: string, render: () => Rendered): Rendered {
+    const kept = touch(this.renders, key);
+    if (kept) return kept;
+    const rendered = render();
+    keep(this.renders, key, rendered);
+    return rendered;
+  }
+}
+
+function touch<V>(map: Map<string, V>, key: string): V | undefined {
+  const value = map.get(key);
+  if (value !== undefined) {
+    map.delete(key);
+    map.set(key, value);
+  }
+  return value;
+}
+
+function keep<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > KEPT_ENTRIES) map.delete(map.keys().next().value as string);
+}
