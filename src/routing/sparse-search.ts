@@ -20,7 +20,10 @@ export class Postings {
   values: Float32Array = EMPTY_VALUES;
   length = 0;
   maxAbs = 0;
-  /** The entries of largest magnitude (built at the first search that needs them, dropped by a push). */
+  /**
+   * The entries of largest magnitude (built at the first search that needs them, dropped by a
+   * push that would enter them).
+   */
   private top: Impact | undefined;
 
   /**
@@ -30,22 +33,31 @@ export class Postings {
   impact(size: number): Impact {
     if (this.top !== undefined && this.top.rows.length === Math.min(size, this.length)) return this.top;
     const n = this.length;
-    const order = Array.from({ length: n }, (_, j) => j).sort(
-      (a, b) => Math.abs(this.values[b]) - Math.abs(this.values[a]) || a - b,
-    );
     const m = Math.min(size, n);
+    // The m-th largest magnitude (a native sort of the magnitudes), then one pass in list order:
+    // every entry above it, and entries equal to it until m are taken.
+    const magnitudes = new Float32Array(n);
+    for (let j = 0; j < n; j++) magnitudes[j] = Math.abs(this.values[j]);
+    magnitudes.sort();
+    const threshold = m > 0 ? magnitudes[n - m] : Number.POSITIVE_INFINITY;
+    let equal = 0;
+    for (let j = n - m; j < n && magnitudes[j] === threshold; j++) equal++;
     const rows = new Int32Array(m);
     const values = new Float32Array(m);
-    for (let i = 0; i < m; i++) {
-      rows[i] = this.rows[order[i]];
-      values[i] = this.values[order[i]];
+    let i = 0;
+    for (let j = 0; j < n && i < m; j++) {
+      const a = Math.abs(this.values[j]);
+      if (a < threshold || (a === threshold && equal-- <= 0)) continue;
+      rows[i] = this.rows[j];
+      values[i++] = this.values[j];
     }
-    this.top = { rows, values, restMax: m < n ? Math.abs(this.values[order[m]]) : 0 };
+    this.top = { rows, values, restMax: m < n ? magnitudes[n - m - 1] : 0 };
     return this.top;
   }
 
   push(row: number, value: number): void {
-    this.top = undefined;
+    // An entry no larger than the largest left out changes neither the entries walked nor the bound.
+    if (this.top !== undefined && !(Math.abs(value) <= this.top.restMax)) this.top = undefined;
     if (Math.abs(value) > this.maxAbs) this.maxAbs = Math.abs(value);
     if (this.length === this.rows.length) {
       const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
