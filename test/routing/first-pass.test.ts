@@ -173,6 +173,8 @@ describe("the candidate pass of the in-memory index", () => {
       expect(stats.proven + stats.unproven).toBeGreaterThan(requests.length / 2);
       expect(same / requests.length).toBeGreaterThanOrEqual(0.99);
     },
+    // Registering and embedding 2,000 tools and 150 exhaustive scans: minutes on a loaded machine.
+    300_000,
   );
 });
 
