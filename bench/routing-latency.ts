@@ -49,7 +49,7 @@ const SYLLABLES = [
 ];
 
 /** A vocabulary of `size` made-up words and a Zipf sampler over it (word frequency ∝ 1/rank). */
-function zipfVocabulary(size: number, random: () => number): () => string {
+export function zipfVocabulary(size: number, random: () => number): () => string {
   const words: string[] = [];
   const seen = new Set<string>();
   while (words.length < size) {
@@ -83,7 +83,7 @@ interface Workload {
   queries: string[];
 }
 
-function workload(n: number, seed: number): Workload {
+export function workload(n: number, seed: number): Workload {
   const random = rng(seed);
   const word = zipfVocabulary(20_000, random);
   const texts: string[] = [];
@@ -113,7 +113,7 @@ function readJsonl<T>(file: string): T[] {
  * descriptions (so words come at their real frequencies, with English character n-grams), and the
  * requests are 300 real MetaTool requests. Undefined when the data is not beside the repository.
  */
-function metaToolWorkload(n: number, seed: number): Workload | undefined {
+export function metaToolWorkload(n: number, seed: number): Workload | undefined {
   let tools: Array<{ name?: string; description: string; description_for_model?: string }>;
   let requests: Array<{ query: string }>;
   try {

@@ -6,7 +6,16 @@
 import { Embeddings } from "@langchain/core/embeddings";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
-import { isContentWord, splitWords, stem } from "../text/tokenize.js";
+import { splitWords } from "../text/tokenize.js";
+import {
+  countNumbers,
+  type FeatureInfo,
+  FeatureTable,
+  NGRAM_PREFIX,
+  NUMBER_FEATURE,
+  WORD_PREFIX,
+  wordFeatures,
+} from "./lexical-features.js";
 import type { SparseVector } from "./sparse-vector.js";
 
 /** Options of {@link LexicalEmbeddings}. Every field is optional; see {@link DEFAULT_LEXICAL_EMBEDDINGS}. */
@@ -104,8 +113,6 @@ interface TextFeatures {
   ngrams: Map<string, number>;
 }
 
-const WORD_PREFIX = "w:";
-const NGRAM_PREFIX = "g:";
 
 /** FNV-1a over UTF-16 code units, then a murmur3 finaliser so low and high bits both mix. */
 function hash32(text: string, seed: number): number {
@@ -130,36 +137,17 @@ export function lexicalFeatures(text: string, ngramSizes: readonly number[], num
   const words = new Map<string, number>();
   const ngrams = new Map<string, number>();
   for (const word of splitWords(text)) {
-    if (!isContentWord(word)) continue;
-    const s = stem(word);
-    words.set(s, (words.get(s) ?? 0) + 1);
-    const marked = `^${word}$`;
-    for (const n of ngramSizes) {
-      for (let i = 0; i + n <= marked.length; i++) {
-        const g = marked.slice(i, i + n);
-        ngrams.set(g, (ngrams.get(g) ?? 0) + 1);
-      }
-    }
+    const features = wordFeatures(word, ngramSizes);
+    if (features.stem === undefined) continue;
+    words.set(features.stem, (words.get(features.stem) ?? 0) + 1);
+    for (const g of features.ngrams) ngrams.set(g, (ngrams.get(g) ?? 0) + 1);
   }
   // A number, raw ("3.14") or masked as the recorder keeps it ("#.##"), is one feature: its shape
   // class. So requests for a calculation meet the examples a tool learned from masked requests.
-  const numbers = text.match(/[\d#]+(?:[.,][\d#]+)*/g)?.length ?? 0;
+  const numbers = countNumbers(text);
   if (numbers > 0 && numberFeature) words.set(NUMBER_FEATURE, numbers);
   return { words, ngrams };
 }
-
-/** Length of a sparse part, summed over `index` (ascending) as a dense loop would. */
-function partNorm(part: Map<number, number>, index: Int32Array): number {
-  let s = 0;
-  for (const i of index) {
-    const x = part.get(i);
-    if (x !== undefined) s += x * x;
-  }
-  return Math.sqrt(s);
-}
-
-/** The word feature every number stands for (see {@link lexicalFeatures}). */
-const NUMBER_FEATURE = "#";
 
 /**
  * Lexical embeddings: stems weighted by rarity (IDF) plus a smaller share of character n-grams,
@@ -177,8 +165,13 @@ const NUMBER_FEATURE = "#";
 export class LexicalEmbeddings extends Embeddings {
   /** The resolved options. */
   readonly options: Readonly<Required<LexicalEmbeddingsOptions>>;
-  private documentFrequency = new Map<string, number>();
+  /** The features met, interned: bucket, sign and fitted count of each. */
+  private features: FeatureTable;
   private fittedCount = 0;
+  /** Per bucket, the word part's and the n-gram part's sums while a text is embedded (zero between texts). */
+  private wordSums: Float64Array;
+  private ngramSums: Float64Array;
+  private marks: Uint8Array;
 
   constructor(options: LexicalEmbeddingsOptions = {}) {
     super({});
@@ -206,6 +199,18 @@ export class LexicalEmbeddings extends Embeddings {
       });
     }
     this.options = Object.freeze(resolved);
+    this.features = this.newFeatureTable();
+    this.wordSums = new Float64Array(resolved.dimension);
+    this.ngramSums = new Float64Array(resolved.dimension);
+    this.marks = new Uint8Array(resolved.dimension);
+  }
+
+  private newFeatureTable(): FeatureTable {
+    const { dimension, seed, ngramSizes } = this.options;
+    return new FeatureTable(ngramSizes, (key) => ({
+      bucket: hash32(key, seed) % dimension,
+      sign: hash32(key, seed ^ 0x5bd1e995) & 1 ? -1 : 1,
+    }));
   }
 
   /** Number of texts the IDF weights were fitted on (0 before any fit). */
@@ -220,7 +225,7 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** Forgets any previous fit and learns IDF weights from `texts`. Returns `this`. */
   fit(texts: readonly string[]): this {
-    this.documentFrequency = new Map();
+    this.features = this.newFeatureTable();
     this.fittedCount = 0;
     return this.partialFit(texts);
   }
@@ -233,16 +238,10 @@ export class LexicalEmbeddings extends Embeddings {
   /** Adds `texts` to the IDF counts without forgetting earlier ones. Returns `this`. */
   partialFit(texts: readonly string[]): this {
     for (const text of texts) {
-      const { words, ngrams } = lexicalFeatures(text, this.options.ngramSizes, this.options.numbers);
-      for (const w of words.keys()) this.bump(WORD_PREFIX + w);
-      for (const g of ngrams.keys()) this.bump(NGRAM_PREFIX + g);
+      this.features.fit(this.features.walk(text, this.options.numbers, true));
       this.fittedCount++;
     }
     return this;
-  }
-
-  private bump(feature: string): void {
-    this.documentFrequency.set(feature, (this.documentFrequency.get(feature) ?? 0) + 1);
   }
 
   /**
@@ -251,8 +250,11 @@ export class LexicalEmbeddings extends Embeddings {
    * any fit.
    */
   idf(feature: string): number {
+    return this.idfOf(this.features.df(feature));
+  }
+
+  private idfOf(df: number): number {
     if (this.fittedCount === 0) return 1;
-    const df = this.documentFrequency.get(feature) ?? 0;
     return Math.log((1 + this.fittedCount) / (1 + df)) + 1;
   }
 
@@ -274,36 +276,51 @@ export class LexicalEmbeddings extends Embeddings {
    * dense computation's to the bit). What the routing index holds and searches with.
    */
   embedSparse(text: string): SparseVector & { value: Float32Array } {
-    const { ngramWeight, ngramSizes, numbers } = this.options;
-    const { words, ngrams } = lexicalFeatures(text, ngramWeight > 0 ? ngramSizes : [], numbers);
-    const wordPart = this.hashPart(words, WORD_PREFIX);
-    const ngramPart = ngramWeight > 0 ? this.hashPart(ngrams, NGRAM_PREFIX) : new Map<number, number>();
-    const index = Int32Array.from(new Set([...wordPart.keys(), ...ngramPart.keys()])).sort();
-    const a = Math.sqrt(1 - ngramWeight) / (partNorm(wordPart, index) || 1);
-    const b = Math.sqrt(ngramWeight) / (partNorm(ngramPart, index) || 1);
+    const { ngramWeight, numbers, dimension } = this.options;
+    const { words, ngrams } = this.features.walk(text, numbers, ngramWeight > 0);
+    const { wordSums, ngramSums } = this;
+    // Each bucket sums its features in order of first occurrence, as a map from bucket to sum would.
+    this.sumPart(words, wordSums);
+    this.sumPart(ngrams, ngramSums);
+    // Every bucket a feature reached, even where its features cancelled out (a 0 entry, as a map kept it).
+    const marks = this.marks;
+    const buckets = new Int32Array(words.length + ngrams.length);
+    let n = 0;
+    for (const list of [words, ngrams]) {
+      for (const { bucket } of list) {
+        if (marks[bucket] === 1) continue;
+        marks[bucket] = 1;
+        buckets[n++] = bucket;
+      }
+    }
+    const index = buckets.slice(0, n).sort();
+    let wordSquares = 0;
+    let ngramSquares = 0;
+    for (let j = 0; j < index.length; j++) {
+      wordSquares += wordSums[index[j]] * wordSums[index[j]];
+      ngramSquares += ngramSums[index[j]] * ngramSums[index[j]];
+    }
+    const a = Math.sqrt(1 - ngramWeight) / (Math.sqrt(wordSquares) || 1);
+    const b = Math.sqrt(ngramWeight) / (Math.sqrt(ngramSquares) || 1);
     const value = new Float32Array(index.length);
     let total = 0;
     for (let j = 0; j < index.length; j++) {
-      value[j] = a * (wordPart.get(index[j]) ?? 0) + b * (ngramPart.get(index[j]) ?? 0);
+      value[j] = a * wordSums[index[j]] + b * ngramSums[index[j]];
       total += value[j] * value[j];
     }
+    for (let j = 0; j < n; j++) wordSums[index[j]] = ngramSums[index[j]] = marks[index[j]] = 0;
     total = Math.sqrt(total);
     if (total > 0) for (let j = 0; j < value.length; j++) value[j] /= total;
-    return { dimension: this.options.dimension, index, value };
+    return { dimension, index, value };
   }
 
-  /** One part's hashed, signed, IDF-weighted features: bucket to value. */
-  private hashPart(features: Map<string, number>, prefix: string): Map<number, number> {
-    const { dimension, sublinearTf, seed } = this.options;
-    const part = new Map<number, number>();
-    for (const [feature, count] of features) {
-      const key = prefix + feature;
-      const tf = sublinearTf ? 1 + Math.log(count) : count;
-      const h = hash32(key, seed) % dimension;
-      const sign = hash32(key, seed ^ 0x5bd1e995) & 1 ? -1 : 1;
-      part.set(h, (part.get(h) ?? 0) + sign * tf * this.idf(key));
+  /** Adds each feature's signed, IDF-weighted term frequency into its bucket. */
+  private sumPart(features: readonly FeatureInfo[], sums: Float64Array): void {
+    const { sublinearTf } = this.options;
+    for (const info of features) {
+      const tf = sublinearTf ? 1 + Math.log(info.count) : info.count;
+      sums[info.bucket] += info.sign * tf * this.idfOf(info.df);
     }
-    return part;
   }
 
   /** The vector as a plain `number[]`, written from its nonzero entries (no typed-array copy). */
@@ -323,9 +340,8 @@ export class LexicalEmbeddings extends Embeddings {
 
   /** The options and fitted IDF counts as plain JSON, sorted so equal states serialise equally. */
   toJSON(): LexicalEmbeddingsState {
-    const documentFrequencies = [...this.documentFrequency.entries()].sort((x, y) =>
-      x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0,
-    );
+    const documentFrequencies = [...this.features.entries()];
+    documentFrequencies.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
     return {
       kind: "tool-lessons/lexical-embeddings",
       version: 1,
@@ -358,7 +374,7 @@ export class LexicalEmbeddings extends Embeddings {
     }
     const embeddings = new LexicalEmbeddings(parsed.data.options);
     embeddings.fittedCount = parsed.data.documentCount;
-    embeddings.documentFrequency = new Map(parsed.data.documentFrequencies);
+    for (const [key, df] of parsed.data.documentFrequencies) embeddings.features.load(key, df);
     return embeddings;
   }
 }

@@ -12,41 +12,98 @@ const EMPTY_ROWS = new Int32Array(0);
 const EMPTY_VALUES = new Float32Array(0);
 
 /**
- * One dimension's posting list: the rows nonzero there and their values, in the order added, and
- * the largest magnitude pushed (a bound on any row's entry).
+ * One dimension's posting list: the rows nonzero there and their values, and the largest
+ * magnitude pushed (a bound on any row's entry). Walked whole, the order does not matter (each
+ * row gets one product per dimension); for the candidate pass a list is kept in order of
+ * decreasing magnitude, so its best `m` entries are its first `m`.
  */
 export class Postings {
   rows: Int32Array = EMPTY_ROWS;
   values: Float32Array = EMPTY_VALUES;
   length = 0;
   maxAbs = 0;
-  /** The entries of largest magnitude (built at the first search that needs them, dropped by a push). */
-  private top: Impact | undefined;
+  /** True while the entries are in order of decreasing magnitude (ties by the order they came). */
+  private ordered = true;
 
   /**
-   * The `size` entries of largest magnitude (ties broken by position), and the largest magnitude
-   * of the others: kept until the next push.
+   * The `size` entries of largest magnitude (the list is put in that order first if a push left
+   * it out of order) and the largest magnitude of the others.
    */
   impact(size: number): Impact {
-    if (this.top !== undefined && this.top.rows.length === Math.min(size, this.length)) return this.top;
+    if (!this.ordered) this.order();
+    const m = Math.min(size, this.length);
+    return {
+      rows: this.rows.subarray(0, m),
+      values: this.values.subarray(0, m),
+      restMax: m < this.length ? Math.abs(this.values[m]) : 0,
+    };
+  }
+
+  /** How many entries have a magnitude of at least `magnitude` (binary search on the ordered list). */
+  depthAbove(magnitude: number): number {
+    if (!this.ordered) this.order();
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Math.abs(this.values[mid]) >= magnitude) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Sorts the entries by decreasing magnitude, ties by position: one native sort of keys packing
+   * the magnitude's float32 bits (ordered as the magnitudes are) above the position.
+   */
+  private order(): void {
+    const n = this.length;
+    if (n >= POSITION_SPAN) {
+      this.orderSlowly();
+      return;
+    }
+    const keys = new Float64Array(n);
+    const bits = new Uint32Array(1);
+    const asFloat = new Float32Array(bits.buffer);
+    for (let j = 0; j < n; j++) {
+      asFloat[0] = Math.abs(this.values[j]);
+      // Larger magnitude first, then earlier position: (2^31 - bits) x 2^21 + j is exact below 2^53.
+      keys[j] = (0x80000000 - bits[0]) * POSITION_SPAN + j;
+    }
+    keys.sort();
+    const rows = new Int32Array(this.rows.length);
+    const values = new Float32Array(this.values.length);
+    for (let i = 0; i < n; i++) {
+      const j = keys[i] % POSITION_SPAN;
+      rows[i] = this.rows[j];
+      values[i] = this.values[j];
+    }
+    this.rows = rows;
+    this.values = values;
+    this.ordered = true;
+  }
+
+  /** {@link order} for lists too long for its keys. */
+  private orderSlowly(): void {
     const n = this.length;
     const order = Array.from({ length: n }, (_, j) => j).sort(
       (a, b) => Math.abs(this.values[b]) - Math.abs(this.values[a]) || a - b,
     );
-    const m = Math.min(size, n);
-    const rows = new Int32Array(m);
-    const values = new Float32Array(m);
-    for (let i = 0; i < m; i++) {
-      rows[i] = this.rows[order[i]];
-      values[i] = this.values[order[i]];
-    }
-    this.top = { rows, values, restMax: m < n ? Math.abs(this.values[order[m]]) : 0 };
-    return this.top;
+    const rows = new Int32Array(this.rows.length);
+    const values = new Float32Array(this.values.length);
+    order.forEach((j, i) => {
+      rows[i] = this.rows[j];
+      values[i] = this.values[j];
+    });
+    this.rows = rows;
+    this.values = values;
+    this.ordered = true;
   }
 
   push(row: number, value: number): void {
-    this.top = undefined;
-    if (Math.abs(value) > this.maxAbs) this.maxAbs = Math.abs(value);
+    const magnitude = Math.abs(value);
+    if (this.length > 0 && magnitude > Math.abs(this.values[this.length - 1])) this.ordered = false;
+    if (magnitude > this.maxAbs) this.maxAbs = magnitude;
     if (this.length === this.rows.length) {
       const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
       const rows = new Int32Array(size);
@@ -60,6 +117,9 @@ export class Postings {
     this.values[this.length++] = value;
   }
 }
+
+/** Positions a posting list's sort key can tell apart (see `Postings.order`). */
+const POSITION_SPAN = 2 ** 21;
 
 /** A posting list's entries of largest magnitude (see {@link Postings.impact}). */
 export interface Impact {
@@ -89,18 +149,21 @@ export interface SparseRowsView {
  * The candidate pass of the in-memory index (sparse layout). A request's terms (its nonzero
  * dimensions: hashed words and character n-grams) are split by how many tools they reach: a
  * term on at most `max(termRows, termShare × tools)` tools is **selective**, and its posting
- * list is walked in full; of a **common** term's list only the `impactRows` entries of largest
- * magnitude are walked (the tools where that term weighs most). So no term reaches more than
- * `max(termRows, termShare × tools, impactRows)` tools. The walk adds each tool's partial
+ * list is walked in full. The lists of **common** terms are held in order of decreasing
+ * magnitude, and of them only about `commonPostings` entries in all are walked: those whose
+ * contribution (|weight| × |value|) is above one threshold, the same for every term, so a
+ * heavy term of the request is walked deeper than a light one. The walk adds each tool's partial
  * score; the `rescore` tools with the best partial scores are then scored exactly (every term of
  * the request, as the exhaustive scan scores them) and the best k of those are the answer.
  *
- * A tool the pass left out scores at most its partial score plus what the common terms' unwalked
- * entries can add (the lesser of the sum of each term's weight × the largest entry left out, and
- * the length of the request's common part): when the k-th exact score is above that bound the
- * answer is provably the exact one. When every term is selective the pass is the exact walk. The
- * exact walk is run instead when the pass found fewer than k tools, and, with `requireProof`,
- * whenever the bound does not prove the answer.
+ * A tool the pass left out scores at most its partial score plus what the common terms'
+ * unwalked entries can add (the lesser of the sum of each term's |weight| × the largest entry
+ * left out, and the length of the request's common part): when the k-th exact score is above
+ * that bound the answer is provably the exact one. When it is not, the pass runs again walking
+ * {@link DEEPEN} times as many common postings and rescoring as many times more tools, as long
+ * as that stays within `postingBudget`; then it answers unproven (or, with `requireProof`, walks
+ * every list). When every term is selective the pass is the exact walk; it is also run when the
+ * pass met fewer than k tools.
  */
 export interface FirstPassOptions {
   /**
@@ -114,15 +177,21 @@ export interface FirstPassOptions {
    */
   termShare?: number;
   /**
-   * Entries of a common term's posting list walked (those of largest magnitude).
-   * @default 1000
+   * Postings walked on the common terms' lists in the first round, in all (those adding most).
+   * @default 50000
    */
-  impactRows?: number;
+  commonPostings?: number;
   /**
-   * Tools scored exactly after the pass (at least k).
+   * Tools scored exactly after the first round (at least k).
    * @default 256
    */
   rescore?: number;
+  /**
+   * Most common postings a deeper round may walk (no deeper round when `commonPostings` × 4 is
+   * above it).
+   * @default 200000
+   */
+  postingBudget?: number;
   /**
    * Run the exact walk whenever the bound does not prove the pass's answer (exact results always,
    * at the cost of walking every list for requests made of common terms).
@@ -135,10 +204,14 @@ export interface FirstPassOptions {
 export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.freeze({
   termRows: 1000,
   termShare: 0.01,
-  impactRows: 1000,
+  commonPostings: 50_000,
   rescore: 256,
+  postingBudget: 200_000,
   requireProof: false,
 });
+
+/** How much deeper each round of the candidate pass walks the common lists (and how many more tools it rescores). */
+export const DEEPEN = 4;
 
 /** How the searches of one index went (counts since it was built): for tests and benchmarks. */
 export interface SearchStats {
@@ -150,6 +223,8 @@ export interface SearchStats {
   unproven: number;
   /** Candidate passes that fell back to the exact walk (too few tools met, or no proof with `requireProof`). */
   fallbacks: number;
+  /** Rounds walked again deeper because the bound did not prove the answer (see `postingBudget`). */
+  deepened: number;
 }
 
 /**
@@ -178,7 +253,7 @@ export interface SearchCost {
 
 /** The sparse layout's searches, with the scratch buffers they reuse. */
 export class SparseSearcher {
-  readonly stats: SearchStats = { exact: 0, proven: 0, unproven: 0, fallbacks: 0 };
+  readonly stats: SearchStats = { exact: 0, proven: 0, unproven: 0, fallbacks: 0, deepened: 0 };
   private scores = new Float64Array(0);
   /** Partial scores of the candidate pass: zero everywhere between searches. */
   private partial = new Float64Array(0);
@@ -264,22 +339,29 @@ export class SparseSearcher {
     const options = this.options;
     if (options === undefined || plan === undefined) return this.walkAll(view, plan, k, keep);
     const cap = Math.max(options.termRows, Math.ceil(options.termShare * view.live));
-    const { dims, weights } = plan;
-    let boundSum = 0;
-    let commonSquares = 0;
-    for (let p = 0; p < dims.length; p++) {
-      const list = view.postings[dims[p]];
-      if (list === undefined || list.length <= cap) continue;
-      boundSum += Math.abs(weights[p]) * list.impact(options.impactRows).restMax;
-      commonSquares += weights[p] * weights[p];
+    const common = plan.dims.some((d) => (view.postings[d]?.length ?? 0) > cap);
+    if (!common) return this.walkAll(view, plan, k, keep);
+    let budget = options.commonPostings;
+    let rescore = options.rescore;
+    for (;;) {
+      const pass = this.candidates(view, plan, cap, k, keep, budget, rescore);
+      if (pass === undefined) break;
+      if (pass.proven) {
+        this.stats.proven++;
+        return pass.top;
+      }
+      // Unproven: walk the common lists deeper and rescore more, while the next round fits the budget.
+      if (budget * DEEPEN > options.postingBudget) {
+        if (options.requireProof) break;
+        this.stats.unproven++;
+        return pass.top;
+      }
+      budget *= DEEPEN;
+      rescore *= DEEPEN;
+      this.stats.deepened++;
     }
-    if (commonSquares === 0 && boundSum === 0) return this.walkAll(view, plan, k, keep);
-    const top = this.candidates(view, plan, cap, k, keep, Math.min(boundSum, Math.sqrt(commonSquares)));
-    if (top === undefined) {
-      this.stats.fallbacks++;
-      return this.walkAll(view, plan, k, keep);
-    }
-    return top;
+    this.stats.fallbacks++;
+    return this.walkAll(view, plan, k, keep);
   }
 
   private walkAll(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: DocumentPredicate | undefined) {
@@ -287,16 +369,20 @@ export class SparseSearcher {
     return this.inverted(view, plan, k, keep);
   }
 
-  /** The candidate pass's answer, or undefined when the exact walk must answer instead. */
+  /**
+   * The candidate pass's answer with whether the bound proves it, or undefined when it met fewer
+   * than k tools (the exact walk must answer).
+   */
   private candidates(
     view: SparseRowsView,
     plan: QueryPlan,
     cap: number,
     k: number,
     keep: DocumentPredicate | undefined,
-    commonBound: number,
-  ): TopK | undefined {
-    const options = this.options!;
+    budget: number,
+    rescoreRows: number,
+  ): { top: TopK; proven: boolean } | undefined {
+    const depths = impactDepths(view, plan, cap, budget);
     const slots = view.rowIds.length;
     if (this.partial.length < slots) {
       const size = Math.max(slots, 2 * this.partial.length, 64);
@@ -307,11 +393,22 @@ export class SparseSearcher {
     const { partial, marks } = this;
     const { dims, weights } = plan;
     let met = 0;
+    // What a common list's unwalked entries can add to a row: |weight| x the largest left out,
+    // summed; and at most the length of the request's common part (rows are unit vectors).
+    let boundSum = 0;
+    let commonSquares = 0;
     for (let p = 0; p < dims.length; p++) {
       const list = view.postings[dims[p]];
       if (list === undefined) continue;
       const w = weights[p];
-      const { rows, values, length } = list.length > cap ? impactOf(list.impact(options.impactRows)) : list;
+      let walked: { rows: Int32Array; values: Float32Array; length: number } = list;
+      if (list.length > cap) {
+        const impact = list.impact(depths[p]);
+        boundSum += Math.abs(w) * impact.restMax;
+        commonSquares += w * w;
+        walked = impactOf(impact);
+      }
+      const { rows, values, length } = walked;
       if (this.touched.length < met + length) {
         const grown = new Int32Array(Math.max(met + length, 2 * this.touched.length, 256));
         grown.set(this.touched.subarray(0, met));
@@ -327,8 +424,9 @@ export class SparseSearcher {
         partial[r] += w * values[j];
       }
     }
+    const commonBound = Math.min(boundSum, Math.sqrt(commonSquares));
     // The best `rescore` + 1 partial scores: the extra one bounds every tool not rescored.
-    const rescore = Math.max(options.rescore, k);
+    const rescore = Math.max(rescoreRows, k);
     const best = new TopK(rescore + 1, (row) => view.rowIds[row]!);
     for (let i = 0; i < met; i++) {
       const r = this.touched[i];
@@ -351,10 +449,7 @@ export class SparseSearcher {
       top.push(this.exact(view, row, weightOf), row);
     }
     for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = 0;
-    const proven = top.size === wanted && top.worstScore > outside;
-    if (!proven && options.requireProof) return undefined;
-    this.stats[proven ? "proven" : "unproven"]++;
-    return top;
+    return { top, proven: top.size === wanted && top.worstScore > outside };
   }
 
   /** What a top-`k` search walks in the sparse layout (see {@link SearchCost}). */
@@ -387,4 +482,48 @@ export class SparseSearcher {
 
 function impactOf(top: Impact): { rows: Int32Array; values: Float32Array; length: number } {
   return { rows: top.rows, values: top.values, length: top.rows.length };
+}
+
+/**
+ * How deep to walk each common list of the request (its entries in order of decreasing
+ * magnitude) so that about `budget` postings are walked on them in all: every posting whose
+ * contribution |weight| x |value| is at least one threshold, the same for every list (found by
+ * bisection). So the postings walked are those that add most to any score, whichever term they
+ * belong to. Selective lists (at most `cap` entries) get 0: they are walked whole.
+ */
+export function impactDepths(view: SparseRowsView, plan: QueryPlan, cap: number, budget: number): Int32Array {
+  const { dims, weights } = plan;
+  const depths = new Int32Array(dims.length);
+  const lists: Array<{ p: number; list: Postings; weight: number }> = [];
+  let high = 0;
+  let total = 0;
+  for (let p = 0; p < dims.length; p++) {
+    const list = view.postings[dims[p]];
+    if (list === undefined || list.length <= cap) continue;
+    const weight = Math.abs(weights[p]);
+    lists.push({ p, list, weight });
+    high = Math.max(high, weight * list.maxAbs);
+    total += list.length;
+  }
+  if (total <= budget) {
+    for (const { p, list } of lists) depths[p] = list.length;
+    return depths;
+  }
+  const walkedAt = (threshold: number, write: boolean): number => {
+    let walked = 0;
+    for (const { p, list, weight } of lists) {
+      const n = weight > 0 ? list.depthAbove(threshold / weight) : 0;
+      if (write) depths[p] = n;
+      walked += n;
+    }
+    return walked;
+  };
+  let low = 0;
+  for (let i = 0; i < 24; i++) {
+    const mid = (low + high) / 2;
+    if (walkedAt(mid, false) > budget) low = mid;
+    else high = mid;
+  }
+  walkedAt(high, true);
+  return depths;
 }

@@ -46,7 +46,8 @@ async function store(options: ConstructorParameters<typeof InMemoryVectorIndex>[
   return index;
 }
 
-const narrow = { termRows: 2, termShare: 0, impactRows: 1, rescore: 1 };
+/** One posting of each common list, one tool rescored, no deeper round. */
+const narrow = { termRows: 2, termShare: 0, commonPostings: 2, rescore: 1, postingBudget: 2 };
 const onBoth = [0, 1, 1, 0, 0, 0, 0, 0];
 
 describe("the candidate pass of the in-memory index", () => {
@@ -57,6 +58,22 @@ describe("the candidate pass of the in-memory index", () => {
     // The pass meets only1 and only2 (each the top entry of one common list) and rescores one.
     expect(ids(await index.similaritySearchVectorWithScore(onBoth, 1))).toEqual(["only1"]);
     expect(index.searchStats).toMatchObject({ unproven: 1, proven: 0, fallbacks: 0 });
+  });
+
+  it("walks deeper when its bound cannot prove the answer, and then equals the exact scan (proven)", async () => {
+    // The same narrow first round, with room for deeper ones: the tool that scores high only
+    // through the two common terms is met once their lists are walked further.
+    const index = await store({ firstPass: { ...narrow, postingBudget: 1_000 } });
+    for (const k of [1, 2, 3]) {
+      expect(shape(await index.similaritySearchVectorWithScore(onBoth, k))).toEqual(
+        shape(await index.exhaustiveSearchVectorWithScore(onBoth, k)),
+      );
+    }
+    expect(ids(await index.similaritySearchVectorWithScore(onBoth, 1))).toEqual(["both"]);
+    const stats = index.searchStats;
+    expect(stats.deepened).toBeGreaterThan(0);
+    expect(stats.proven).toBeGreaterThan(0);
+    expect(stats.unproven).toBe(0);
   });
 
   it("falls back to the exact walk when its bound cannot prove the answer (requireProof)", async () => {
@@ -89,7 +106,7 @@ describe("the candidate pass of the in-memory index", () => {
       const random = rng(seed);
       const dim = 256;
       const index = new InMemoryVectorIndex(unused, {
-        firstPass: { termRows: 20, termShare: 0, impactRows: 8, rescore: 16, requireProof: true },
+        firstPass: { termRows: 20, termShare: 0, commonPostings: 16, rescore: 16, requireProof: true },
       });
       const vec = (n: number) => {
         const v = new Array<number>(dim).fill(0);
@@ -138,7 +155,7 @@ describe("the candidate pass of the in-memory index", () => {
       const index = new ToolIndex({
         ledger,
         vectorStore: (e) =>
-          new InMemoryVectorIndex(e, { firstPass: { termRows: 40, termShare: 0, impactRows: 160, rescore: 256 } }),
+          new InMemoryVectorIndex(e, { firstPass: { termRows: 40, termShare: 0, commonPostings: 1000, rescore: 256 } }),
       });
       const router = new ToolRouter({ index, partition: "p", onFailure: () => undefined });
       const requests = readJsonl<{ query: string }>("queries.jsonl").filter((_, i) => i % 40 === 0);
@@ -156,6 +173,8 @@ describe("the candidate pass of the in-memory index", () => {
       expect(stats.proven + stats.unproven).toBeGreaterThan(requests.length / 2);
       expect(same / requests.length).toBeGreaterThanOrEqual(0.99);
     },
+    // Registering and embedding 2,000 tools and 150 exhaustive scans: minutes on a loaded machine.
+    300_000,
   );
 });
 
