@@ -5,6 +5,7 @@
 import type { RoutingScores, SimulationReport } from "../evaluate/simulate.js";
 import type { UsageFlag } from "../routing/usage-flags.js";
 import type { Review } from "../learn/manager.js";
+import { type RevisionEffect, targetKey } from "../learn/effect.js";
 import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js";
 import type { Settings } from "../settings.js";
 
@@ -55,8 +56,17 @@ export function evidenceSummary(evidence: readonly Evidence[]): string {
   return `${plural(failed, "failed call")}, ${plural(missed, "missed request")}, ${plural(confused, "confused request")}`;
 }
 
-/** Everything a person needs to judge one revision. */
-export function renderRevision(r: Revision): string[] {
+/** An applied revision's measured effect in one line: the verdict and each target's counts before and after. */
+export function effectLine(e: RevisionEffect): string {
+  const counts = e.targets
+    .map((t) => `${targetKey(t.target)} ${t.before.events}/${t.before.opportunities} -> ${t.after.events}/${t.after.opportunities}`)
+    .join("; ");
+  const verdict = e.verdict.replace(/_/g, " ");
+  return `${e.flag !== undefined ? "FLAGGED " : ""}${verdict}${counts ? ` (${counts})` : ""}`;
+}
+
+/** Everything a person needs to judge one revision (with its measured effect, when applied and measured). */
+export function renderRevision(r: Revision, effect?: RevisionEffect): string[] {
   const out = [`revision ${r.id}  ${r.tool}  [${r.status}]`];
   const field = (label: string, value: string): void => {
     out.push(`  ${`${label}:`.padEnd(16)}${value}`);
@@ -99,7 +109,9 @@ export function renderRevision(r: Revision): string[] {
   }
   field("proposed by", `${r.proposer}, ${when(r.createdAt)}`);
   if (r.approvedBy) field("approved by", r.approvedBy);
+  if (effect) field("effect", effectLine(effect));
   if (r.closedBy) field(r.status === "undone" ? "undone by" : "closed by", r.closedBy);
+  if (r.undoneBecause) field("undone because", r.undoneBecause);
   if (r.status !== "proposed") field("updated", when(r.updatedAt));
   const versions =
     r.cardVersionAfter !== undefined ? `${r.cardVersionBefore} -> ${r.cardVersionAfter}` : `${r.cardVersionBefore}`;

@@ -15,7 +15,7 @@ import {
   stringOption,
   UsageError,
 } from "./args.js";
-import { renderLearned, renderReview, renderRevision } from "./format.js";
+import { effectLine, renderLearned, renderReview, renderRevision } from "./format.js";
 import { type Command, EXIT, println } from "./io.js";
 import {
   EXIT_HELP,
@@ -226,7 +226,8 @@ const history: Command = {
   help: `Usage: tool-lessons history TOOL [--json]
 
 Every revision of TOOL, newest first: status, what it added, evidence, routing ranks, refusals,
-who approved, dismissed or undid it.
+who approved, dismissed or undid it (and why, when the effect check undid it), and for an applied
+revision its measured effect (see \`tool-lessons effects\`).
 
 Options:
   --json                  print the revisions as a JSON array
@@ -252,11 +253,72 @@ Example:
         return EXIT.ok;
       }
       if (revisions.length === 0) println(io.stdout, `no revisions of ${tool} yet`);
-      revisions.forEach((r, i) => println(io.stdout, [...(i > 0 ? [""] : []), ...renderRevision(r)]));
+      const effects = new Map((await manager.effects({ partition, tools: [tool] })).map((e) => [e.id, e]));
+      revisions.forEach((r, i) =>
+        println(io.stdout, [...(i > 0 ? [""] : []), ...renderRevision(r, effects.get(r.id))]),
+      );
+      return EXIT.ok;
+    });
+  },
+};
+
+const effects: Command = {
+  name: "effects",
+  summary: "whether each applied lesson helped: what it answered, before and after",
+  help: `Usage: tool-lessons effects [--tool NAME ...] [--undo --by NAME] [--json]
+
+For each applied revision: the evidence it answered (its tool's refused calls of that error
+class, its misses, its confusions with that neighbour) counted in the window its review read and
+in the records since it was applied. "helped" when a rate fell past chance, "hurt" when one rose,
+"no effect" when none moved; "not enough data" until each side has 20 opportunities. A lesson
+with no effect or a negative one is FLAGGED. Counts only: no value, no request text.
+
+Options:
+  --tool NAME             only this tool's revisions (repeatable)
+  --undo                  undo each flagged revision that is its tool's newest applied one,
+                          recording the reason on it
+  --by NAME               who undoes (required with --undo)
+  --json                  print the effects as a JSON array
+${PARTITION_HELP}
+${LEDGER_HELP}
+
+${EXIT_HELP}
+
+Example:
+  tool-lessons effects
+  tool-lessons effects --undo --by alice
+`,
+  async run(argv, io) {
+    const options: OptionSpec = {
+      ...LEDGER_OPTIONS,
+      ...JSON_OPTION,
+      tool: { type: "string", multiple: true },
+      undo: { type: "boolean" },
+      by: { type: "string" },
+    };
+    const { values } = parseCommandArgs(argv, options);
+    const undo = flag(values, "undo");
+    const by = undo ? requiredBy(values, "effects --undo") : undefined;
+    const tools = stringList(values, "tool");
+    return withLedger(values, io, async ({ manager, partition }) => {
+      const found = await manager.effects({
+        partition,
+        ...(tools.length > 0 ? { tools } : {}),
+        ...(undo ? { undo, by } : {}),
+      });
+      if (flag(values, "json")) {
+        json(io, found);
+        return EXIT.ok;
+      }
+      if (found.length === 0) println(io.stdout, "no applied revision to measure");
+      for (const e of found) {
+        const undone = undo && e.flag !== undefined ? "  (undone)" : "";
+        println(io.stdout, `${e.tool}  revision ${e.id}: ${effectLine(e)}${undone}`);
+      }
       return EXIT.ok;
     });
   },
 };
 
 /** The commands over revisions, in the order `--help` lists them. */
-export const REVISION_COMMANDS: readonly Command[] = [review, apply, dismiss, undo, history];
+export const REVISION_COMMANDS: readonly Command[] = [review, apply, dismiss, undo, history, effects];

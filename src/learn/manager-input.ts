@@ -26,6 +26,12 @@ export const MANAGER_INPUTS = {
   apply: partition.extend({ approvedBy: who, config: settings.optional() }),
   dismiss: partition.extend({ by: z.string().optional() }),
   undo: partition.extend({ approvedBy: who }),
+  effects: partition.extend({
+    tools: tools.optional(),
+    window: z.number().int().min(1).optional(),
+    undo: z.boolean().optional(),
+    by: who.optional(),
+  }),
   ruleScope: partition.extend({ scope: ruleScope.optional() }),
   listRules: partition.extend({
     tool: z.string().optional(),

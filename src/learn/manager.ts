@@ -29,6 +29,8 @@ import { DeterministicProposer } from "./deterministic-proposer.js";
 import { ModelProposer } from "./model-proposer.js";
 import type { Proposer } from "./proposer.js";
 import { applyRevision, requireCard } from "./review/apply.js";
+import { type MeasureEffectsOptions, measureEffects } from "./review/effect.js";
+import { MIN_EFFECT_OPPORTUNITIES, type RevisionEffect } from "./effect.js";
 import { type Review, runReview } from "./review/run.js";
 import { checkInput, MANAGER_INPUTS } from "./manager-input.js";
 import { DEFAULT_VET_OPTIONS, type VetOptions } from "./vet.js";
@@ -275,7 +277,37 @@ export class LessonManager {
   async undo(tool: string, options: PartitionOption & { approvedBy: string }): Promise<Revision> {
     checkInput(MANAGER_INPUTS.tool, tool, "undo", "tool");
     checkInput(MANAGER_INPUTS.undo, options, "undo", "options");
+    return this.undoNewest(options.partition ?? DEFAULT_PARTITION, tool, options.approvedBy);
+  }
+
+  /**
+   * The measured effect of each applied revision: what it answered (its tool's refused calls of
+   * that class, its misses, its confusions with that neighbour) in the records since it was
+   * applied against the window its review read; `not_enough_data` until each side has
+   * {@link MIN_EFFECT_OPPORTUNITIES}. A revision with no effect or a negative one carries a `flag`;
+   * with `undo`, the newest applied revision of its tool that is flagged is undone, the flag
+   * recorded as `undoneBecause` and `closedBy` set to `by`. Counts only: no value, no request.
+   */
+  async effects(
+    options: PartitionOption & MeasureEffectsOptions & { undo?: boolean; by?: string } = {},
+  ): Promise<RevisionEffect[]> {
+    checkInput(MANAGER_INPUTS.effects, options, "effects", "options");
     const partition = options.partition ?? DEFAULT_PARTITION;
+    const effects = await measureEffects(this.ledger, partition, options);
+    if (!options.undo) return effects;
+    const undone = new Set<string>();
+    for (const effect of effects) {
+      if (effect.flag === undefined || undone.has(effect.tool)) continue;
+      const [newest] = await this.ledger.listRevisions(partition, { tool: effect.tool, status: "applied" });
+      if (newest?.id !== effect.id) continue;
+      await this.undoNewest(partition, effect.tool, options.by ?? "tool-lessons", effect.flag);
+      undone.add(effect.tool);
+    }
+    return effects;
+  }
+
+  /** Undo the newest applied revision of `tool` (see {@link undo}), with the reason when the package undid it. */
+  private async undoNewest(partition: string, tool: string, by: string, because?: string): Promise<Revision> {
     const [revision] = await this.ledger.listRevisions(partition, { tool, status: "applied" });
     if (!revision || !revision.learnedBefore) {
       throw new NotFound(`"${tool}" has no applied revision to undo.`, { context: { tool, partition } });
@@ -288,7 +320,13 @@ export class LessonManager {
         { context: { tool, id: revision.id } },
       );
     }
-    const undone: Revision = { ...revision, status: "undone", closedBy: options.approvedBy, updatedAt: Date.now() };
+    const undone: Revision = {
+      ...revision,
+      status: "undone",
+      closedBy: by,
+      ...(because !== undefined ? { undoneBecause: because } : {}),
+      updatedAt: Date.now(),
+    };
     const [saved] = await this.ledger.commit(partition, {
       cards: [{ ...card, learned: revision.learnedBefore }],
       revisions: [undone],

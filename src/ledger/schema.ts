@@ -351,6 +351,25 @@ export const RefusalSchema = z.preprocess(
 );
 export type Refusal = z.infer<typeof RefusalSchema>;
 
+/** What an applied revision answered, for measuring its effect: one kind of evidence of its tool. */
+export const EffectTargetSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("failure"), errorClass: ErrorClassSchema }),
+  z.object({ kind: z.literal("miss") }),
+  z.object({ kind: z.literal("confusion"), neighbour: z.string() }),
+]);
+export type EffectTarget = z.infer<typeof EffectTargetSchema>;
+
+/** A target counted in one window: how often it could happen, and how often it did. Counts only. */
+export const EffectCountsSchema = z.object({
+  opportunities: z.number().int().nonnegative(),
+  events: z.number().int().nonnegative(),
+});
+export type EffectCounts = z.infer<typeof EffectCountsSchema>;
+
+/** A target with its counts in the window the review read (the window before the revision). */
+export const EffectBaselineSchema = z.object({ target: EffectTargetSchema, before: EffectCountsSchema });
+export type EffectBaseline = z.infer<typeof EffectBaselineSchema>;
+
 export const RevisionStatusSchema = z.enum(["proposed", "applied", "dismissed", "undone"]);
 export type RevisionStatus = z.infer<typeof RevisionStatusSchema>;
 
@@ -380,6 +399,10 @@ export const RevisionSchema = z.object({
   approvedBy: z.string().optional(),
   /** Who dismissed or undid it. */
   closedBy: z.string().optional(),
+  /** Why it was undone, when the package undid it (a lesson with no measured effect). */
+  undoneBecause: z.string().optional(),
+  /** What it answered, counted in the window its review read: the baseline its effect is measured against. */
+  baseline: z.array(EffectBaselineSchema).optional(),
   /** Card version this revision was proposed against / produced when applied. */
   cardVersionBefore: z.number().int(),
   cardVersionAfter: z.number().int().optional(),

@@ -3,7 +3,8 @@
  * cite, routing's ranks before and after, and everything refused. Pure.
  */
 import { timeOrderedId } from "../../ledger/keys.js";
-import type { Evidence, Revision } from "../../ledger/schema.js";
+import type { Evidence, Revision, TurnRecord } from "../../ledger/schema.js";
+import { countTarget, effectTargets } from "../effect.js";
 import type { Proposal } from "../types.js";
 import type { ToolReviewEvidence } from "./evidence.js";
 import type { VettedLessons } from "./vet-lessons.js";
@@ -15,6 +16,8 @@ export function buildRevision(input: {
   vetted: VettedLessons;
   /** For each missed request, the tool's routing rank before and after (see `routingRanks`). */
   ranks: Revision["ranks"];
+  /** The review window's turns: with the detection, the baseline its effect is measured against. */
+  turns: readonly Pick<TurnRecord, "calls" | "servedBy">[];
   /** The proposer's name. */
   proposer: string;
   /** When it is proposed (its id is time-ordered from it). */
@@ -22,6 +25,7 @@ export function buildRevision(input: {
 }): Revision {
   const { card, detection } = input.evidence;
   const { kept, callExample, displaced, refused } = input.vetted;
+  const evidence = citedEvidence(detection, kept);
   return {
     v: 1,
     id: timeOrderedId(input.now),
@@ -35,7 +39,11 @@ export function buildRevision(input: {
     queriesWithdrawn: [],
     displaced: [],
     queriesDisplaced: displaced,
-    evidence: citedEvidence(detection, kept),
+    evidence,
+    baseline: effectTargets(evidence).map((target) => ({
+      target,
+      before: countTarget(target, detection, input.turns),
+    })),
     ranks: input.ranks,
     refused,
     proposer: input.proposer,

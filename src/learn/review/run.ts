@@ -158,7 +158,7 @@ export async function runReview(
       vetted.displaced,
     );
     review.revisions.push(
-      buildRevision({ partition, evidence, vetted, ranks, proposer: proposer.name, now: Date.now() }),
+      buildRevision({ partition, evidence, vetted, ranks, turns: window.turns, proposer: proposer.name, now: Date.now() }),
     );
   }
 
