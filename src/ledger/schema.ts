@@ -230,11 +230,7 @@ export const EvidenceSchema = z.discriminatedUnion("kind", [
 ]);
 export type Evidence = z.infer<typeof EvidenceSchema>;
 
-/**
- * What a refusal is about: a kind of lesson (the ids of `ledger/lesson-kinds.ts`), a proposer's
- * reply as a whole (`proposal`: the call failed or its reply was refused), or an augmentation
- * reply (`augmentation`).
- */
+/** What a refusal is about: a kind of lesson (`ledger/lesson-kinds.ts`), a proposer's whole reply (`proposal`), or an augmentation reply. */
 export const RefusalKindSchema = z.enum([
   "note",
   "example",
@@ -335,10 +331,7 @@ function upgradeRefusal(value: unknown): unknown {
   return { ...row, reason, ...(wholeReply ? { kind: "proposal" } : {}) };
 }
 
-/**
- * Something proposed that was refused, with the machine-readable reason. Rows stored with a
- * legacy reason or a proposer failure as a `note` are read in today's terms.
- */
+/** Something proposed that was refused, with its reason; legacy reasons and notes are read in today's terms. */
 export const RefusalSchema = z.preprocess(
   upgradeRefusal,
   z.object({
@@ -358,14 +351,10 @@ export const EffectTargetSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("confusion"), neighbour: z.string() }),
 ]);
 export type EffectTarget = z.infer<typeof EffectTargetSchema>;
-
+const count = z.number().int().nonnegative();
 /** A target counted in one window: how often it could happen, and how often it did. Counts only. */
-export const EffectCountsSchema = z.object({
-  opportunities: z.number().int().nonnegative(),
-  events: z.number().int().nonnegative(),
-});
+export const EffectCountsSchema = z.object({ opportunities: count, events: count });
 export type EffectCounts = z.infer<typeof EffectCountsSchema>;
-
 /** A target with its counts in the window the review read (the window before the revision). */
 export const EffectBaselineSchema = z.object({ target: EffectTargetSchema, before: EffectCountsSchema });
 export type EffectBaseline = z.infer<typeof EffectBaselineSchema>;
