@@ -1,6 +1,6 @@
 /**
  * `tool-lessons/learn`: where a lesson is decided. Registering tools as cards, `LessonManager`
- * (the operator's review, apply, dismiss, undo, history), the proposers (code only, or a chat
+ * (the operator's review, apply, dismiss, undo, history, effects), the proposers (code only, or a chat
  * model) and the shapes they exchange, and what a lesson must satisfy to be kept.
  * `registerTools`, `LessonManager` and `DeterministicProposer` are at the root too.
  */
@@ -13,6 +13,14 @@ export {
   type SummarizeToolsOptions,
   type ToolMemoryReport,
 } from "./manager.js";
+export {
+  type EffectVerdict,
+  MIN_EFFECT_OPPORTUNITIES,
+  type RevisionEffect,
+  type TargetEffect,
+  targetKey,
+} from "./effect.js";
+export { DEFAULT_MEASURE_EFFECTS_OPTIONS, type MeasureEffectsOptions } from "./review/effect.js";
 export { DeterministicProposer, type DeterministicProposerOptions } from "./deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./model-proposer.js";
 export type {

@@ -1,0 +1,43 @@
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openLedger } from "../../src/ledger/open.js";
+import { effectWorld } from "../learn/effect-world.js";
+import { runCli, tempDir } from "./run-cli.js";
+
+/**
+ * `tool-lessons effects` and `history` on a SQLite ledger: a lesson applied, then the refusals it
+ * answered go on as before: the command flags it, and with --undo takes it back, the reason kept.
+ */
+describe("tool-lessons effects", () => {
+  const tmp = tempDir();
+  const path = join(tmp.dir, "ledger.db");
+  afterAll(() => tmp.cleanup());
+
+  it("flags a lesson with no measured effect, shows it in history, and undoes it with --undo --by", async () => {
+    const ledger = await openLedger({ path });
+    let id: string;
+    try {
+      const w = await effectWorld(ledger);
+      id = (await w.learnAndApply()).id;
+      for (let i = 0; i < 12; i++) await w.lookup(true);
+    } finally {
+      await ledger.close();
+    }
+    const run = await runCli("effects", "--ledger", path);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      `lookup_order  revision ${id}: FLAGGED no effect (failure:validation 12/24 -> 12/24)`,
+    );
+    const history = await runCli("history", "lookup_order", "--ledger", path);
+    expect(history.stdout).toContain("effect:         FLAGGED no effect (failure:validation 12/24 -> 12/24)");
+
+    expect((await runCli("effects", "--undo", "--ledger", path)).code).toBe(2);
+    const undo = await runCli("effects", "--undo", "--by", "alice", "--ledger", path, "--json");
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(JSON.parse(undo.stdout)).toMatchObject([{ id, verdict: "no_effect" }]);
+    const after = await runCli("history", "lookup_order", "--ledger", path);
+    expect(after.stdout).toContain(`revision ${id}  lookup_order  [undone]`);
+    expect(after.stdout).toContain("undone by:      alice");
+    expect(after.stdout).toContain("undone because: no measured effect on what it answered");
+  });
+});
