@@ -59,7 +59,10 @@ export function evidenceSummary(evidence: readonly Evidence[]): string {
 /** An applied revision's measured effect in one line: the verdict and each target's counts before and after. */
 export function effectLine(e: RevisionEffect): string {
   const counts = e.targets
-    .map((t) => `${targetKey(t.target)} ${t.before.events}/${t.before.opportunities} -> ${t.after.events}/${t.after.opportunities}`)
+    .map(
+      (t) =>
+        `${targetKey(t.target)} ${t.before.events}/${t.before.opportunities} -> ${t.after.events}/${t.after.opportunities}`,
+    )
     .join("; ");
   const verdict = e.verdict.replace(/_/g, " ");
   return `${e.flag !== undefined ? "FLAGGED " : ""}${verdict}${counts ? ` (${counts})` : ""}`;

@@ -134,7 +134,14 @@ export function judgeRevision(
       : verdict === "no_effect"
         ? `no measured effect on what it answered (${rates})`
         : undefined;
-  return { id: revision.id, tool: revision.tool, partition: revision.partition, verdict, targets, ...(flag ? { flag } : {}) };
+  return {
+    id: revision.id,
+    tool: revision.tool,
+    partition: revision.partition,
+    verdict,
+    targets,
+    ...(flag ? { flag } : {}),
+  };
 }
 
 function rate(c: EffectCounts): string {

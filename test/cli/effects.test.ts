@@ -25,9 +25,7 @@ describe("tool-lessons effects", () => {
     }
     const run = await runCli("effects", "--ledger", path);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(
-      `lookup_order  revision ${id}: FLAGGED no effect (failure:validation 12/24 -> 12/24)`,
-    );
+    expect(run.stdout).toContain(`lookup_order  revision ${id}: FLAGGED no effect (failure:validation 12/24 -> 12/24)`);
     const history = await runCli("history", "lookup_order", "--ledger", path);
     expect(history.stdout).toContain("effect:         FLAGGED no effect (failure:validation 12/24 -> 12/24)");
 

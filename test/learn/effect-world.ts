@@ -54,7 +54,9 @@ export async function effectWorld(ledger: Ledger) {
         args: maskArgs(c.args),
         fingerprints: [],
         outcome: c.error !== undefined ? ("error" as const) : ("success" as const),
-        ...(c.error !== undefined ? { errorClass: "validation" as const, errorMessage: maskText(c.error, [c.args]) } : {}),
+        ...(c.error !== undefined
+          ? { errorClass: "validation" as const, errorMessage: maskText(c.error, [c.args]) }
+          : {}),
         source: "api" as const,
       })),
     );
@@ -88,4 +90,3 @@ export async function effectWorld(ledger: Ledger) {
   }
   return { ledger, manager, lookup, learnAndApply };
 }
-

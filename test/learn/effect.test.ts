@@ -8,7 +8,10 @@ import {
 } from "../../src/learn/effect.js";
 import type { EffectBaseline } from "../../src/ledger/schema.js";
 
-const failure: EffectBaseline = { target: { kind: "failure", errorClass: "validation" }, before: { opportunities: 40, events: 20 } };
+const failure: EffectBaseline = {
+  target: { kind: "failure", errorClass: "validation" },
+  before: { opportunities: 40, events: 20 },
+};
 const rev = { id: "r1", tool: "lookup_order", partition: "p" };
 
 describe("effectTargets", () => {
@@ -34,9 +37,30 @@ describe("countTarget", () => {
     tool: "lookup_order",
     calls: 30,
     failures: [
-      { tool: "lookup_order", errorClass: "validation" as const, errorMessage: "", callIds: ["a", "b"], argNames: [], shapes: [] },
-      { tool: "lookup_order", errorClass: "not_found" as const, errorMessage: "", callIds: ["c"], argNames: [], shapes: [] },
-      { tool: "lookup_order", errorClass: "validation" as const, errorMessage: "x", callIds: ["d"], argNames: [], shapes: [] },
+      {
+        tool: "lookup_order",
+        errorClass: "validation" as const,
+        errorMessage: "",
+        callIds: ["a", "b"],
+        argNames: [],
+        shapes: [],
+      },
+      {
+        tool: "lookup_order",
+        errorClass: "not_found" as const,
+        errorMessage: "",
+        callIds: ["c"],
+        argNames: [],
+        shapes: [],
+      },
+      {
+        tool: "lookup_order",
+        errorClass: "validation" as const,
+        errorMessage: "x",
+        callIds: ["d"],
+        argNames: [],
+        shapes: [],
+      },
     ],
     misses: [{ tool: "lookup_order", requestId: "q1", request: "", how: "re_asked" as const }],
     confusions: [
@@ -76,9 +100,9 @@ describe("judgeTarget", () => {
   it("a rate that falls past chance helped; one that holds had no effect; one that rises hurt", () => {
     expect(judgeTarget(failure, { opportunities: 20, events: 0 })).toMatchObject({ verdict: "helped", change: -0.5 });
     expect(judgeTarget(failure, { opportunities: 20, events: 9 }).verdict).toBe("no_effect");
-    expect(judgeTarget({ ...failure, before: { opportunities: 40, events: 4 } }, { opportunities: 40, events: 20 }).verdict).toBe(
-      "hurt",
-    );
+    expect(
+      judgeTarget({ ...failure, before: { opportunities: 40, events: 4 } }, { opportunities: 40, events: 20 }).verdict,
+    ).toBe("hurt");
   });
   it("a small fall within chance is no effect, not help", () => {
     expect(judgeTarget(failure, { opportunities: 20, events: 7 }).verdict).toBe("no_effect");

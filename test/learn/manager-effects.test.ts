@@ -18,7 +18,10 @@ describe("LessonManager.effects", () => {
     for (let i = 0; i < 20; i++) await w.lookup(false);
     const [effect] = await w.manager.effects();
     expect(effect).toMatchObject({ id: applied.id, tool: "lookup_order", verdict: "helped" });
-    expect(effect.targets[0]).toMatchObject({ before: { opportunities: 24, events: 12 }, after: { opportunities: 25, events: 0 } });
+    expect(effect.targets[0]).toMatchObject({
+      before: { opportunities: 24, events: 12 },
+      after: { opportunities: 25, events: 0 },
+    });
     expect(effect.flag).toBeUndefined();
     // Measuring writes nothing; undo leaves a lesson that helped in place.
     await w.manager.effects({ undo: true });
@@ -37,7 +40,12 @@ describe("LessonManager.effects", () => {
     const cardBefore = applied.learnedBefore;
     await w.manager.effects({ undo: true, by: "effect-check" });
     const [undone] = await w.manager.history("lookup_order");
-    expect(undone).toMatchObject({ id: applied.id, status: "undone", closedBy: "effect-check", undoneBecause: flagged.flag });
+    expect(undone).toMatchObject({
+      id: applied.id,
+      status: "undone",
+      closedBy: "effect-check",
+      undoneBecause: flagged.flag,
+    });
     expect((await w.ledger.getCard(P, "lookup_order"))?.learned).toEqual(cardBefore);
     // An undone revision is no longer measured.
     expect(await w.manager.effects()).toEqual([]);

@@ -25,8 +25,9 @@ export interface MeasureEffectsOptions {
 }
 
 /** The defaults of {@link MeasureEffectsOptions}. */
-export const DEFAULT_MEASURE_EFFECTS_OPTIONS: Readonly<Required<Omit<MeasureEffectsOptions, "tools">>> =
-  Object.freeze({ window: 500 });
+export const DEFAULT_MEASURE_EFFECTS_OPTIONS: Readonly<Required<Omit<MeasureEffectsOptions, "tools">>> = Object.freeze({
+  window: 500,
+});
 
 /** The lowest id of a record made at or after `ms` (ids are time-ordered: base-36 milliseconds first). */
 function idFloor(ms: number): string {
@@ -79,7 +80,8 @@ function nextAppliedAt(revisions: readonly Revision[], revision: Revision): numb
   let next = Number.POSITIVE_INFINITY;
   for (const r of revisions) {
     if (r.tool !== revision.tool || r.id === revision.id || r.status !== "applied") continue;
-    if (r.cardVersionBefore >= (revision.cardVersionAfter ?? Number.POSITIVE_INFINITY)) next = Math.min(next, r.updatedAt);
+    if (r.cardVersionBefore >= (revision.cardVersionAfter ?? Number.POSITIVE_INFINITY))
+      next = Math.min(next, r.updatedAt);
   }
   return next;
 }

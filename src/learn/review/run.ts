@@ -158,7 +158,15 @@ export async function runReview(
       vetted.displaced,
     );
     review.revisions.push(
-      buildRevision({ partition, evidence, vetted, ranks, turns: window.turns, proposer: proposer.name, now: Date.now() }),
+      buildRevision({
+        partition,
+        evidence,
+        vetted,
+        ranks,
+        turns: window.turns,
+        proposer: proposer.name,
+        now: Date.now(),
+      }),
     );
   }
 
