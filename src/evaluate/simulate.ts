@@ -7,11 +7,11 @@ import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
 import type { ExampleObjective } from "../learn/example-objective.js";
-import { freeTextWords, registeredWords, storedFreeText } from "../record/free-text.js";
+import { maskRequest } from "../text/mask.js";
 import type { SettingsInput } from "../settings.js";
 import { calibrateAbstain, type AbstainOptions } from "../routing/abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
-import { clip, seededRandom } from "../internal.js";
+import { seededRandom } from "../internal.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
 export const ToolSpecSchema = z.object({
@@ -118,8 +118,6 @@ export interface SimulationReport {
 }
 
 const PARTITION = "simulation";
-/** Longest stored request, as the recorder keeps it. */
-const MAX_REQUEST_LENGTH = 2000;
 
 /**
  * "How much would learning help on my traffic?" Registers the tools (no augmentation), replays
@@ -158,22 +156,13 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     exampleObjective: options.exampleObjective,
   });
 
-  // Requests are stored as the recorder stores them: only the words of the serving tool's card,
-  // the registered tool names and the common-word vocabulary (record/free-text.ts).
-  const registered = registeredWords(await ledger.listCards(PARTITION));
-  const storedRequest = (query: string, servedBy: string | undefined): string =>
-    clip(
-      storedFreeText(query, undefined, freeTextWords(registered, servedBy ? [servedBy] : [])).text,
-      MAX_REQUEST_LENGTH,
-    );
-
   const beforeRoutes = await routeAll(index, options.eval, k);
   const beforeRanks = beforeRoutes.map((r) => r.tools);
   const abstain = { maxSamples: options.traffic.length, ...options.abstain };
   const replayed = options.traffic.map((r) => {
     const servedBy = r.expect.find((t) => known.has(t));
     return {
-      request: storedRequest(r.query, servedBy),
+      request: maskRequest(r.query),
       servedBy,
       calls: servedBy ? [{ tool: servedBy, outcome: "success" as const }] : [],
     };
@@ -188,9 +177,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       seq += 1;
       const requestId = `r${seq}`;
       const threadId = `t${seq}`;
+      const masked = maskRequest(request.query);
       const offered = await index.route(PARTITION, request.query, { k });
       const servedBy = request.expect.find((t) => known.has(t));
-      const masked = storedRequest(request.query, servedBy);
       await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, offered, allSent: false, k }]);
       if (servedBy) {
         await ledger.appendCalls([

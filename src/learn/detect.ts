@@ -42,9 +42,8 @@ export interface FailureGroup {
   /** Ids of the failed calls, oldest first. */
   callIds: string[];
   /**
-   * The thread of each call in `callIds` (its run's id when it has none, never the call's own):
-   * what the vocabulary rule counts as distinct, so one conversation repeating a word (a name in
-   * an error, three failures of one run) counts once.
+   * The thread of each call in `callIds` (its own id when it has none): what the vocabulary rule
+   * counts as distinct, so one conversation repeating a word (a name in an error) counts once.
    * @default each call its own
    */
   callGroups?: string[];
@@ -350,7 +349,7 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
         errorClass: head.errorClass ?? "unknown",
         errorMessage: messageOf(head),
         callIds: group.map((c) => c.id),
-        callGroups: group.map((c) => c.threadId ?? c.runId),
+        callGroups: group.map((c) => c.threadId ?? c.id),
         argNames: argNamesOf(group),
         shapes: summarizeShapes(group),
       });

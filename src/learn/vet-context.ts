@@ -42,12 +42,6 @@ export interface VetContext {
   /** This tool's missed requests, id → masked request text (what an example may cite). */
   missedRequests: ReadonlyMap<string, string>;
   /**
-   * The thread of each missed or confused request (id → thread; its own id when it has none): a
-   * word at least two threads' requests share may be used, never one thread's repeated word.
-   * @default each request its own
-   */
-  requestThreads?: ReadonlyMap<string, string>;
-  /**
    * Requests that went to this tool and another tool served, id → that tool and the masked
    * request text (what a "Not for" line may cite).
    */
@@ -104,7 +98,7 @@ export type { AimedPattern } from "../text/injection.js";
 /** The evidence maps of {@link VetContext} for one tool, from its detection. */
 export function evidenceMaps(
   td: ToolDetection,
-): Pick<VetContext, "failedCallIds" | "failedCalls" | "missedRequests" | "confusedRequests" | "requestThreads"> {
+): Pick<VetContext, "failedCallIds" | "failedCalls" | "missedRequests" | "confusedRequests"> {
   const failedCallIds = new Set<string>();
   const failedCalls = new Map<string, { message: string; group: string }>();
   for (const f of td.failures) {
@@ -114,15 +108,8 @@ export function evidenceMaps(
     });
   }
   const missedRequests = new Map<string, string>();
-  const requestThreads = new Map<string, string>();
-  for (const m of td.misses) {
-    missedRequests.set(m.requestId, m.request);
-    requestThreads.set(m.requestId, m.threadId ?? m.requestId);
-  }
+  for (const m of td.misses) missedRequests.set(m.requestId, m.request);
   const confusedRequests = new Map<string, { servedBy: string; request: string }>();
-  for (const c of td.confusions) {
-    confusedRequests.set(c.requestId, { servedBy: c.servedBy, request: c.request });
-    requestThreads.set(c.requestId, c.threadId ?? c.requestId);
-  }
-  return { failedCallIds, failedCalls, missedRequests, confusedRequests, requestThreads };
+  for (const c of td.confusions) confusedRequests.set(c.requestId, { servedBy: c.servedBy, request: c.request });
+  return { failedCallIds, failedCalls, missedRequests, confusedRequests };
 }

@@ -154,7 +154,6 @@ export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.f
     citable: (ctx) => ({
       has: (id) => ctx.confusedRequests.has(id),
       request: (id) => ctx.confusedRequests.get(id)?.request ?? "",
-      group: (id) => ctx.requestThreads?.get(id),
       what: "confused request",
     }),
     shape: (item, ctx) =>
@@ -171,7 +170,6 @@ export const LINE_RULES: { readonly [K in LineKindId]: LineRules<K> } = Object.f
     citable: (ctx) => ({
       has: (id) => ctx.missedRequests.has(id),
       request: (id) => ctx.missedRequests.get(id) ?? "",
-      group: (id) => ctx.requestThreads?.get(id),
       what: "missed request",
     }),
     compared: (item) => item.text,
@@ -224,7 +222,7 @@ export function vetLine<K extends LineKindId>(
   );
 }
 
-/** The records an item cites, as the vocabulary rule reads them: grouped by thread (else each its own). */
+/** The requests an item cites, as the vocabulary rule reads them (each its own group). */
 function citedRequests(
   item: { cites: readonly string[] },
   citable: { has(id: string): boolean; request(id: string): string; group?(id: string): string | undefined },

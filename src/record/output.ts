@@ -4,10 +4,9 @@
  * ({@link maskToolOutput}); and the `ToolMessage`s a chain's outputs carry ({@link toolMessagesIn}).
  */
 import type { OutputSummary } from "../ledger/schema.js";
+import { gateText } from "../text/gate.js";
 import type { Masker } from "../text/mask.js";
-import type { AllowedWords } from "../text/vocabulary.js";
 import { isRecord, oneLine } from "../internal.js";
-import { storedFreeText } from "./free-text.js";
 import { messageRole } from "./request.js";
 
 /** Longest output summary kept on a call record, in characters (after masking). */
@@ -71,13 +70,12 @@ export function captureToolOutput(output: unknown): CapturedOutput {
 /**
  * The one place a tool's output is made fit for storage: through the gate as a stored text, with
  * the run's masker (every argument value of the run at any depth, the detectors, every remaining
- * digit; as error messages are), only `allowed` words kept (the tool's card, the registered tool
- * names, the common-word vocabulary: `free-text.ts`), whitespace collapsed, clipped to {@link MAX_OUTPUT_LENGTH}
+ * digit; as error messages are), whitespace collapsed, clipped to {@link MAX_OUTPUT_LENGTH}
  * characters (the start, and the end of a long output). Text aimed at the model is kept as data
  * and its label recorded in `aimed`, like an error's.
  */
-export function maskToolOutput(captured: CapturedOutput, masker: Masker, allowed: AllowedWords): OutputSummary {
-  const gate = (text: string) => storedFreeText(text, masker, allowed);
+export function maskToolOutput(captured: CapturedOutput, masker: Masker): OutputSummary {
+  const gate = (text: string) => gateText(text, { kind: "stored", masker });
   const head = gate(captured.head);
   const tail = captured.tail === "" ? undefined : gate(captured.tail);
   const headText = oneLine(head.text);

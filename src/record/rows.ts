@@ -12,6 +12,7 @@
 import { timeOrderedId } from "../ledger/keys.js";
 import type { CallRecord, ErrorClass, NewRecord, TurnRecord } from "../ledger/schema.js";
 import { trustBuilt } from "../ledger/trusted.js";
+import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
 import { isStorableName } from "../text/normalize.js";
 import { parseJsonPrefix } from "../text/json-prefix.js";
@@ -20,14 +21,13 @@ import {
   type FingerprintMemo,
   MASK_BUDGET,
   maskArgs,
+  maskRequest,
   Unread,
   valueFingerprints,
   withinBudget,
 } from "../text/mask.js";
-import type { AllowedWords } from "../text/vocabulary.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
-import { freeTextWords, NO_REGISTERED_WORDS, type RegisteredWords, storedFreeText } from "./free-text.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "./request.js";
 
@@ -122,10 +122,7 @@ function argsFromInput(input: string | undefined): { args: Record<string, unknow
 /**
  * The records of a finished run: its calls in order, then its turn. Every text is masked
  * against every argument value of the run (known only now, which is why records wait for the
- * run's end), and keeps only allowed words (`free-text.ts`): a call's error and output the words
- * of its tool's card, the request those of the run's tools' cards; both the registered tool names
- * and the common-word vocabulary. Calls whose tool name no store can key by are left out and
- * counted in `refused`.
+ * run's end). Calls whose tool name no store can key by are left out and counted in `refused`.
  */
 export function buildRecords(
   root: RunTrace,
@@ -133,7 +130,6 @@ export function buildRecords(
   key: string,
   rules: readonly ErrorRule[],
   memo: FingerprintMemo,
-  registered: RegisteredWords = NO_REGISTERED_WORDS,
 ): RunRows {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
@@ -152,17 +148,7 @@ export function buildRecords(
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
-  const toolWords = new Map<string, AllowedWords>();
-  const wordsOf = (tools: readonly string[]): AllowedWords => {
-    const id = tools.join("\u0000");
-    let words = toolWords.get(id);
-    if (words === undefined) toolWords.set(id, (words = freeTextWords(registered, tools)));
-    return words;
-  };
-  const runTools = [...new Set(calls.map((c) => c.tool))];
-  const request = root.turn
-    ? clip(storedFreeText(root.turn.text, masker, wordsOf(runTools)).text, MAX_REQUEST_LENGTH)
-    : undefined;
+  const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
   // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
   const requestAimed = root.turn ? findAimedAtModel(withinBudget(root.turn.text)) : undefined;
   const common = {
@@ -178,8 +164,7 @@ export function buildRecords(
     const args = argsOf.get(call) ?? {};
     const errorClass = call.error ? classifyError(call.error, rules) : undefined;
     // Error text is data: stored masked, and flagged when it speaks to the model (never learned from).
-    const allowed = wordsOf([call.tool]);
-    const error = call.error ? storedFreeText(call.error.message, masker, allowed) : undefined;
+    const error = call.error ? gateText(call.error.message, { kind: "stored", masker }) : undefined;
     const record: NewRecord<CallRecord> = {
       ...common,
       id: timeOrderedId(),
@@ -193,7 +178,7 @@ export function buildRecords(
       ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
-      ...(call.output ? { output: maskToolOutput(captureToolOutput(call.output.raw), masker, allowed) } : {}),
+      ...(call.output ? { output: maskToolOutput(captureToolOutput(call.output.raw), masker) } : {}),
       source: call.source,
       at: call.at,
     };

@@ -11,7 +11,6 @@ import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
-import { RegisteredWordsCache } from "./free-text.js";
 import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
 import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
@@ -85,8 +84,6 @@ export class RecordWriter {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = RETRY_FIRST_MS;
   private keyPromise: Promise<string> | undefined;
-  /** Each partition's registered tool names and card words: what a run's free texts may keep. */
-  private readonly registered: RegisteredWordsCache;
   /** Set while the store's writes fail: the redacted error line, and since when. */
   private storeFault: { message: string; at: number } | undefined;
   private lastWriteError: unknown;
@@ -114,7 +111,6 @@ export class RecordWriter {
     private readonly failures: RecordingFailures,
     private readonly background: boolean,
   ) {
-    this.registered = new RegisteredWordsCache(ledger);
     if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
     // Started now, so its pool is open by the time the first run ends.
     this.thread?.start();
@@ -432,9 +428,7 @@ export class RecordWriter {
       const memo: FingerprintMemo = new Map();
       for (const { run } of runs) {
         try {
-          const tools = run.trace.calls.map((c) => c.tool);
-          const registered = await this.registered.of(run.partition, tools);
-          const rows = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo, registered);
+          const rows = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo);
           if (rows.calls.length > 0 || rows.turn)
             built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
           this.badRecords(rows.refused, undefined);

@@ -14,9 +14,7 @@ import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefus
  *    confusables skeleton, its decoded escapes and any hidden tag payload, before any rewriting.
  * 3. **mask** (`mask.ts`, `detectors.ts`): every detector span, every argument value of the run (any
  *    depth, keys too, homoglyphs folded, partial echoes), every remaining digit.
- * 4. **keep allowed words** (`vocabulary.ts`): other words become `<word>`. Always for lessons;
- *    for any other kind when `allowed` is given: a free text of a tool's error or output or a
- *    user's request is stored only with the words of the same allow-list (never refused for it).
+ * 4. for lessons only, **keep allowed words** (`vocabulary.ts`): other words become `<word>`.
  *
  * A user's rule (`rule`) is the one text whose words and numbers are its meaning ("never email
  * Sarah", "never refund more than 500"): it keeps them, and only the detectors' spans are masked.
@@ -25,9 +23,9 @@ import { allowedWords, type AllowedWords, keepAllowedWords, type VocabularyRefus
  *
  * | kind | text aimed at the model | a value or private data masked now | unknown words |
  * |---|---|---|---|
- * | `stored` | kept as data, reported in `aimed` | masked | kept; with `allowed`, masked as `<word>` |
- * | `log` | kept as data, reported in `aimed`; one line, clipped | masked | kept; with `allowed`, masked as `<word>` |
- * | `prompt` | refused (`aimed_at_model`) | masked | kept; with `allowed`, masked as `<word>` |
+ * | `stored` | kept as data, reported in `aimed` | masked | kept |
+ * | `log` | kept as data, reported in `aimed`; one line, clipped | masked | kept |
+ * | `prompt` | refused (`aimed_at_model`) | masked | kept |
  * | `rule` | reported in `aimed` (the rule's own vet decides) | detectors' spans masked; digits and the run's values kept | kept |
  * | `lesson` | refused (`aimed_at_model`) | refused (`contains_value`, `contains_private_data`) | masked as `<word>`; refused past a share |
  *
@@ -56,11 +54,8 @@ export interface GateOptions extends MaskOptions {
    */
   masker?: Masker;
   /**
-   * The allowed words (`allowedWords({ card, toolNames, requests, isValue })`): every other word
-   * becomes `<word>`. A lesson always passes the rule; a `stored`, `prompt` or `log` text passes it
-   * when this is given (a tool's error or output, a user's request: free text no detector reads),
-   * masked but never refused for it. Never for a `rule`.
-   * @default for a lesson allowedWords() (the common-word vocabulary only); otherwise none (unknown words kept)
+   * The allowed words of a lesson (`allowedWords({ card, toolNames, requests, isValue })`).
+   * @default allowedWords() (the common-word vocabulary only)
    */
   allowed?: AllowedWords;
   /**
@@ -145,15 +140,10 @@ export function gateText(whole: string, options: GateOptions): GateResult {
     else if (masked.masked.includes("value")) refused = "contains_value";
     else if (masked.masked.length > 0) refused = "contains_private_data";
     else refused = kept.refused;
-  } else {
-    if (options.allowed !== undefined && kind !== "rule") {
-      // The same rule as a lesson's, without a refusal: a stored free text keeps what may be kept.
-      const kept = keepAllowedWords(out, options.allowed, { maxMaskedShare: 1 });
-      out = kept.text;
-      what.push(...kept.masked);
-    }
-    if (kind === "prompt" && aimed !== undefined) refused = "aimed_at_model";
-    else if (kind === "log") out = clip(oneLine(out), options.maxLogLength ?? DEFAULT_GATE_OPTIONS.maxLogLength);
+  } else if (kind === "prompt" && aimed !== undefined) {
+    refused = "aimed_at_model";
+  } else if (kind === "log") {
+    out = clip(oneLine(out), options.maxLogLength ?? DEFAULT_GATE_OPTIONS.maxLogLength);
   }
 
   const result: GateResult = { text: out, masked: what };

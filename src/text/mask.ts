@@ -316,9 +316,9 @@ export const DEFAULT_MASK_REQUEST_OPTIONS: Readonly<Required<Pick<MaskRequestOpt
 });
 
 /**
- * A user's request masked: {@link maskText} with the run's values, clipped to `maxLength`. The
- * recorder stores a request with only allowed words besides (`record/free-text.ts`, through the
- * gate); two records of one request masked with the same values hold the same text.
+ * The one way a user's request is masked for the ledger, whichever record holds it (a turn, a
+ * call, a route): {@link maskText} with the run's values, clipped to `maxLength`. Two records of
+ * one request masked with the same values hold the same text.
  */
 export function maskRequest(request: string, options: MaskRequestOptions = {}): string {
   const mask = options.masker ?? createMasker(options.values, options);

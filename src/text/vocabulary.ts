@@ -9,7 +9,6 @@ import { vocabularyWords } from "./vocabulary-words.js";
  * - a word of the tool's own card (its name, the author's description, its argument names),
  * - a registered tool name or a part of one (`send_email`, `send`, `email`),
  * - a common English word ({@link commonWords}: 38k words of SCOWL levels 10–35, no proper names,
- *   no numbers spelled out,
  *   plus a short list of technical words such as `api`, `json`, `utc`), or
  * - a word shared by at least two distinct cited requests (real users' wording, e.g. a product name),
  *
@@ -181,64 +180,6 @@ const CALENDAR_WORDS = [
   "december",
 ];
 
-/**
- * Numbers spelled out: digits in words ("the twelfth of March, nineteen eighty-four", a card read
- * out as "four one one one …"). Digits are masked everywhere; unless `numberWords` is on, these
- * are no allowed words either. "one", "first", "second", "third" and "oh" are left: they are far more often no number ("a third party").
- */
-const NUMBER_WORDS: ReadonlySet<string> = new Set([
-  "zero",
-  "two",
-  "three",
-  "four",
-  "five",
-  "six",
-  "seven",
-  "eight",
-  "nine",
-  "ten",
-  "eleven",
-  "twelve",
-  "thirteen",
-  "fourteen",
-  "fifteen",
-  "sixteen",
-  "seventeen",
-  "eighteen",
-  "nineteen",
-  "twenty",
-  "thirty",
-  "forty",
-  "fifty",
-  "sixty",
-  "seventy",
-  "eighty",
-  "ninety",
-  "hundred",
-  "thousand",
-  "million",
-  "billion",
-  "nought",
-  "fourth",
-  "fifth",
-  "sixth",
-  "seventh",
-  "eighth",
-  "ninth",
-  "tenth",
-  "eleventh",
-  "twelfth",
-  "thirteenth",
-  "fourteenth",
-  "fifteenth",
-  "sixteenth",
-  "seventeenth",
-  "eighteenth",
-  "nineteenth",
-  "twentieth",
-  "thirtieth",
-]);
-
 /** The shipped common-word list (vocabulary-words.txt, see vocabulary-words.ts), built once on first use. */
 export function commonWords(): ReadonlySet<string> {
   common ??= new Set([...vocabularyWords(), ...TECHNICAL_WORDS, ...CALENDAR_WORDS]);
@@ -289,13 +230,6 @@ export interface AllowedWordsOptions {
    */
   minSharedRequests?: number;
   /**
-   * Whether numbers spelled out ({@link NUMBER_WORDS}: "twelve", "nineteenth") count as common
-   * words. Off by default: digits are masked everywhere, so a date of birth or a card read out in
-   * words is masked the same way. A card's own words stay allowed.
-   * @default false
-   */
-  numberWords?: boolean;
-  /**
    * The fingerprint check: true when a word is an argument value. Such a word is never allowed,
    * whatever list it is on (a customer called "Rose" is masked although "rose" is a common word).
    * @default () => false
@@ -310,7 +244,6 @@ export const DEFAULT_ALLOWED_WORDS_OPTIONS: Readonly<Required<AllowedWordsOption
   vocabulary: true,
   requests: [],
   minSharedRequests: 2,
-  numberWords: false,
   isValue: () => false,
 });
 
@@ -374,9 +307,7 @@ export function allowedWords(options: AllowedWordsOptions = {}): AllowedWords {
     if (w === "") return "allowed";
     if (o.isValue(w) || (w !== word && o.isValue(word))) return "value";
     if (/^\p{L}$/u.test(w) || /^\d+$/.test(w)) return "allowed";
-    if (exact.has(w)) return "allowed";
-    if (!o.numberWords && NUMBER_WORDS.has(w)) return "unknown";
-    if (STOPWORDS.has(w) || vocabulary?.has(w)) return "allowed";
+    if (exact.has(w) || STOPWORDS.has(w) || vocabulary?.has(w)) return "allowed";
     const s = stem(w);
     return stems.has(s) || vocabularyStems?.has(s) ? "allowed" : "unknown";
   };
