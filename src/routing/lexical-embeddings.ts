@@ -113,7 +113,6 @@ interface TextFeatures {
   ngrams: Map<string, number>;
 }
 
-
 /** FNV-1a over UTF-16 code units, then a murmur3 finaliser so low and high bits both mix. */
 function hash32(text: string, seed: number): number {
   let h = (0x811c9dc5 ^ seed) >>> 0;
