@@ -12,7 +12,7 @@
  */
 export const MASK_BUDGET = Object.freeze({
   /** Nodes of one argument walked at all; past them the rest is not read and the values are `oversize`. */
-  maxWalkNodes: 1_000,
+  maxWalkNodes: 2_000,
   /** Characters of one value read for its terms; a longer value is read in part and `oversize`. */
   maxLeafChars: 4_096,
   /** Characters of all the values of one argument read for their terms; past them, `oversize`. */
