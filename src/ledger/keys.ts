@@ -119,5 +119,18 @@ export function timeOrderedId(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  return now.toString(36).padStart(9, "0") + seq.toString(36).padStart(4, "0") + randomHex();
+  return idTime(now) + seq.toString(36).padStart(4, "0") + randomHex();
+}
+
+/**
+ * The bound below every id made at or after `ms` and above every id made before it: for
+ * `ListOptions.after`, "the records since `ms`".
+ */
+export function idFloorAt(ms: number): string {
+  return `${idTime(Math.max(0, ms - 1))}~`;
+}
+
+/** The millisecond part that starts every {@link timeOrderedId}, fixed width so ids sort by time. */
+function idTime(ms: number): string {
+  return ms.toString(36).padStart(9, "0");
 }

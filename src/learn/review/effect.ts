@@ -5,6 +5,7 @@
  * (`learn/effect.ts`). With `undo`, a revision whose effect is nil or negative is undone, the
  * reason recorded on it.
  */
+import { idFloorAt } from "../../ledger/keys.js";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { Revision } from "../../ledger/schema.js";
 import { detect } from "../detect.js";
@@ -29,14 +30,6 @@ export const DEFAULT_MEASURE_EFFECTS_OPTIONS: Readonly<Required<Omit<MeasureEffe
   window: 500,
 });
 
-/** The lowest id of a record made at or after `ms` (ids are time-ordered: base-36 milliseconds first). */
-function idFloor(ms: number): string {
-  return Math.max(0, ms - 1)
-    .toString(36)
-    .padStart(9, "0")
-    .concat("~");
-}
-
 /**
  * The measured effect of every applied revision of a partition that carries a baseline (revisions
  * stored before baselines existed are skipped), newest first. Reads records only; writes nothing.
@@ -55,7 +48,7 @@ export async function measureEffects(
   for (const revision of applied) {
     if (!revision.baseline || revision.baseline.length === 0) continue;
     const until = nextAppliedAt(revisions, revision);
-    const after = { after: idFloor(revision.updatedAt), limit: window };
+    const after = { after: idFloorAt(revision.updatedAt), limit: window };
     const inSpan = (r: { at: number }) => r.at >= revision.updatedAt && r.at < until;
     const neighbours = revision.baseline.flatMap((b) => (b.target.kind === "confusion" ? [b.target.neighbour] : []));
     const [turns, routes, ...calls] = await Promise.all([
