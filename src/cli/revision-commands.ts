@@ -304,7 +304,7 @@ Example:
       const found = await manager.effects({
         partition,
         ...(tools.length > 0 ? { tools } : {}),
-        ...(undo ? { undo, by } : {}),
+        ...(undo ? { undoFlagged: true, by } : {}),
       });
       if (flag(values, "json")) {
         json(io, found);
@@ -312,7 +312,7 @@ Example:
       }
       if (found.length === 0) println(io.stdout, "no applied revision to measure");
       for (const e of found) {
-        const undone = undo && e.flag !== undefined ? "  (undone)" : "";
+        const undone = e.undone ? "  (undone)" : "";
         println(io.stdout, `${e.tool}  revision ${e.id}: ${effectLine(e)}${undone}`);
       }
       return EXIT.ok;
