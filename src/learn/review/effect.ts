@@ -84,10 +84,16 @@ export async function measureEffects(
       after: idFloorAt(revision.updatedAt),
       tools: [...new Set([revision.tool, ...neighbours])],
     });
-    const since = { turns: read.turns.filter(inSpan), routes: read.routes.filter(inSpan), calls: read.calls.filter(inSpan) };
+    const since = {
+      turns: read.turns.filter(inSpan),
+      routes: read.routes.filter(inSpan),
+      calls: read.calls.filter(inSpan),
+    };
     // Every call read after it counts, not only detection's usual newest `maxCallsPerTool`.
     const maxCallsPerTool = Math.max(1, since.calls.length);
-    const detection = detect({ ...since, tools: names, settings: { ...settings, maxCallsPerTool } }).tools.get(revision.tool);
+    const detection = detect({ ...since, tools: names, settings: { ...settings, maxCallsPerTool } }).tools.get(
+      revision.tool,
+    );
     if (!detection) continue;
     const targets = revision.baseline.map((b) => judgeTarget(b, countTarget(b.target, detection, since.turns)));
     out.push(judgeRevision(revision, targets));

@@ -127,7 +127,10 @@ export async function gatherRecords(
   scope: { tools: readonly string[]; after?: string },
 ): Promise<WindowRecords> {
   const window = { ...(scope.after === undefined ? {} : { after: scope.after }), limit: settings.reviewTurns };
-  const [turns, routes] = await Promise.all([ledger.listTurns(partition, window), ledger.listRoutes(partition, window)]);
+  const [turns, routes] = await Promise.all([
+    ledger.listTurns(partition, window),
+    ledger.listRoutes(partition, window),
+  ]);
   const whole = turns.length < settings.reviewTurns && routes.length < settings.reviewTurns;
   const since = whole ? undefined : callsSince(turns, scope.after);
   const perTool = await Promise.all(
