@@ -32,6 +32,9 @@ import { finishedTurns } from "./classify.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
 import { emptyReport, type LessonSignal, type LessonsReport } from "./state.js";
 
+/** Partitions an {@link EffectScope} remembers having measured once (per store). */
+const MAX_PARTITIONS_SEEN = 10_000;
+
 /** The signal kind an effect check answers. */
 const EFFECT_SIGNALS: ReadonlySet<LessonSignal["kind"]> = new Set(["effect"]);
 
@@ -104,7 +107,11 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
 
     if (review.length > 0 || effect.length > 0) {
       // The records of the runs before this turn, as far as the recorder can write them in the bound.
-      await runtime.options.recorder?.flush({ timeoutMs: bound }).catch(() => undefined);
+      await runtime.options.recorder
+        ?.flush({ timeoutMs: bound })
+        .catch((error: unknown) =>
+          runtime.report("learn:flush", "flushing the recorder failed; learning reads what was written.", error),
+        );
     }
     // The learn step runs anyway (or a revised tool has enough new evidence): judge the lessons in
     // place before a review adds to them (one undone under `undoFlagged` is then not proposed again).
@@ -205,6 +212,8 @@ class EffectScope {
     let partitions = this.seen.get(ledger.store);
     if (!partitions) this.seen.set(ledger.store, (partitions = new Set()));
     const first = !partitions.has(partition);
+    // Bounded: past it, a partition's next learn step measures every tool's revisions again.
+    if (first && partitions.size >= MAX_PARTITIONS_SEEN) partitions.clear();
     partitions.add(partition);
     if (first) return { all: true, tools: [] };
     const unique = [...new Set(tools)];

@@ -15,7 +15,12 @@ const USER = "cy";
 const P = `u:${USER}`;
 const NOTE = "order_id must look like ORD-";
 
-async function desk(options: { readsNotes: boolean; undoFlagged?: boolean; subgraph?: boolean }) {
+async function desk(options: {
+  readsNotes: boolean;
+  undoFlagged?: boolean;
+  subgraph?: boolean;
+  failures?: { kind: string; message: string }[];
+}) {
   const model = new DeskModel([], [], {}, options.readsNotes);
   const graph = createToolLessonsAgent({
     model,
@@ -27,7 +32,8 @@ async function desk(options: { readsNotes: boolean; undoFlagged?: boolean; subgr
     subgraph: options.subgraph ?? false,
     ...(options.undoFlagged !== undefined ? { undoFlagged: options.undoFlagged } : {}),
     onFailure: (f) => {
-      throw new Error(`unexpected failure: ${f.kind} ${f.message}`);
+      if (!options.failures) throw new Error(`unexpected failure: ${f.kind} ${f.message}`);
+      options.failures.push({ kind: f.kind, message: f.message });
     },
   });
   // A baseline worth judging: the review waits for ten refused calls (twenty calls of the tool).
@@ -112,4 +118,24 @@ describe("the graph measures the effect of applied lessons", () => {
       expect((await d.graph.ledger.getCard(P, "lookup_order"))?.learned.notes.join(" ") ?? "").not.toContain(NOTE);
     },
   );
+
+  it("a store that fails during the check: the turn goes on, the failure is reported once", async () => {
+    const failures: { kind: string; message: string }[] = [];
+    const d = await desk({ readsNotes: true, failures });
+    await d.untilApplied();
+    const ledger = d.graph.ledger;
+    const real = ledger.listRevisions.bind(ledger);
+    let broken = false;
+    ledger.listRevisions = async (...args) => {
+      if (broken) throw new Error("store down");
+      return real(...args);
+    };
+    broken = true;
+    const turns = [];
+    for (let i = 0; i < 22; i++) turns.push(await d.ask());
+    for (const t of turns) expect(t.calls).toEqual([{ tool: "lookup_order", ok: true }]);
+    expect(failures.filter((f) => f.kind === "learn:effects")).toHaveLength(1);
+    expect(turns.some((t) => t.report.ledgerFailed)).toBe(true);
+    expect(turns.flatMap((t) => t.report.effects)).toEqual([]);
+  });
 });
