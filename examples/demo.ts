@@ -15,7 +15,9 @@
  * - Midday: the operator's view of what waits (`LessonManager`), and apply.
  * - Afternoon: the same kinds of request: the failures are gone, the missed wording routes to the
  *   refund tool, a tool's guideline is shown before the tool is used.
- * - Evening: history, usage flags, rules; undo one lesson, and its failure is back.
+ * - Evening: history, each applied lesson's measured effect (what it answered, before and since;
+ *   "not enough data" until each side has the minimum), usage flags, rules; undo one lesson, and
+ *   its failure is back.
  */
 import { rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
@@ -24,6 +26,7 @@ import { type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/mes
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { MemorySaver } from "@langchain/langgraph";
 import { createToolLessonsAgent, LessonManager, openLedger, type Revision, ToolIndex } from "../src/index.js";
+import { MIN_EFFECT_OPPORTUNITIES, type RevisionEffect } from "../src/learn/index.js";
 import { ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
 
 /** Options of {@link main}. */
@@ -67,6 +70,8 @@ export interface DayDemoSummary {
   applied: string[];
   afternoon: Record<string, DayTurn>;
   history: string[];
+  /** Each applied lesson's measured effect: its tool, the verdict, and the line printed. */
+  effects: { tool: string; verdict: string; line: string }[];
   flags: string[];
   rules: { partition: string; priority: string; tool: string; rule: string }[];
   afterUndo: DayTurn;
@@ -224,12 +229,23 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     out();
 
     // ---------------------------------------------------------------- evening
-    out("Evening: history, usage flags, rules; then undo");
+    out("Evening: history, each applied lesson's effect, usage flags, rules; then undo");
     const history = await manager.history("lookup_order", { partition: ALICE });
     table(
       out,
       ["lookup_order", "by", "adds"],
       history.map((r) => [r.status, r.closedBy ?? r.approvedBy ?? "", adds(r)]),
+    );
+    // What each applied lesson answered (refused calls of a class, misses, confusions), before and since.
+    const effects = (await manager.effects({ partition: ALICE })).map((e) => ({
+      tool: e.tool,
+      verdict: e.verdict,
+      line: effectOf(e),
+    }));
+    table(
+      out,
+      ["applied lesson", "measured effect (events/opportunities, before -> since)"],
+      effects.map((e) => [e.tool, e.line]),
     );
     const flags = (await manager.flags({ partition: ALICE })).map((f) => `${f.tool} ${f.flag}`);
     out(`  usage flags: ${flags.length ? flags.join(", ") : "none"}`);
@@ -257,6 +273,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
       applied,
       afternoon,
       history: history.map((r) => r.status),
+      effects,
       flags,
       rules,
       afterUndo,
@@ -276,6 +293,24 @@ function adds(r: Revision): string {
     ...r.avoidAdded.map((n) => `"${clip(n.text, 48)}"`),
   ];
   return parts.join(", ") || "(nothing)";
+}
+
+/** A lesson's measured effect in one line: the verdict, flagged or not, and the counts; no value, no request. */
+function effectOf(e: RevisionEffect): string {
+  const counts = e.targets.map((t) => {
+    const what =
+      t.target.kind === "failure"
+        ? `refused (${t.target.errorClass})`
+        : t.target.kind === "miss"
+          ? "missed"
+          : `confused with ${t.target.neighbour}`;
+    return `${what} ${t.before.events}/${t.before.opportunities} -> ${t.after.events}/${t.after.opportunities}`;
+  });
+  const verdict =
+    e.verdict === "not_enough_data"
+      ? `not enough data yet (${MIN_EFFECT_OPPORTUNITIES} a side)`
+      : `${e.flag ? "FLAGGED " : ""}${e.verdict.replace(/_/g, " ")}`;
+  return `${verdict}: ${counts.join("; ")}`;
 }
 
 /** A tool's section of the lessons block. */

@@ -122,8 +122,26 @@ export function renderRevision(r: Revision, effect?: RevisionEffect): string[] {
   return out;
 }
 
-/** The result of `review`: revisions, refusals of tools without one, skipped tools, flags. */
-export function renderReview(review: Review, options: { dryRun: boolean; autoApply: boolean }): string[] {
+/**
+ * The measured effect of each applied revision, one line each (tool, revision, verdict or FLAGGED,
+ * counts only), for `review` and the demo.
+ */
+export function renderEffects(effects: readonly RevisionEffect[]): string[] {
+  if (effects.length === 0) return ["no applied revision to measure"];
+  return table(
+    ["tool", "revision", "effect"],
+    effects.map((e) => [e.tool, e.id, `${effectLine(e)}${e.undone ? "  (undone)" : ""}`]),
+  );
+}
+
+/**
+ * The result of `review`: revisions, refusals of tools without one, skipped tools, flags, and the
+ * measured effect of the applied revisions (when given).
+ */
+export function renderReview(
+  review: Review,
+  options: { dryRun: boolean; autoApply: boolean; effects?: readonly RevisionEffect[] },
+): string[] {
   const verb = options.dryRun
     ? "would be proposed (dry run: nothing stored)"
     : options.autoApply
@@ -147,6 +165,8 @@ export function renderReview(review: Review, options: { dryRun: boolean; autoApp
     );
   }
   if (review.flags.length > 0) out.push("", "usage flags:", ...renderFlags(review.flags).map((l) => `  ${l}`));
+  if (options.effects && options.effects.length > 0)
+    out.push("", "applied lessons, measured effect:", ...renderEffects(options.effects).map((l) => `  ${l}`));
   const waiting = review.revisions.filter((r) => r.status === "proposed");
   if (!options.dryRun && waiting.length > 0) {
     out.push("", `next: tool-lessons apply ${waiting[0].id} --by NAME   (or dismiss ${waiting[0].id})`);

@@ -38,7 +38,8 @@ const HELP = `Usage: tool-lessons report --tools TOOLS --cases CASES.jsonl --out
 Writes one self-contained HTML page to look at (no network needed to view it): the confusion
 matrix as a heatmap, accuracy before and after, recall per tool, what the errors say, the
 description linter's findings, and from the ledger the pending revisions with their evidence,
-the rules and the usage flags.
+each applied revision's measured effect (FLAGGED when nil or negative, or not enough data), the
+rules and the usage flags.
 
 "Now" is measured with what the ledger's cards learned; "before" is the tools as written (when
 anything was learned) or the saved run of --before. Without a ledger (none named and none at the
@@ -93,14 +94,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const ledger = await openLedgerAt(location, io);
     try {
       const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
-      const [cards, revisions, rules, flags] = await Promise.all([
+      const [cards, revisions, rules, flags, effects] = await Promise.all([
         ledger.listCards(partition),
         ledger.listRevisions(partition, { status: "proposed" }),
         ledger.listRules(partition),
         manager.flags({ partition }),
+        manager.effects({ partition }),
       ]);
       lessons = learnedCards(cards, inputs.tools);
-      ledgerSection = { partition, revisions, rules, flags };
+      ledgerSection = { partition, revisions, rules, flags, effects };
     } finally {
       await ledger.close();
     }
@@ -155,10 +157,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       `  linter: ${lint.findings.length} findings on ${lint.failing} of ${lint.tools} tools`,
       "missing" in ledgerSection
         ? "  ledger: none"
-        : `  ledger ${JSON.stringify(partition)}: ${ledgerSection.revisions.length} pending revisions, ${ledgerSection.rules.length} rules, ${ledgerSection.flags.length} usage flags`,
+        : `  ledger ${JSON.stringify(partition)}: ${ledgerSection.revisions.length} pending revisions, ${ledgerSection.rules.length} rules, ${ledgerSection.flags.length} usage flags, ${flaggedCount(ledgerSection.effects)} flagged lessons`,
     ]);
   }
   return EXIT.ok;
+}
+
+/** How many applied revisions the effect check flagged. */
+function flaggedCount(effects: readonly { flag?: string }[] | undefined): number {
+  return (effects ?? []).filter((e) => e.flag !== undefined).length;
 }
 
 /** `tool-lessons report`. */

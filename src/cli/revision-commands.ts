@@ -60,14 +60,16 @@ const review: Command = {
 
 Reads the partition's records, detects failures, missed and confused requests per tool, proposes
 lessons with the deterministic proposer, vets them, and stores each tool's kept lessons as a
-proposed revision. Nothing reaches a card until it is applied.
+proposed revision. Nothing reaches a card until it is applied. Then each applied revision's
+measured effect (see \`tool-lessons effects\`): helped, no effect or hurt (FLAGGED), or not
+enough data.
 
 Options:
   --dry-run               show what would be proposed; store nothing
   --auto-apply            apply every revision at once, approved by tool-lessons:auto
   --tool NAME             review only this tool (repeatable)
   --set key=value         a setting for this review only (repeatable), e.g. --set minMisses=3
-  --json                  print the review as JSON
+  --json                  print the review as JSON (with "effects", as \`effects --json\` gives)
 ${PARTITION_HELP}
 ${LEDGER_HELP}
 
@@ -98,8 +100,10 @@ Example:
         config,
         ...(tools.length > 0 ? { tools } : {}),
       });
-      if (flag(values, "json")) json(io, result);
-      else println(io.stdout, renderReview(result, { dryRun, autoApply }));
+      // What the lessons already applied did: measured, never undone here (that is `effects --undo`).
+      const effects = await manager.effects({ partition, ...(tools.length > 0 ? { tools } : {}) });
+      if (flag(values, "json")) json(io, { ...result, effects });
+      else println(io.stdout, renderReview(result, { dryRun, autoApply, effects }));
       return EXIT.ok;
     });
   },
@@ -304,7 +308,7 @@ Example:
       const found = await manager.effects({
         partition,
         ...(tools.length > 0 ? { tools } : {}),
-        ...(undo ? { undo, by } : {}),
+        ...(undo ? { undoFlagged: true, by } : {}),
       });
       if (flag(values, "json")) {
         json(io, found);
@@ -312,7 +316,7 @@ Example:
       }
       if (found.length === 0) println(io.stdout, "no applied revision to measure");
       for (const e of found) {
-        const undone = undo && e.flag !== undefined ? "  (undone)" : "";
+        const undone = e.undone ? "  (undone)" : "";
         println(io.stdout, `${e.tool}  revision ${e.id}: ${effectLine(e)}${undone}`);
       }
       return EXIT.ok;

@@ -2,7 +2,8 @@
  * The report to look at: one self-contained HTML file (inline CSS, no script to run, no network:
  * its Content-Security-Policy forbids loading anything) with the confusion matrix as a heatmap,
  * accuracy before and after, per-tool recall bars, the diagnoses, the linter's findings, and what
- * the ledger holds: pending revisions with their evidence, rules and usage flags.
+ * the ledger holds: pending revisions with their evidence, the measured effect of the applied
+ * ones (flagged when nil or negative), rules and usage flags.
  *
  * Pure: {@link reportData} picks what the page shows, {@link renderReport} writes it. Tool names,
  * request texts, error messages and every other string come from files, models and users: all
@@ -12,6 +13,7 @@
 import type { UsageFlag } from "../routing/usage-flags.js";
 import { definedOnly } from "../internal.js";
 import type { Revision, Rule } from "../ledger/schema.js";
+import { MIN_EFFECT_OPPORTUNITIES, type RevisionEffect, targetKey } from "../learn/effect.js";
 import type { Comparison } from "./compare.js";
 import type { Diagnosis } from "./diagnose.js";
 import type { SelectionReport } from "./harness.js";
@@ -19,7 +21,15 @@ import { LINT_RULE_SUMMARIES, LINT_RULES, type LintReport } from "./lint-descrip
 
 /** What the ledger adds to a report, or why there is none. */
 export type LedgerSection =
-  { partition: string; revisions: Revision[]; rules: Rule[]; flags: UsageFlag[] } | { missing: string };
+  | {
+      partition: string;
+      revisions: Revision[];
+      rules: Rule[];
+      flags: UsageFlag[];
+      /** The measured effect of each applied revision (`LessonManager.effects`): counts only. */
+      effects?: RevisionEffect[];
+    }
+  | { missing: string };
 
 /** Everything a report shows. */
 export interface ReportInput {
@@ -160,6 +170,7 @@ table.list td, table.list th { border-bottom: 1px solid var(--line); }
 code, .turn { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .diagnosis { margin: 8px 0; padding: 8px 12px; border-left: 4px solid rgb(var(--bad)); background: #fbf6f5; }
 .diagnosis .kind { font-weight: 600; text-transform: uppercase; font-size: 11px; letter-spacing: .04em; color: var(--muted); }
+tr.flagged td { color: rgb(var(--bad)); font-weight: 600; }
 .revision { border: 1px solid var(--line); border-radius: 4px; padding: 8px 12px; margin: 8px 0; }
 ul.tight { margin: 4px 0; padding-left: 20px; }
 `;
@@ -319,6 +330,28 @@ ${list(
 )}</div>`;
 }
 
+/** Each applied revision's measured effect: verdict (FLAGGED when nil or negative) and counts before and after. */
+function effectsHtml(effects: readonly RevisionEffect[]): string {
+  const rows = effects
+    .map((e) => {
+      const counts = e.targets
+        .map(
+          (t) =>
+            `${targetKey(t.target)} ${t.before.events}/${t.before.opportunities} → ${t.after.events}/${t.after.opportunities}`,
+        )
+        .join("; ");
+      const verdict = `${e.flag !== undefined ? "FLAGGED " : ""}${e.verdict.replace(/_/g, " ")}${e.undone ? " (undone)" : ""}`;
+      return `<tr data-revision="${esc(e.id)}" data-verdict="${esc(e.verdict)}"${e.flag !== undefined ? ' class="flagged"' : ""}><td>${esc(e.tool)}</td><td><code>${esc(e.id)}</code></td><td>${esc(verdict)}</td><td>${esc(counts)}</td></tr>`;
+    })
+    .join("");
+  return `<h2 id="effects">Applied lessons: measured effect</h2>
+${
+  effects.length === 0
+    ? "<p>No applied revision to measure.</p>"
+    : `<p class="muted">What each applied revision answered, before it and since (events/opportunities); "not enough data" until each side has ${MIN_EFFECT_OPPORTUNITIES} opportunities.</p><table class="list" id="effects-table"><tr><th>tool</th><th>revision</th><th>effect</th><th>before → since</th></tr>${rows}</table>`
+}`;
+}
+
 function ledgerSections(ledger: LedgerSection | undefined): string {
   if (!ledger) return "";
   if ("missing" in ledger) return `<h2 id="ledger">Ledger</h2><p>${esc(ledger.missing)}</p>`;
@@ -342,6 +375,7 @@ function ledgerSections(ledger: LedgerSection | undefined): string {
           .join("")}</table>`;
   return `<h2 id="revisions">Pending revisions (partition ${esc(ledger.partition)})</h2>
 ${ledger.revisions.length === 0 ? "<p>No revision is waiting.</p>" : ledger.revisions.map(revisionHtml).join("\n")}
+${ledger.effects ? effectsHtml(ledger.effects) : ""}
 <h2 id="rules">Rules</h2>${rules}
 <h2 id="flags">Usage flags</h2>${flags}`;
 }
@@ -386,7 +420,7 @@ export function renderReport(input: ReportInput, options: ReportOptions = {}): s
 </head>
 <body>
 <header><h1>${esc(data.title)}</h1><p class="meta">Made by tool-lessons on ${esc(data.generatedAt)}. ${esc(data.run.label)}.</p></header>
-<nav><a href="#accuracy">accuracy</a><a href="#matrix">matrix</a><a href="#diagnoses">diagnoses</a><a href="#recall">recall</a><a href="#lint">linter</a>${data.ledger && !("missing" in data.ledger) ? `<a href="#revisions">revisions</a><a href="#rules">rules</a><a href="#flags">flags</a>` : ""}</nav>
+<nav><a href="#accuracy">accuracy</a><a href="#matrix">matrix</a><a href="#diagnoses">diagnoses</a><a href="#recall">recall</a><a href="#lint">linter</a>${data.ledger && !("missing" in data.ledger) ? `<a href="#revisions">revisions</a>${data.ledger.effects ? `<a href="#effects">effects</a>` : ""}<a href="#rules">rules</a><a href="#flags">flags</a>` : ""}</nav>
 ${warnings.length > 0 ? `<ul class="tight" id="warnings">${warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
 <h2 id="accuracy">Accuracy</h2>
 ${figures(data)}

@@ -3,11 +3,13 @@
  * edicts (`rules/capture.ts`); the caller's partition's evidence, counted as its records were
  * written by every thread (`learn/review/tally.ts`), names the tools whose refused calls, misses
  * or confusions since their last review reach the evidence rules; the thread's own messages count
- * the calls since its last memory pass. A quiet turn costs no model call and no ledger read at all.
+ * the calls since its last memory pass; the same tally says when a revised tool has had enough new
+ * evidence for its effect to be checked. A quiet turn costs no model call and no ledger read at all.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { onRecordsAppended } from "../ledger/appended.js";
+import { MIN_EFFECT_OPPORTUNITIES } from "../learn/effect.js";
 import type { DueTally, EvidenceTally } from "../learn/review/tally.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
 import { findEdicts } from "../rules/capture.js";
@@ -69,6 +71,12 @@ export interface ClassifyInput {
    * @default none
    */
   due?: readonly DueTally[];
+  /**
+   * The revised tools of the partition with enough new evidence for an effect check (see
+   * {@link EvidenceTally.effectDue}).
+   * @default none
+   */
+  effectDue?: readonly string[];
 }
 
 /** The signals of a turn and the new call count. Pure. */
@@ -80,6 +88,7 @@ export function classifyTurn(input: ClassifyInput): { signals: LessonSignal[]; c
     const tools = (input.due ?? []).filter((d) => d.kinds.includes(kind)).map((d) => d.tool);
     if (tools.length > 0) signals.push({ kind, tools });
   }
+  if (input.effectDue && input.effectDue.length > 0) signals.push({ kind: "effect", tools: [...input.effectDue] });
   const turns = finishedTurns(input.messages);
   const last = turns.at(-1);
   let callsSince = input.callsSince + (last?.calls.length ?? 0);
@@ -116,6 +125,7 @@ export function createClassifier(runtime: LessonsRuntime, tally: EvidenceTally) 
   const fed = new WeakSet<object>();
   return function classify(state: ClassifyState, context: RunContext | undefined) {
     let due: DueTally[] = [];
+    let effectDue: string[] = [];
     if (context) {
       const { ledger, partition } = context;
       if (ledger && !fed.has(ledger.store)) {
@@ -131,8 +141,16 @@ export function createClassifier(runtime: LessonsRuntime, tally: EvidenceTally) 
           partition,
           due.map((d) => d.tool),
         );
+      effectDue = tally.effectDue(partition, MIN_EFFECT_OPPORTUNITIES);
     }
-    return classifyTurn({ messages: state.messages, tools, callsSince: state.lessonsCalls ?? 0, memoryEvery, due });
+    return classifyTurn({
+      messages: state.messages,
+      tools,
+      callsSince: state.lessonsCalls ?? 0,
+      memoryEvery,
+      due,
+      effectDue,
+    });
   };
 }
 

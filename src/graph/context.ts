@@ -11,6 +11,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import { rankByCoverage } from "../learn/coverage.js";
 import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
+import { DEFAULT_EFFECT_CHECK } from "../learn/review/effect.js";
 import type { Proposer } from "../learn/proposer.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import type { ToolIndex } from "../routing/tool-index.js";
@@ -38,6 +39,16 @@ export interface LessonsGraphOptions extends Omit<ServeOptions, "captureEdicts">
    */
   autoApply?: boolean;
   /**
+   * Undo an applied revision whose measured effect is nil or negative, the reason recorded on it
+   * (`undoneBecause`; `closedBy` "tool-lessons"). Off: it is only flagged for the operator
+   * (`tool-lessons effects`, `history`, `review`, the report). The graph measures applied
+   * revisions only when its learn step runs anyway, or when a revised tool has had enough new
+   * calls, misses and confusions since its last check (counted in process, no read); the same
+   * option as `LessonManager.effects({ undoFlagged })`.
+   * @default false
+   */
+  undoFlagged?: boolean;
+  /**
    * Tool calls of a thread after which its tools' memory is evaluated and guidelines written.
    * @default 10
    */
@@ -54,6 +65,7 @@ export interface LessonsGraphOptions extends Omit<ServeOptions, "captureEdicts">
 export const DEFAULT_LESSONS_GRAPH = Object.freeze({
   ...DEFAULT_SERVE,
   autoApply: false,
+  undoFlagged: DEFAULT_EFFECT_CHECK.undoFlagged,
   memoryEvery: 10,
 });
 

@@ -5,7 +5,11 @@
  * by the one review run (`learn/review/run.ts`, the run `LessonManager.review()` makes: gather →
  * detect → select → evidence → propose → vet → revision → store → apply under `autoApply`) over
  * the partition's records, every thread's. On a memory signal, the tools' calls are evaluated and
- * their guidelines written. Skipped when classify found nothing; nothing passes outside graph
+ * their guidelines written. Then, when the step runs, the partition's applied revisions are
+ * measured (`learn/review/effect.ts`, the check `LessonManager.effects` runs) and, under
+ * `undoFlagged`, one whose effect is nil or negative is undone with the reason recorded; an
+ * `effect` signal (a revised tool with enough new evidence, counted by the tally) runs the step
+ * for that alone. Skipped when classify found nothing; nothing passes outside graph
  * state (the review's work is one function call).
  *
  * Every store and model call here is bounded (`withinBound`): past the bound, or on a failure, the
@@ -16,6 +20,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { withinBound } from "../failure.js";
+import type { RevisionEffect } from "../learn/effect.js";
+import { checkEffects, DEFAULT_EFFECT_CHECK } from "../learn/review/effect.js";
 import { runReview } from "../learn/review/run.js";
 import type { EvidenceTally } from "../learn/review/tally.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -25,6 +31,12 @@ import { recordEdicts } from "../rules/store.js";
 import { finishedTurns } from "./classify.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
 import { emptyReport, type LessonSignal, type LessonsReport } from "./state.js";
+
+/** Partitions an {@link EffectScope} remembers having measured once (per store). */
+const MAX_PARTITIONS_SEEN = 10_000;
+
+/** The signal kind an effect check answers. */
+const EFFECT_SIGNALS: ReadonlySet<LessonSignal["kind"]> = new Set(["effect"]);
 
 /** The signal kinds a review answers. */
 export const REVIEW_SIGNALS: ReadonlySet<LessonSignal["kind"]> = new Set(["failure", "miss", "confusion"]);
@@ -49,6 +61,8 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
   const names = runtime.options.tools.map((t) => t.name);
   const registered = new Set(names);
   const autoApply = runtime.options.autoApply ?? DEFAULT_LESSONS_GRAPH.autoApply;
+  const undoFlagged = runtime.options.undoFlagged ?? DEFAULT_LESSONS_GRAPH.undoFlagged;
+  const effects = new EffectScope(tally);
   // The graph's own bound (`timeoutMs`), for each store and model call of the step.
   const bound = runtime.timeoutMs;
   return async function learn(state: LearnState, config?: RunnableConfig) {
@@ -56,7 +70,8 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
     const review = signalledTools(signals, REVIEW_SIGNALS).filter((t) => registered.has(t));
     const memory = signalledTools(signals, new Set(["memory"])).filter((t) => registered.has(t));
     const edicts = signals.some((s) => s.kind === "edict");
-    if (review.length === 0 && memory.length === 0 && !edicts) return {};
+    const effect = signalledTools(signals, EFFECT_SIGNALS).filter((t) => registered.has(t));
+    if (review.length === 0 && memory.length === 0 && !edicts && effect.length === 0) return {};
     let ledger: Ledger | undefined;
     let partition: string;
     try {
@@ -90,10 +105,41 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
       }
     }
 
+    if (review.length > 0 || effect.length > 0) {
+      // The records of the runs before this turn, as far as the recorder can write them in the bound.
+      await runtime.options.recorder
+        ?.flush({ timeoutMs: bound })
+        .catch((error: unknown) =>
+          runtime.report("learn:flush", "flushing the recorder failed; learning reads what was written.", error),
+        );
+    }
+    // The learn step runs anyway (or a revised tool has enough new evidence): judge the lessons in
+    // place before a review adds to them (one undone under `undoFlagged` is then not proposed again).
+    const check = effects.tools(ledger, partition, [...effect, ...review]);
+    if (check) {
+      try {
+        const found = await withinBound(
+          checkEffects({ ledger, index: runtime.index(ledger) }, partition, {
+            ...(check.all ? {} : { tools: check.tools }),
+            undoFlagged,
+            by: DEFAULT_EFFECT_CHECK.by,
+          }),
+          bound,
+          { stage: "learn", kind: "effects" },
+        );
+        report.effects = found.map((e) => ({ revision: e.id, tool: e.tool, verdict: e.verdict, flagged: !!e.flag }));
+        report.undone = found.filter((e) => e.undone).map((e) => e.id);
+        effects.measured(partition, found, check);
+      } catch (error) {
+        failed(
+          "learn:effects",
+          "measuring the applied lessons' effect failed or ran past its bound; the turn goes on.",
+          error,
+        );
+      }
+    }
     if (review.length > 0) {
       try {
-        // The records of the runs before this turn, as far as the recorder can write them in the bound.
-        await runtime.options.recorder?.flush({ timeoutMs: bound });
         const index = runtime.index(ledger);
         const done = await withinBound(
           runReview(
@@ -110,7 +156,13 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
           { stage: "learn", kind: "review" },
         );
         report.proposed = done.revisions.map((r) => r.id);
-        report.applied = done.revisions.filter((r) => r.status === "applied").map((r) => r.id);
+        const applied = done.revisions.filter((r) => r.status === "applied");
+        report.applied = applied.map((r) => r.id);
+        // Just applied: nothing to judge yet; count the tools' evidence from now on.
+        tally?.watch(
+          partition,
+          applied.map((r) => r.tool),
+        );
         for (const r of done.refused) report.refused.push({ tool: r.tool, reason: r.refusal.reason });
         if (tally)
           tally.setRules(
@@ -144,4 +196,38 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
     }
     return { lessonsReport: report };
   };
+}
+
+/**
+ * Which applied revisions a learn step measures, so that no quiet turn pays for it: on the first
+ * learn step of a partition, every tool's (the tally learns which tools are revised); later, the
+ * tools signalled for an effect check or reviewed this turn (a revision the step applies is watched
+ * from then on). What is judged stops being watched; what has not enough data yet is watched.
+ */
+class EffectScope {
+  private readonly seen = new WeakMap<object, Set<string>>();
+  constructor(private readonly tally: EvidenceTally | undefined) {}
+
+  tools(ledger: Ledger, partition: string, tools: readonly string[]): { all: boolean; tools: string[] } | undefined {
+    let partitions = this.seen.get(ledger.store);
+    if (!partitions) this.seen.set(ledger.store, (partitions = new Set()));
+    const first = !partitions.has(partition);
+    // Bounded: past it, a partition's next learn step measures every tool's revisions again.
+    if (first && partitions.size >= MAX_PARTITIONS_SEEN) partitions.clear();
+    partitions.add(partition);
+    if (first) return { all: true, tools: [] };
+    const unique = [...new Set(tools)];
+    return unique.length > 0 ? { all: false, tools: unique } : undefined;
+  }
+
+  measured(partition: string, found: readonly RevisionEffect[], check: { all: boolean; tools: string[] }): void {
+    if (!this.tally) return;
+    const waiting = new Set(found.filter((e) => e.verdict === "not_enough_data" && !e.undone).map((e) => e.tool));
+    const judged = new Set([...(check.all ? [] : check.tools), ...found.map((e) => e.tool)]);
+    this.tally.unwatch(
+      partition,
+      [...judged].filter((t) => !waiting.has(t)),
+    );
+    this.tally.watch(partition, [...waiting]);
+  }
 }

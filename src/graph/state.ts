@@ -2,6 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { Annotation, MessagesAnnotation, MessagesZodMeta } from "@langchain/langgraph";
 import { withLangGraph } from "@langchain/langgraph/zod";
 import { z } from "zod";
+import type { EffectVerdict } from "../learn/effect.js";
 import type { ToolCard } from "../ledger/schema.js";
 
 /**
@@ -14,9 +15,11 @@ export interface LessonSignal {
    * `confusion`: the tools' refused calls, missed requests or requests that went to them wrongly
    * since their last review reached `minFailures`, `minMisses` or `minConfusions` in the caller's
    * partition, over every thread (a review of them runs this turn); `memory`: enough calls in
-   * this thread since its last memory pass for a guideline.
+   * this thread since its last memory pass for a guideline; `effect`: a tool with an applied
+   * revision not yet judged has had `MIN_EFFECT_OPPORTUNITIES` calls, misses and confusions since
+   * its effect was last checked (the check runs this turn).
    */
-  kind: "edict" | "failure" | "miss" | "confusion" | "memory";
+  kind: "edict" | "failure" | "miss" | "confusion" | "memory" | "effect";
   /** The tools it is about (`[]` for an edict: its tool is decided when it is stored). */
   tools: string[];
 }
@@ -37,6 +40,14 @@ export interface LessonsReport {
   refused: { tool: string; reason: string }[];
   /** Guidelines written this turn, by tool. */
   guidelines: string[];
+  /**
+   * Applied revisions measured this turn (when the learn step ran): the revision, its tool and
+   * the verdict (`helped`, `no_effect`, `hurt`, `not_enough_data`), and whether it is flagged.
+   * Counts are in the ledger (`LessonManager.effects`); nothing here holds a value or a request.
+   */
+  effects: { revision: string; tool: string; verdict: EffectVerdict; flagged: boolean }[];
+  /** Ids of the revisions undone this turn because their effect was nil or negative (`undoFlagged`). */
+  undone: string[];
   /** The injected block's estimated size in tokens. */
   blockTokens: number;
   /** What the token budget cut, by step of the cut order. */
@@ -53,6 +64,8 @@ export function emptyReport(): LessonsReport {
     rules: [],
     refused: [],
     guidelines: [],
+    effects: [],
+    undone: [],
     blockTokens: 0,
     cut: [],
   };
@@ -98,7 +111,7 @@ export const ToolLessonsAnnotation = Annotation.Root({
 export type ToolLessonsState = typeof ToolLessonsAnnotation.State;
 
 const SignalSchema = z.object({
-  kind: z.enum(["edict", "failure", "miss", "confusion", "memory"]),
+  kind: z.enum(["edict", "failure", "miss", "confusion", "memory", "effect"]),
   tools: z.array(z.string()),
 });
 

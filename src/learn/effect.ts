@@ -30,6 +30,8 @@ export interface RevisionEffect {
   targets: TargetEffect[];
   /** Set for `no_effect` and `hurt`: what the operator is told, and the reason an automatic undo records. */
   flag?: string;
+  /** Set when the effect check undid it (`undoFlagged`). */
+  undone?: true;
 }
 
 /**

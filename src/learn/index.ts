@@ -20,7 +20,7 @@ export {
   type TargetEffect,
   targetKey,
 } from "./effect.js";
-export { DEFAULT_MEASURE_EFFECTS_OPTIONS, type MeasureEffectsOptions } from "./review/effect.js";
+export { DEFAULT_EFFECT_CHECK, type EffectCheckOptions, type MeasureEffectsOptions } from "./review/effect.js";
 export { DeterministicProposer, type DeterministicProposerOptions } from "./deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./model-proposer.js";
 export type {

@@ -28,8 +28,8 @@ export const MANAGER_INPUTS = {
   undo: partition.extend({ approvedBy: who }),
   effects: partition.extend({
     tools: tools.optional(),
-    window: z.number().int().min(1).optional(),
-    undo: z.boolean().optional(),
+    config: settings.optional(),
+    undoFlagged: z.boolean().optional(),
     by: who.optional(),
   }),
   ruleScope: partition.extend({ scope: ruleScope.optional() }),

@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { InvalidInput, NotFound, RevisionConflict } from "../errors.js";
+import { RevisionConflict } from "../errors.js";
 import type { ToolIndex } from "../routing/tool-index.js";
 import { type UsageFlag, usageFlags } from "../routing/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
@@ -28,8 +28,9 @@ import { rankByCoverage } from "./coverage.js";
 import { DeterministicProposer } from "./deterministic-proposer.js";
 import { ModelProposer } from "./model-proposer.js";
 import type { Proposer } from "./proposer.js";
-import { applyRevision, requireCard } from "./review/apply.js";
-import { type MeasureEffectsOptions, measureEffects } from "./review/effect.js";
+import { applyRevision } from "./review/apply.js";
+import { checkEffects, type EffectCheckOptions } from "./review/effect.js";
+import { undoNewest } from "./review/undo.js";
 import { MIN_EFFECT_OPPORTUNITIES, type RevisionEffect } from "./effect.js";
 import { type Review, runReview } from "./review/run.js";
 import { checkInput, MANAGER_INPUTS } from "./manager-input.js";
@@ -283,58 +284,22 @@ export class LessonManager {
   /**
    * The measured effect of each applied revision: what it answered (its tool's refused calls of
    * that class, its misses, its confusions with that neighbour) in the records since it was
-   * applied against the window its review read; `not_enough_data` until each side has
-   * {@link MIN_EFFECT_OPPORTUNITIES}. A revision with no effect or a negative one carries a `flag`;
-   * with `undo`, the newest applied revision of its tool that is flagged is undone, the flag
-   * recorded as `undoneBecause` and `closedBy` set to `by`. Counts only: no value, no request.
+   * applied, read within the review's window bounds, against the window its review read;
+   * `not_enough_data` until each side has {@link MIN_EFFECT_OPPORTUNITIES}. A revision with no
+   * effect or a negative one carries a `flag`; with `undoFlagged`, the newest applied revision of
+   * its tool that is flagged is undone, the flag recorded as `undoneBecause` and `closedBy` set to
+   * `by` (the check the graph runs under the same option, `review/effect.ts`). Counts only: no
+   * value, no request.
    */
-  async effects(
-    options: PartitionOption & MeasureEffectsOptions & { undo?: boolean; by?: string } = {},
-  ): Promise<RevisionEffect[]> {
+  async effects(options: PartitionOption & EffectCheckOptions = {}): Promise<RevisionEffect[]> {
     checkInput(MANAGER_INPUTS.effects, options, "effects", "options");
-    const partition = options.partition ?? DEFAULT_PARTITION;
-    const effects = await measureEffects(this.ledger, partition, options);
-    if (!options.undo) return effects;
-    const undone = new Set<string>();
-    for (const effect of effects) {
-      if (effect.flag === undefined || undone.has(effect.tool)) continue;
-      const [newest] = await this.ledger.listRevisions(partition, { tool: effect.tool, status: "applied" });
-      if (newest?.id !== effect.id) continue;
-      await this.undoNewest(partition, effect.tool, options.by ?? "tool-lessons", effect.flag);
-      undone.add(effect.tool);
-    }
-    return effects;
+    const { partition, ...check } = options;
+    return checkEffects(this, partition ?? DEFAULT_PARTITION, check);
   }
 
-  /** Undo the newest applied revision of `tool` (see {@link undo}), with the reason when the package undid it. */
-  private async undoNewest(partition: string, tool: string, by: string, because?: string): Promise<Revision> {
-    const [revision] = await this.ledger.listRevisions(partition, { tool, status: "applied" });
-    if (!revision || !revision.learnedBefore) {
-      throw new NotFound(`"${tool}" has no applied revision to undo.`, { context: { tool, partition } });
-    }
-    const card = await requireCard(this.ledger, partition, tool);
-    const left = await this.versionLeftBy(partition, revision);
-    if (card.version !== left) {
-      throw new RevisionConflict(
-        `The card of "${tool}" was changed after revision ${revision.id} was applied (version ${left} → ${card.version}); undo would lose that change.`,
-        { context: { tool, id: revision.id } },
-      );
-    }
-    const undone: Revision = {
-      ...revision,
-      status: "undone",
-      closedBy: by,
-      ...(because !== undefined ? { undoneBecause: because } : {}),
-      updatedAt: Date.now(),
-    };
-    const [saved] = await this.ledger.commit(partition, {
-      cards: [{ ...card, learned: revision.learnedBefore }],
-      revisions: [undone],
-      expectVersion: card.version,
-      expectStatus: { [revision.id]: "applied" },
-    });
-    await this.index.upsertCards(partition, [saved]);
-    return undone;
+  /** Undo the newest applied revision of `tool` (see {@link undo}). */
+  private async undoNewest(partition: string, tool: string, by: string): Promise<Revision> {
+    return undoNewest(this.ledger, this.index, partition, tool, { by });
   }
 
   // ---------------------------------------------------------------- rules
@@ -478,24 +443,5 @@ export class LessonManager {
     const partition = options.partition ?? DEFAULT_PARTITION;
     const states = await Promise.all(tools.map((tool) => this.ledger.getToolMemory(partition, tool)));
     return renderMemoryBlock(tools.map((tool, i) => ({ tool, guideline: states[i]?.guideline ?? null })));
-  }
-
-  // ---------------------------------------------------------------- internals
-
-  /**
-   * The card version a revision's apply left, carried past later revisions of the tool that were
-   * applied and undone since: each left the card as it found it, two versions on. So a second
-   * undo takes back the revision before the one undone.
-   */
-  private async versionLeftBy(partition: string, revision: Revision): Promise<number | undefined> {
-    const undone = (await this.ledger.listRevisions(partition, { tool: revision.tool, status: "undone" })).sort(
-      (a, b) => a.cardVersionBefore - b.cardVersionBefore,
-    );
-    let version = revision.cardVersionAfter;
-    for (const later of undone) {
-      if (later.cardVersionAfter !== undefined && later.cardVersionBefore === version)
-        version = later.cardVersionAfter + 1;
-    }
-    return version;
   }
 }

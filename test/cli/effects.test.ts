@@ -28,11 +28,20 @@ describe("tool-lessons effects", () => {
     expect(run.stdout).toContain(`lookup_order  revision ${id}: FLAGGED no effect (failure:validation 12/24 -> 12/24)`);
     const history = await runCli("history", "lookup_order", "--ledger", path);
     expect(history.stdout).toContain("effect:         FLAGGED no effect (failure:validation 12/24 -> 12/24)");
+    const review = await runCli("review", "--dry-run", "--ledger", path);
+    expect(review.code, review.stderr).toBe(0);
+    expect(review.stdout).toMatch(
+      new RegExp(
+        `applied lessons, measured effect:\\n.*\\n {2}lookup_order {2}${id} {2}FLAGGED no effect \\(failure:validation 12/24 -> 12/24\\)`,
+      ),
+    );
+    const reviewJson = JSON.parse((await runCli("review", "--dry-run", "--json", "--ledger", path)).stdout);
+    expect(reviewJson.effects).toMatchObject([{ id, verdict: "no_effect" }]);
 
     expect((await runCli("effects", "--undo", "--ledger", path)).code).toBe(2);
     const undo = await runCli("effects", "--undo", "--by", "alice", "--ledger", path, "--json");
     expect(undo.code, undo.stderr).toBe(0);
-    expect(JSON.parse(undo.stdout)).toMatchObject([{ id, verdict: "no_effect" }]);
+    expect(JSON.parse(undo.stdout)).toMatchObject([{ id, verdict: "no_effect", undone: true }]);
     const after = await runCli("history", "lookup_order", "--ledger", path);
     expect(after.stdout).toContain(`revision ${id}  lookup_order  [undone]`);
     expect(after.stdout).toContain("undone by:      alice");

@@ -1,7 +1,8 @@
 /**
  * A SQLite ledger for the tests of `tool-lessons report`: the synthetic travel tools registered,
  * get_weather having learned the users' words (so "now" differs from "before"), a pending
- * revision for search_flights from missed requests and refused calls, a rule, and a usage flag.
+ * revision for search_flights from missed requests and refused calls, an applied revision of
+ * convert_currency (too new for its effect to be judged: "not enough data"), a rule, and a usage flag.
  */
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
@@ -101,8 +102,26 @@ async function seed(ledger: Ledger): Promise<void> {
     priority: "critical",
     source: "user_explicit",
   });
-  const review = await new LessonManager({ ledger, index: new ToolIndex({ ledger }) }).review({ partition: PARTITION });
-  if (review.revisions.length !== 1) throw new Error(`expected one proposed revision, got ${review.revisions.length}`);
+  // convert_currency refused two amounts written with a comma, and took two with a point.
+  await ledger.appendCalls(
+    [0, 1, 2, 3].map((i) => ({
+      partition: PARTITION,
+      tool: "convert_currency",
+      runId: `fx-${i}`,
+      args: [{ name: "amount", kind: "string" as const, shape: i < 2 ? "##,##" : "##.##" }],
+      fingerprints: [],
+      ...(i < 2
+        ? { outcome: "error" as const, errorClass: "validation" as const, errorMessage: "amount must be a number" }
+        : { outcome: "success" as const }),
+      source: "api" as const,
+    })),
+  );
+  const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
+  const review = await manager.review({ partition: PARTITION });
+  const tools = review.revisions.map((r) => r.tool).sort();
+  if (tools.join() !== "convert_currency,search_flights") throw new Error(`unexpected revisions: ${tools.join()}`);
+  const fx = review.revisions.find((r) => r.tool === "convert_currency")!;
+  await manager.apply(fx.id, { partition: PARTITION, approvedBy: "ops" });
 }
 
 /** Write the ledger at `path`. */

@@ -40,12 +40,16 @@ describe("tool-lessons report (a real process)", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(\\d+ KB\\)\n`));
     expect(run.stdout).toMatch(/accuracy \d+\.\d% \(before \d+\.\d%: better\)/);
-    expect(run.stdout).toContain('ledger "default": 1 pending revisions, 1 rules, 1 usage flags');
-    expect(run.stderr).toContain("with the lessons of 1 tools");
+    expect(run.stdout).toContain('ledger "default": 1 pending revisions, 1 rules, 1 usage flags, 0 flagged lessons');
+    // get_weather's learned words, and convert_currency's applied revision.
+    expect(run.stderr).toContain("with the lessons of 2 tools");
     const html = readFileSync(out, "utf8");
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain("accuracy before (router (lexical embeddings, minScore 0.15) on tools.jsonl)");
-    expect(html).toContain("lessons of 1 tools");
+    expect(html).toContain("lessons of 2 tools");
+    expect(html).toMatch(
+      /<tr data-revision="[^"]+" data-verdict="not_enough_data"><td>convert_currency<\/td><td><code>[^<]+<\/code><\/td><td>not enough data<\/td>/,
+    );
     expect(html).toMatch(/<div class="revision" data-revision="[^"]+"><strong>search_flights<\/strong>/);
     expect(html).toContain("validation ×2: “date must be an ISO date” (args: date)");
     expect(html).toContain("Never send email on weekends.");

@@ -138,7 +138,35 @@ describe.skipIf(!haveChromium)("the report in Chromium", () => {
         expect(Number.parseFloat(b.width)).toBeCloseTo((t.recall ?? 0) * 100, 1);
       }
       const sections = await tab.$$eval("h2", (hs) => hs.map((h) => h.id));
-      expect(sections).toEqual(["accuracy", "matrix", "diagnoses", "recall", "lint", "revisions", "rules", "flags"]);
+      expect(sections).toEqual([
+        "accuracy",
+        "matrix",
+        "diagnoses",
+        "recall",
+        "lint",
+        "revisions",
+        "effects",
+        "rules",
+        "flags",
+      ]);
+      // The applied revision's measured effect: too new to judge, counts only.
+      const effects = await tab.$$eval("#effects-table tr[data-revision]", (rows) =>
+        rows.map((r) => ({
+          verdict: r.getAttribute("data-verdict"),
+          cells: [...r.children].map((c) => c.textContent),
+        })),
+      );
+      expect(effects).toEqual([
+        {
+          verdict: "not_enough_data",
+          cells: [
+            "convert_currency",
+            expect.any(String),
+            "not enough data",
+            expect.stringMatching(/^failure:validation 2\/\d+ → 0\/0$/),
+          ],
+        },
+      ]);
 
       mkdirSync(join(SCREENSHOT, ".."), { recursive: true });
       await tab.screenshot({ path: SCREENSHOT, fullPage: false });

@@ -112,6 +112,35 @@ describe("the HTML report", () => {
     expect(html).toContain('<h2 id="revisions">Pending revisions (partition acme)</h2>');
     expect(html).toContain("No revision is waiting.");
     expect(renderReport(input)).toBe(html);
+    expect(html).not.toContain('id="effects"');
+    const measured = renderReport({
+      ...input,
+      ledger: {
+        ...input.ledger,
+        effects: [
+          {
+            id: "r1",
+            tool: "lookup_order",
+            partition: "acme",
+            verdict: "no_effect",
+            flag: "no measured effect on what it answered (failure:validation 12/24 → 12/24)",
+            targets: [
+              {
+                target: { kind: "failure", errorClass: "validation" },
+                before: { opportunities: 24, events: 12 },
+                after: { opportunities: 24, events: 12 },
+                change: 0,
+                verdict: "no_effect",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(measured).toContain('<a href="#effects">effects</a>');
+    expect(measured).toContain(
+      '<tr data-revision="r1" data-verdict="no_effect" class="flagged"><td>lookup_order</td><td><code>r1</code></td><td>FLAGGED no effect</td><td>failure:validation 12/24 → 12/24</td></tr>',
+    );
     const none = renderReport({ run: NOW, generatedAt: "x", ledger: { missing: "No ledger here." } });
     expect(none).toContain("<p>No ledger here.</p>");
     expect(none).not.toContain('id="revisions"');

@@ -76,6 +76,18 @@ describe("examples/demo (npm run demo): a day at the support desk through the fo
     expect(day.afternoon.order.block).toContain("Guideline for lookup_order");
   });
 
+  it("the evening shows each applied lesson's measured effect, counts only", () => {
+    expect(day.effects.map((e) => e.tool).sort()).toEqual([...day.applied].sort());
+    // A day's traffic is far below the minimum a side: the demo says so rather than claim an effect.
+    for (const e of day.effects) {
+      expect(e.verdict).toBe("not_enough_data");
+      expect(e.line).toMatch(
+        /^not enough data yet \(20 a side\): (refused \(\w+\)|missed|confused with \w+) \d+\/\d+ -> \d+\/\d+/,
+      );
+      for (const value of PLANTED) expect(e.line).not.toContain(value);
+    }
+  });
+
   it("the operator's view and an undo: the failure is back", () => {
     expect(day.history).toEqual(["applied"]);
     expect(day.afterUndo.calls[0]).toEqual({ tool: "refund_order", ok: false });

@@ -68,12 +68,15 @@ export class DeskModel extends BaseChatModel {
   readonly bound: string[];
   readonly seen: Seen[];
   readonly descriptions: Record<string, string>;
+  /** Whether it acts on what the tools' descriptions say (false: it is shown the notes and ignores them). */
+  readonly readsNotes: boolean;
 
-  constructor(bound: string[] = [], seen: Seen[] = [], descriptions: Record<string, string> = {}) {
+  constructor(bound: string[] = [], seen: Seen[] = [], descriptions: Record<string, string> = {}, readsNotes = true) {
     super({});
     this.bound = bound;
     this.seen = seen;
     this.descriptions = descriptions;
+    this.readsNotes = readsNotes;
   }
 
   _llmType(): string {
@@ -86,6 +89,7 @@ export class DeskModel extends BaseChatModel {
       named.map((t) => t.name),
       this.seen,
       Object.fromEntries(named.map((t) => [t.name, typeof t.description === "string" ? t.description : ""])),
+      this.readsNotes,
     ) as this;
   }
 
@@ -104,7 +108,7 @@ export class DeskModel extends BaseChatModel {
     const digits = /(\d{6})/.exec(request)?.[1];
     if (/where is order/i.test(request) && has("lookup_order")) {
       // Sends the ORD- prefix first time only when what it is shown (the tool's description) says so.
-      const knowsFormat = /order_id must look like ORD-/.test(this.descriptions.lookup_order ?? "");
+      const knowsFormat = this.readsNotes && /order_id must look like ORD-/.test(this.descriptions.lookup_order ?? "");
       const typed = /ORD-\d{6}/.exec(request)?.[0];
       if (results.length === 0)
         return call("lookup_order", { order_id: typed ?? (knowsFormat ? `ORD-${digits}` : digits) });

@@ -5,7 +5,7 @@ import { effectWorld, P } from "./effect-world.js";
 
 /**
  * A lesson's measured effect through the manager: after it is applied, the traffic either stops
- * failing (the lesson helped) or goes on failing as before (flagged, and undone under `undo`).
+ * failing (the lesson helped) or goes on failing as before (flagged, and undone under `undoFlagged`).
  */
 const world = () => effectWorld(new Ledger(new InMemoryStore(), { onFailure: () => undefined }));
 
@@ -24,7 +24,7 @@ describe("LessonManager.effects", () => {
     });
     expect(effect.flag).toBeUndefined();
     // Measuring writes nothing; undo leaves a lesson that helped in place.
-    await w.manager.effects({ undo: true });
+    await w.manager.effects({ undoFlagged: true });
     expect((await w.manager.history("lookup_order"))[0].status).toBe("applied");
   });
 
@@ -38,7 +38,7 @@ describe("LessonManager.effects", () => {
     // Without `undo` nothing changes.
     expect((await w.manager.history("lookup_order"))[0].status).toBe("applied");
     const cardBefore = applied.learnedBefore;
-    await w.manager.effects({ undo: true, by: "effect-check" });
+    await w.manager.effects({ undoFlagged: true, by: "effect-check" });
     const [undone] = await w.manager.history("lookup_order");
     expect(undone).toMatchObject({
       id: applied.id,
@@ -51,9 +51,21 @@ describe("LessonManager.effects", () => {
     expect(await w.manager.effects()).toEqual([]);
   });
 
+  it("reads only within the review's window bounds: a smaller window reads fewer calls after the lesson", async () => {
+    const w = await world();
+    await w.learnAndApply();
+    for (let i = 0; i < 25; i++) await w.lookup(false);
+    const [whole] = await w.manager.effects();
+    expect(whole.targets[0].after).toEqual({ opportunities: 25, events: 0 });
+    // The newest 10 turns, and the tool's calls since them, at least maxCallsPerTool (12): 12 calls.
+    const [bounded] = await w.manager.effects({ config: { reviewTurns: 10, maxCallsPerTool: 12 } });
+    expect(bounded.targets[0].after).toEqual({ opportunities: 12, events: 0 });
+    expect(bounded.verdict).toBe("not_enough_data");
+  });
+
   it("refuses malformed options with a typed error", async () => {
     const w = await world();
-    await expect(w.manager.effects({ window: 0 })).rejects.toMatchObject({ name: "InvalidInput" });
+    await expect(w.manager.effects({ config: { reviewTurns: 0 } })).rejects.toMatchObject({ name: "InvalidInput" });
     await expect(w.manager.effects({ by: "  " })).rejects.toMatchObject({ name: "InvalidInput" });
   });
 });

@@ -10,14 +10,14 @@ import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../src/
 import { ToolIndex, type ToolIndexOptions } from "../../src/routing/tool-index.js";
 import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import type { CallRecord, ErrorClass, Revision } from "../../src/ledger/schema.js";
+import type { Revision } from "../../src/ledger/schema.js";
 import { rankByCoverage } from "../../src/learn/coverage.js";
 import { DeterministicProposer } from "../../src/learn/deterministic-proposer.js";
 import { AUTO_APPROVER, LessonManager } from "../../src/learn/manager.js";
 import type { Proposal, Proposer, ToolEvidence } from "../../src/learn/proposer.js";
 import { registerTools } from "../../src/learn/register.js";
 import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet-rules.js";
-import { maskArgs, maskText, valueFingerprints } from "../../src/text/mask.js";
+import { type ShopCall, shopTurns } from "../helpers/shop-world.js";
 import type { SettingsInput } from "../../src/settings.js";
 import { tokens } from "../helpers/stored-values.js";
 
@@ -67,13 +67,7 @@ const MONEY_BACK = [
   "email me: money back on the kettle parcel",
 ];
 
-/** A tool call as the agent made it: raw arguments, and the error it got, if any. */
-interface Call {
-  tool: string;
-  args: Record<string, unknown>;
-  error?: string;
-  errorClass?: ErrorClass;
-}
+type Call = ShopCall;
 
 let seq = 0;
 
@@ -112,60 +106,7 @@ async function world(
    * false: every tool sent), its calls, then its turn record, each written as the recorder
    * writes them.
    */
-  async function turn(
-    request: string,
-    calls: Call[],
-    opts: { threadId?: string; routed?: boolean; offered?: string[] } = {},
-  ): Promise<{ requestId: string; calls: CallRecord[]; offered: string[] }> {
-    seq += 1;
-    const requestId = `req-${seq}`;
-    const threadId = opts.threadId ?? `thread-${seq}`;
-    const values = calls.map((c) => c.args);
-    const masked = maskText(request, values);
-    let offered: string[] = [];
-    if (opts.routed !== false) {
-      const offers = opts.offered
-        ? opts.offered.map((tool, i) => ({ tool, rank: i + 1, score: 1 - i / 10 }))
-        : await index.route(P, request, { k });
-      offered = offers.map((o) => o.tool);
-      await ledger.appendRoutes([
-        { partition: P, threadId, requestId, request: masked, offered: offers, allSent: false, k },
-      ]);
-    }
-    const records = await ledger.appendCalls(
-      calls.map((c) => ({
-        partition: P,
-        tool: c.tool,
-        runId: `run-${seq}`,
-        threadId,
-        requestId,
-        request: masked,
-        args: maskArgs(c.args),
-        fingerprints: valueFingerprints(c.args, key),
-        outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-        ...(c.error !== undefined
-          ? { errorClass: c.errorClass ?? "validation", errorMessage: maskText(c.error, values) }
-          : {}),
-        source: "api" as const,
-      })),
-    );
-    const served = [...calls].reverse().find((c) => c.error === undefined)?.tool;
-    await ledger.appendTurns([
-      {
-        partition: P,
-        threadId,
-        requestId,
-        request: masked,
-        calls: calls.map((c) => ({
-          tool: c.tool,
-          outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-          ...(c.error !== undefined ? { errorClass: c.errorClass ?? "validation" } : {}),
-        })),
-        ...(served !== undefined ? { servedBy: served } : {}),
-      },
-    ]);
-    return { requestId, calls: records, offered };
-  }
+  const turn = shopTurns(ledger, { partition: P, index, k, fingerprintKey: key, seq: () => (seq += 1) });
 
   /** lookup_order refused for an id without its prefix, then called right: `n` times. */
   async function lookupsWithoutPrefix(n: number, digits = ["48213", "77120", "90314", "55107"]): Promise<string[]> {

@@ -82,23 +82,15 @@ export async function gatherWindow(
   const o = { ...DEFAULT_GATHER_OPTIONS, ...definedOnly(options) };
   const settings = parseSettings(o.config, await ledger.getSettings(partition));
   const after = o.after === undefined ? {} : { after: o.after };
-  const window = { ...after, limit: settings.reviewTurns };
-  const [cards, calledTools, turns, routes, revisions, marks, fingerprintKey] = await Promise.all([
+  const [cards, calledTools, revisions, marks, fingerprintKey] = await Promise.all([
     ledger.listCards(partition),
     ledger.listCalledTools(partition),
-    ledger.listTurns(partition, window),
-    ledger.listRoutes(partition, window),
     ledger.listRevisions(partition),
     ledger.reviewMarks(partition),
     ledger.fingerprintKey(),
   ]);
-  const whole = turns.length < settings.reviewTurns && routes.length < settings.reviewTurns;
-  const since = whole ? undefined : callsSince(turns, o.after);
   const tools = [...new Set([...cards.map((c) => c.name), ...calledTools])];
-  const perTool = await Promise.all(
-    tools.map((tool) => windowCalls(ledger, partition, tool, settings, o.after, since)),
-  );
-  const calls = sortById(perTool.flat());
+  const { calls, turns, routes } = await gatherRecords(ledger, partition, settings, { ...after, tools });
   const inThread = <T extends { threadId?: string }>(rows: T[]): T[] =>
     o.threadId === undefined ? rows : rows.filter((r) => r.threadId === o.threadId);
   return {
@@ -112,6 +104,39 @@ export async function gatherWindow(
     marks,
     fingerprintKey,
   };
+}
+
+/** The records of a window (see {@link gatherWindow}), each kind oldest first. */
+export interface WindowRecords {
+  calls: CallRecord[];
+  turns: TurnRecord[];
+  routes: RouteRecord[];
+}
+
+/**
+ * The records one window reads, within the bounds {@link gatherWindow} states: the newest
+ * `settings.reviewTurns` turns and routes after `after`, and the calls of `tools` since the
+ * window's oldest turn (at most `reviewTurns` per tool, never fewer than `maxCallsPerTool`). The
+ * review reads its window with it, and the effect check (`review/effect.ts`) the records since a
+ * revision was applied: neither reads past these bounds, whatever the ledger retains.
+ */
+export async function gatherRecords(
+  ledger: Ledger,
+  partition: string,
+  settings: Settings,
+  scope: { tools: readonly string[]; after?: string },
+): Promise<WindowRecords> {
+  const window = { ...(scope.after === undefined ? {} : { after: scope.after }), limit: settings.reviewTurns };
+  const [turns, routes] = await Promise.all([
+    ledger.listTurns(partition, window),
+    ledger.listRoutes(partition, window),
+  ]);
+  const whole = turns.length < settings.reviewTurns && routes.length < settings.reviewTurns;
+  const since = whole ? undefined : callsSince(turns, scope.after);
+  const perTool = await Promise.all(
+    scope.tools.map((tool) => windowCalls(ledger, partition, tool, settings, scope.after, since)),
+  );
+  return { calls: sortById(perTool.flat()), turns, routes };
 }
 
 /** The id bound of calls made since the oldest turn of a full window (time-ordered ids), or `after`. */

@@ -7,6 +7,8 @@
  * if" against the index) → propose ({@link proposeLessons}) → vet ({@link vetLessons}) → revision
  * ({@link routingRanks}, {@link buildRevision}) → store ({@link storeReview}) / apply
  * ({@link applyRevision}). {@link EvidenceTally} says when a graph should run one, with no read.
+ * After apply: {@link checkEffects} measures applied revisions (reading within the bounds of
+ * {@link gatherRecords}) and undoes flagged ones under `undoFlagged` ({@link undoNewest}).
  */
 export { applyRevision, type ApplyOptions, DEFAULT_APPLY_OPTIONS } from "./apply.js";
 export {
@@ -17,7 +19,22 @@ export {
   routingRanks,
   type ToolReviewEvidence,
 } from "./evidence.js";
-export { DEFAULT_GATHER_OPTIONS, type GatherOptions, gatherWindow, type ReviewWindow } from "./gather.js";
+export {
+  DEFAULT_GATHER_OPTIONS,
+  type GatherOptions,
+  gatherRecords,
+  gatherWindow,
+  type ReviewWindow,
+  type WindowRecords,
+} from "./gather.js";
+export {
+  checkEffects,
+  DEFAULT_EFFECT_CHECK,
+  type EffectCheckOptions,
+  type MeasureEffectsOptions,
+  measureEffects,
+} from "./effect.js";
+export { type UndoBy, undoNewest } from "./undo.js";
 export { type Proposed, proposeLessons } from "./propose.js";
 export { buildRevision, citedEvidence } from "./revision.js";
 export { type DueTool, type SelectInput, type Selection, selectDue, type SkipReason } from "./select.js";

@@ -7,6 +7,11 @@
  * thread, so the rules are detection's own, not a copy. What a review then does is the review's
  * business: the tally only says when to run one.
  *
+ * It also counts, for the tools told to it as revised (an applied revision whose effect is not yet
+ * judged, {@link EvidenceTally.watch}), what an effect check could measure since it last ran: the
+ * tool's calls, misses and confusions. {@link EvidenceTally.effectDue} names those with enough
+ * for a check, so a graph measures a revision only when new evidence for it has arrived.
+ *
  * Memory is bounded: the last turn of at most `maxThreads` threads, the route of at most
  * `maxPending` requests not yet finished, the counts of at most `maxPartitions` partitions (the
  * least recently fed forgotten first).
@@ -68,6 +73,8 @@ export class EvidenceTally {
   private readonly lastTurn = new Map<string, TurnRecord>();
   /** Partition + request → its route record, until its turn is written. */
   private readonly pending = new Map<string, RouteRecord>();
+  /** Partition → revised tool → its calls, misses and confusions since its effect was last checked. */
+  private readonly sinceCheck = new Map<string, Map<string, number>>();
 
   constructor(options: EvidenceTallyOptions) {
     this.tools = [...new Set(options.tools)];
@@ -104,6 +111,7 @@ export class EvidenceTally {
       calls: [],
       tools: this.tools,
     });
+    this.countForEffects(turn, found.tools);
     const added = new Map<string, ToolTally>();
     for (const [tool, td] of found.tools) {
       const n = refused.get(tool) ?? 0;
@@ -159,6 +167,54 @@ export class EvidenceTally {
     const counts = this.counts.get(partition);
     if (!counts) return;
     for (const tool of tools) counts.delete(tool);
+  }
+
+  /**
+   * These tools of a partition have an applied revision whose effect is not judged yet: count
+   * their evidence from now on (a tool already watched keeps its count).
+   */
+  watch(partition: string, tools: readonly string[]): void {
+    const watched = this.sinceCheck.get(partition) ?? new Map<string, number>();
+    for (const tool of tools) if (this.known.has(tool) && !watched.has(tool)) watched.set(tool, 0);
+    if (watched.size > 0) remember(this.sinceCheck, partition, watched, MAX_PARTITIONS);
+  }
+
+  /** These tools' effects are judged (or nothing of theirs is applied): stop counting for them. */
+  unwatch(partition: string, tools: readonly string[]): void {
+    const watched = this.sinceCheck.get(partition);
+    if (!watched) return;
+    for (const tool of tools) watched.delete(tool);
+    if (watched.size === 0) this.sinceCheck.delete(partition);
+  }
+
+  /**
+   * The watched tools of a partition with at least `min` calls, misses and confusions since their
+   * effect was last checked, in tool order; their counts start again from nothing. O(tools watched).
+   */
+  effectDue(partition: string, min: number): string[] {
+    const watched = this.sinceCheck.get(partition);
+    if (!watched || watched.size === 0) return [];
+    const due = this.tools.filter((tool) => (watched.get(tool) ?? 0) >= min);
+    for (const tool of due) watched.set(tool, 0);
+    return due;
+  }
+
+  /** A watched tool's count since its effect was last checked (`undefined`: not watched). */
+  sinceEffectCheck(partition: string, tool: string): number | undefined {
+    return this.sinceCheck.get(partition)?.get(tool);
+  }
+
+  private countForEffects(
+    turn: TurnRecord,
+    found: ReadonlyMap<string, { misses: unknown[]; confusions: unknown[] }>,
+  ): void {
+    const watched = this.sinceCheck.get(turn.partition);
+    if (!watched || watched.size === 0) return;
+    for (const [tool, n] of watched) {
+      const td = found.get(tool);
+      const calls = turn.calls.filter((c) => c.tool === tool).length;
+      watched.set(tool, n + calls + (td ? td.misses.length + td.confusions.length : 0));
+    }
   }
 
   private partitionCounts(partition: string): Map<string, ToolTally> {

@@ -1,8 +1,6 @@
 import { HumanMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { createLessonsNodes } from "../../../src/graph/lessons-graph.js";
 import { rankByCoverage } from "../../../src/learn/coverage.js";
 import { DeterministicProposer } from "../../../src/learn/deterministic-proposer.js";
@@ -14,7 +12,7 @@ import { timeOrderedId } from "../../../src/ledger/keys.js";
 import { Ledger } from "../../../src/ledger/ledger.js";
 import type { Revision } from "../../../src/ledger/schema.js";
 import { ToolIndex } from "../../../src/routing/tool-index.js";
-import { maskArgs, maskText, valueFingerprints } from "../../../src/text/mask.js";
+import { type ShopCall, shopTools, shopTurns } from "../../helpers/shop-world.js";
 
 /**
  * One review run (`runReview`) and its two adapters: `LessonManager.review()` and the graph's learn
@@ -23,30 +21,7 @@ import { maskArgs, maskText, valueFingerprints } from "../../../src/text/mask.js
  */
 
 const P = "default";
-const ok = async () => "ok";
-const TOOLS = [
-  tool(ok, {
-    name: "lookup_order",
-    description: "Look up an order by its id and show its status.",
-    schema: z.object({ order_id: z.string() }),
-  }),
-  tool(ok, {
-    name: "refund_order",
-    description: "Refund an order to the customer's card.",
-    schema: z.object({ order_id: z.string(), amount: z.number() }),
-  }),
-  tool(ok, {
-    name: "track_parcel",
-    description: "Track a parcel shipment with the carrier.",
-    schema: z.object({ tracking_no: z.string() }),
-  }),
-];
-
-interface Call {
-  tool: string;
-  args: Record<string, unknown>;
-  error?: string;
-}
+const TOOLS = shopTools("lookup_order", "refund_order", "track_parcel");
 
 /** A ledger with the tools registered, and one user turn written as the recorder writes it. */
 async function world() {
@@ -55,47 +30,9 @@ async function world() {
   await registerTools(ledger, TOOLS);
   const index = new ToolIndex({ ledger });
   const key = await ledger.fingerprintKey();
-  let seq = 0;
-  const turn = async (threadId: string, request: string, calls: Call[]): Promise<void> => {
-    seq += 1;
-    const requestId = `req-${seq}`;
-    const values = calls.map((c) => c.args);
-    const masked = maskText(request, values);
-    const offered = await index.route(P, request, { k: 2 });
-    await ledger.appendRoutes([{ partition: P, threadId, requestId, offered, allSent: false, k: 2 }]);
-    const outcome = (c: Call) => (c.error === undefined ? ("success" as const) : ("error" as const));
-    await ledger.appendCalls(
-      calls.map((c) => ({
-        partition: P,
-        tool: c.tool,
-        runId: `run-${seq}`,
-        threadId,
-        requestId,
-        request: masked,
-        args: maskArgs(c.args),
-        fingerprints: valueFingerprints(c.args, key),
-        outcome: outcome(c),
-        ...(c.error !== undefined
-          ? { errorClass: "validation" as const, errorMessage: maskText(c.error, values) }
-          : {}),
-        source: "api" as const,
-      })),
-    );
-    const servedBy = [...calls].reverse().find((c) => c.error === undefined)?.tool;
-    await ledger.appendTurns([
-      {
-        partition: P,
-        threadId,
-        requestId,
-        request: masked,
-        calls: calls.map((c) => ({
-          tool: c.tool,
-          outcome: outcome(c),
-          ...(c.error !== undefined ? { errorClass: "validation" as const } : {}),
-        })),
-        ...(servedBy !== undefined ? { servedBy } : {}),
-      },
-    ]);
+  const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
+  const turn = async (threadId: string, request: string, calls: ShopCall[]): Promise<void> => {
+    await write(request, calls, { threadId });
   };
   return { ledger, index, turn };
 }

@@ -95,4 +95,30 @@ describe("EvidenceTally", () => {
     tally.turn(turn("p", "a", [["refund_order", true]]));
     expect(tally.of("p", "refund_order").misses).toBe(0);
   });
+
+  it("counts a watched tool's calls for its effect check, only while watched, and starts again once due", () => {
+    const tally = new EvidenceTally({ tools: TOOLS });
+    tally.turn(turn("p", "w0", [["lookup_order", true]]));
+    expect(tally.sinceEffectCheck("p", "lookup_order")).toBeUndefined();
+    tally.watch("p", ["lookup_order", "not_a_tool"]);
+    expect(tally.sinceEffectCheck("p", "not_a_tool")).toBeUndefined();
+    for (let i = 0; i < 3; i++)
+      tally.turn(
+        turn("p", `w${i + 1}`, [
+          ["lookup_order", false],
+          ["lookup_order", true],
+          ["refund_order", true],
+        ]),
+      );
+    expect(tally.sinceEffectCheck("p", "lookup_order")).toBe(6);
+    expect(tally.effectDue("p", 7)).toEqual([]);
+    expect(tally.effectDue("p", 6)).toEqual(["lookup_order"]);
+    expect(tally.sinceEffectCheck("p", "lookup_order")).toBe(0);
+    // Another partition is not counted; an unwatched tool is forgotten.
+    expect(tally.effectDue("q", 0)).toEqual([]);
+    tally.unwatch("p", ["lookup_order"]);
+    tally.turn(turn("p", "w9", [["lookup_order", true]]));
+    expect(tally.sinceEffectCheck("p", "lookup_order")).toBeUndefined();
+    expect(tally.effectDue("p", 0)).toEqual([]);
+  });
 });

@@ -1,7 +1,5 @@
-import { tool } from "@langchain/core/tools";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { ToolIndex } from "../../../src/routing/tool-index.js";
 import { timeOrderedId } from "../../../src/ledger/keys.js";
 import { Ledger } from "../../../src/ledger/ledger.js";
@@ -20,7 +18,7 @@ import {
   vetLessons,
 } from "../../../src/learn/review/index.js";
 import { DEFAULT_EXAMPLE_OBJECTIVE } from "../../../src/learn/what-if.js";
-import { maskArgs, maskText, valueFingerprints } from "../../../src/text/mask.js";
+import { type ShopCall, SHOP_TOOLS, shopTurns } from "../../helpers/shop-world.js";
 
 /**
  * The review's stages run on one thread's new records only (as a graph node before the agent
@@ -28,44 +26,11 @@ import { maskArgs, maskText, valueFingerprints } from "../../../src/text/mask.js
  */
 
 const P = "default";
-const ok = async () => "ok";
-const TOOLS = [
-  tool(ok, {
-    name: "lookup_order",
-    description: "Look up an order by its id and show its status.",
-    schema: z.object({ order_id: z.string() }),
-  }),
-  tool(ok, {
-    name: "refund_order",
-    description: "Refund an order to the customer's card.",
-    schema: z.object({ order_id: z.string(), amount: z.number() }),
-  }),
-  tool(ok, {
-    name: "send_email",
-    description: "Send an email to a customer.",
-    schema: z.object({ to: z.string(), body: z.string() }),
-  }),
-  tool(ok, {
-    name: "track_parcel",
-    description: "Track a parcel shipment with the carrier.",
-    schema: z.object({ tracking_no: z.string() }),
-  }),
-  tool(ok, {
-    name: "cancel_order",
-    description: "Cancel an order that has not shipped yet.",
-    schema: z.object({ order_id: z.string() }),
-  }),
-];
+const TOOLS = SHOP_TOOLS;
 const MONEY_BACK = [
   "I want my money back for the broken blender parcel, email me",
   "email me: money back on the kettle parcel",
 ];
-
-interface Call {
-  tool: string;
-  args: Record<string, unknown>;
-  error?: string;
-}
 
 async function world() {
   const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
@@ -73,51 +38,10 @@ async function world() {
   await registerTools(ledger, TOOLS);
   const index = new ToolIndex({ ledger });
   const key = await ledger.fingerprintKey();
-  let seq = 0;
+  const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
   /** One user turn, routed by the index unless `routed` is false, written as the recorder writes it. */
-  const turn = async (threadId: string, request: string, calls: Call[], routed = true): Promise<void> => {
-    seq += 1;
-    const requestId = `req-${seq}`;
-    const values = calls.map((c) => c.args);
-    const masked = maskText(request, values);
-    if (routed) {
-      const offered = await index.route(P, request, { k: 2 });
-      await ledger.appendRoutes([
-        { partition: P, threadId, requestId, request: masked, offered, allSent: false, k: 2 },
-      ]);
-    }
-    await ledger.appendCalls(
-      calls.map((c) => ({
-        partition: P,
-        tool: c.tool,
-        runId: `run-${seq}`,
-        threadId,
-        requestId,
-        request: masked,
-        args: maskArgs(c.args),
-        fingerprints: valueFingerprints(c.args, key),
-        outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-        ...(c.error !== undefined
-          ? { errorClass: "validation" as const, errorMessage: maskText(c.error, values) }
-          : {}),
-        source: "api" as const,
-      })),
-    );
-    const servedBy = [...calls].reverse().find((c) => c.error === undefined)?.tool;
-    await ledger.appendTurns([
-      {
-        partition: P,
-        threadId,
-        requestId,
-        request: masked,
-        calls: calls.map((c) => ({
-          tool: c.tool,
-          outcome: c.error === undefined ? ("success" as const) : ("error" as const),
-          ...(c.error !== undefined ? { errorClass: "validation" as const } : {}),
-        })),
-        ...(servedBy !== undefined ? { servedBy } : {}),
-      },
-    ]);
+  const turn = async (threadId: string, request: string, calls: ShopCall[], routed = true): Promise<void> => {
+    await write(request, calls, { threadId, routed });
   };
   return { ledger, index, turn };
 }
