@@ -4,7 +4,7 @@
  * system prompt, then the lessons block, as one system message) → LangGraph's `ToolNode` → back
  * to the agent, with the recorder wired into every run.
  */
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
 import type { SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -15,7 +15,12 @@ import type { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
 import { ledgerOn } from "../ledger/on-store.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
+import { DEFAULT_SERVE } from "../serve/options.js";
+import { createSearchToolsTool } from "../serve/search-tools.js";
 import { withLessonsBlock } from "../serve/system-message.js";
+import { describerOf, keptBinding, keptForCall } from "../serve/tool-set.js";
+import { TurnServer } from "../serve/turn-server.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import type { LessonsGraphOptions } from "./context.js";
 import { createLessonsGraph, createLessonsNode } from "./lessons-graph.js";
 import { bindRoutedTools } from "./route-node.js";
@@ -70,18 +75,34 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const ledger: Ledger = ledgerOn(store);
   // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
   const recorder = new ToolLessonsCallbackHandler({ ledger });
-  const lessonsOptions = { ...rest, tools, ledger, recorder };
+  const keeping = rest.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  // Cache-keeping: serving and search_tools route over one index.
+  const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;
+  const lessonsOptions = { ...rest, ...(index ? { index } : {}), tools, ledger, recorder };
   const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
+  const search = keeping
+    ? createSearchToolsTool(new TurnServer({ ...rest, ledger, ...(index ? { index } : {}) }), tools)
+    : undefined;
+  const known = new Set(tools.map((t) => t.name));
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
-    // The routed tools, each described by its card (what was learned goes into the tool's own definition).
-    const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, SHOW_EXAMPLES);
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
-    return { messages: [await bound.invoke(system ? [system, ...state.messages] : state.messages, config)] };
+    const messages = system ? [system, ...state.messages] : state.messages;
+    if (!search) {
+      // The routed tools, each described by its card (what was learned goes into the tool's own definition).
+      const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, SHOW_EXAMPLES);
+      return { messages: [await bound.invoke(messages, config)] };
+    }
+    // The thread's kept tools, grown by what search_tools found this turn, each as first sent; search_tools first.
+    const turnTools = state.routedTools.length > 0 ? state.routedTools : [...known];
+    const kept = keptForCall(state.keptTools, turnTools, describerOf(tools, state.routedCards), state.messages, known);
+    const bound = bindKept(model, keptBinding(kept, tools, [search as unknown as StructuredToolInterface]));
+    const reply = await bound.invoke(messages, config);
+    return { messages: [reply], ...(kept !== state.keptTools ? { keptTools: [...kept] } : {}) };
   };
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("lessons", lessons)
     .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
+    .addNode("tools", new ToolNode(search ? [...tools, search] : tools))
     .addEdge(START, "lessons")
     .addEdge("lessons", "agent")
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
@@ -89,4 +110,10 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     .compile({ store, ...(checkpointer ? { checkpointer } : {}) })
     .withConfig({ callbacks: [recorder] });
   return Object.assign(graph, { recorder, ledger });
+}
+
+/** The model bound with exactly these tools, in this order. */
+function bindKept(model: BaseChatModel, tools: StructuredToolInterface[]) {
+  if (!model.bindTools) throw new InvalidInput(`The chat model ${model.getName()} cannot bind tools.`);
+  return model.bindTools(tools as unknown as BindToolsInput[]);
 }
