@@ -114,7 +114,7 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     ...(keeping ? { stateSchema: KeptStateSchema } : {}),
     tools: search ? [search] : [],
     async wrapModelCall(request, handler) {
-      const kept = search ? (request.state as { keptTools?: KeptTool[] }).keptTools ?? [] : undefined;
+      const kept = search ? ((request.state as { keptTools?: KeptTool[] }).keptTools ?? []) : undefined;
       let turn: ServedTurn | undefined;
       try {
         turn = await serve(request, kept);

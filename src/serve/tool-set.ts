@@ -52,16 +52,15 @@ export function growKept(
  * author's current description first; without a card, the author's description. The same as the
  * narrowing mode sends (`withDescriptions`, `toolsForModel`).
  */
-export function describerOf(
-  tools: readonly ToolSource[],
-  cards: readonly ToolCard[],
-): (name: string) => string {
+export function describerOf(tools: readonly ToolSource[], cards: readonly ToolCard[]): (name: string) => string {
   const own = new Map(tools.map((t) => [t.name, t.description ?? ""]));
   const byName = new Map(cards.map((c) => [c.name, c]));
   return (name) => {
     const current = own.get(name) ?? "";
     const card = byName.get(name);
-    return card ? modelDescription({ ...card, author: { ...card.author, description: current } }, SHOW_EXAMPLES) : current;
+    return card
+      ? modelDescription({ ...card, author: { ...card.author, description: current } }, SHOW_EXAMPLES)
+      : current;
   };
 }
 
@@ -142,7 +141,12 @@ export function keptBinding<T extends ToolSource & object>(
       continue;
     }
     const view = Object.create(tool) as T;
-    Object.defineProperty(view, "description", { value: description, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(view, "description", {
+      value: description,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     out.push(view);
   }
   return out;

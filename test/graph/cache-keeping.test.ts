@@ -99,7 +99,7 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     expect(views[1].tools.map((t) => t.name)).toContain("send_email");
     expect(isPrefix(views[0].tools, views[1].tools)).toBe(true);
     const turn = state.messages.slice(state.messages.findLastIndex((m) => m.getType() === "human"));
-    const ran = turn.filter((m) => m.getType() === "tool").map((m) => [m.name, m.status ?? "success"]);
+    const ran = turn.filter((m) => m.getType() === "tool").map((m) => [m.name, (m as { status?: string }).status ?? "success"]);
     expect(ran).toEqual([
       [SEARCH_TOOLS_NAME, "success"],
       ["send_email", "success"],

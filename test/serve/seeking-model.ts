@@ -16,9 +16,7 @@ export interface CallView {
 }
 
 /** What the script does for a request: the tool it wants and the arguments it calls it with. */
-export type Script = (
-  request: string,
-) => { tool: string; args: Record<string, unknown>; query?: string } | undefined;
+export type Script = (request: string) => { tool: string; args: Record<string, unknown>; query?: string } | undefined;
 
 let ids = 0;
 
@@ -53,7 +51,10 @@ export class SeekingModel extends BaseChatModel {
     const last = messages[messages.length - 1];
     const has = (name: string) => this.bound.some((t) => t.name === name);
     const call = (name: string, args: Record<string, unknown>) => {
-      const message = new AIMessage({ content: "", tool_calls: [{ id: `call_${++ids}`, name, args, type: "tool_call" }] });
+      const message = new AIMessage({
+        content: "",
+        tool_calls: [{ id: `call_${++ids}`, name, args, type: "tool_call" }],
+      });
       return { generations: [{ text: "", message }] };
     };
     const answer = (text: string) => ({ generations: [{ text, message: new AIMessage(text) }] });
@@ -77,8 +78,16 @@ export class SeekingModel extends BaseChatModel {
 export const DESK_THREAD: readonly { request: string; tool: string; args: Record<string, unknown>; query?: string }[] =
   [
     { request: "Where is order ORD-482913?", tool: "lookup_order", args: { order_id: "ORD-482913" } },
-    { request: "Please refund 5 on order ORD-482913.", tool: "refund_order", args: { order_id: "ORD-482913", amount: 5 } },
-    { request: "Track the parcel of ORD-482913 with the carrier.", tool: "track_shipment", args: { order_id: "ORD-482913" } },
+    {
+      request: "Please refund 5 on order ORD-482913.",
+      tool: "refund_order",
+      args: { order_id: "ORD-482913", amount: 5 },
+    },
+    {
+      request: "Track the parcel of ORD-482913 with the carrier.",
+      tool: "track_shipment",
+      args: { order_id: "ORD-482913" },
+    },
     { request: "I forgot my password, send me a reset link.", tool: "reset_password", args: { email: "a@b.test" } },
     { request: "What plan is my account on, and since when?", tool: "get_account", args: { email: "a@b.test" } },
     { request: "Where is order ORD-771204?", tool: "lookup_order", args: { order_id: "ORD-771204" } },
