@@ -13,6 +13,10 @@ import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
 export interface CallView {
   tools: { name: string; description: string }[];
   system: string;
+  /** The tools exactly as bound (for serializing them as a provider sees them). */
+  bound: readonly BindToolsInput[];
+  /** The messages of the call, system message included. */
+  messages: readonly BaseMessage[];
 }
 
 /** What the script does for a request: the tool it wants and the arguments it calls it with. */
@@ -25,6 +29,7 @@ export class SeekingModel extends BaseChatModel {
     readonly script: Script,
     readonly views: CallView[] = [],
     readonly bound: readonly { name: string; description: string }[] = [],
+    readonly raw: readonly BindToolsInput[] = [],
   ) {
     super({});
   }
@@ -38,12 +43,17 @@ export class SeekingModel extends BaseChatModel {
       const named = t as { name?: unknown; description?: unknown };
       return { name: String(named.name), description: typeof named.description === "string" ? named.description : "" };
     });
-    return new SeekingModel(this.script, this.views, bound);
+    return new SeekingModel(this.script, this.views, bound, tools);
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const system = messages.find((m) => m.getType() === "system");
-    this.views.push({ tools: [...this.bound], system: system ? String(system.content) : "" });
+    this.views.push({
+      tools: [...this.bound],
+      system: system ? String(system.content) : "",
+      bound: this.raw,
+      messages: [...messages],
+    });
     let h = messages.length - 1;
     while (h >= 0 && messages[h].getType() !== "human") h -= 1;
     const request = h >= 0 ? String(messages[h].content) : "";
