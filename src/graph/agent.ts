@@ -4,7 +4,7 @@
  * system prompt, then the lessons block, as one system message) → LangGraph's `ToolNode` → back
  * to the agent, with the recorder wired into every run.
  */
-import type { BaseChatModel, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -18,11 +18,11 @@ import { SHOW_EXAMPLES } from "../prompt/describe.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
 import { createSearchToolsTool } from "../serve/search-tools.js";
 import { withLessonsBlock } from "../serve/system-message.js";
-import { describerOf, keptBinding, keptForCall } from "../serve/tool-set.js";
 import { TurnServer } from "../serve/turn-server.js";
 import { ToolIndex } from "../routing/tool-index.js";
 import type { LessonsGraphOptions } from "./context.js";
 import { createLessonsGraph, createLessonsNode } from "./lessons-graph.js";
+import { bindKeptTools } from "./kept-tools.js";
 import { bindRoutedTools } from "./route-node.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 
@@ -83,7 +83,6 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const search = keeping
     ? createSearchToolsTool(new TurnServer({ ...rest, ledger, ...(index ? { index } : {}) }), tools)
     : undefined;
-  const known = new Set(tools.map((t) => t.name));
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
     const messages = system ? [system, ...state.messages] : state.messages;
@@ -93,11 +92,8 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
       return { messages: [await bound.invoke(messages, config)] };
     }
     // The thread's kept tools, grown by what search_tools found this turn, each as first sent; search_tools first.
-    const turnTools = state.routedTools.length > 0 ? state.routedTools : [...known];
-    const kept = keptForCall(state.keptTools, turnTools, describerOf(tools, state.routedCards), state.messages, known);
-    const bound = bindKept(model, keptBinding(kept, tools, [search as unknown as StructuredToolInterface]));
-    const reply = await bound.invoke(messages, config);
-    return { messages: [reply], ...(kept !== state.keptTools ? { keptTools: [...kept] } : {}) };
+    const { bound, keptTools } = bindKeptTools(model, tools, state, search as unknown as StructuredToolInterface);
+    return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("lessons", lessons)
@@ -110,10 +106,4 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     .compile({ store, ...(checkpointer ? { checkpointer } : {}) })
     .withConfig({ callbacks: [recorder] });
   return Object.assign(graph, { recorder, ledger });
-}
-
-/** The model bound with exactly these tools, in this order. */
-function bindKept(model: BaseChatModel, tools: StructuredToolInterface[]) {
-  if (!model.bindTools) throw new InvalidInput(`The chat model ${model.getName()} cannot bind tools.`);
-  return model.bindTools(tools as unknown as BindToolsInput[]);
 }

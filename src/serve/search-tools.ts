@@ -18,9 +18,9 @@ import { oneLine } from "../internal.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
-import { DEFAULT_SERVE } from "./options.js";
 import { describerOf, SEARCH_TOOLS_NAME, type KeptTool, type SearchToolsArtifact } from "./tool-set.js";
-import type { TurnServer } from "./turn-server.js";
+import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
+import { TurnServer } from "./turn-server.js";
 
 /** The arguments of `search_tools`. */
 export const SearchToolsInputSchema = z.object({
@@ -40,12 +40,14 @@ export const SEARCH_TOOLS_DESCRIPTION =
   "with what you need a tool for. The tools it names can be called from your next step on.";
 
 /**
- * Make `search_tools` for one adapter: answered with `server`'s backends (its ledger, index and
+ * Make `search_tools` for one adapter (or from serving's options, e.g. `{ ledger, index }` with the
+ * index the lessons nodes route with): answered with the server's backends (its ledger, index and
  * router), its `partition` resolver and `timeoutMs`, among the agent's `tools` only (without
  * them, among the tools registered in the caller's partition). A failure or
  * a search past the bound answers "no tools found" and is reported once through the server's sink.
  */
-export function createSearchToolsTool(server: TurnServer, tools?: readonly ToolSource[]) {
+export function createSearchToolsTool(serving: TurnServer | ServeOptions, tools?: readonly ToolSource[]) {
+  const server = serving instanceof TurnServer ? serving : new TurnServer(serving);
   const given = tools && new Map(tools.filter((t) => t.name !== SEARCH_TOOLS_NAME).map((t) => [t.name, t]));
   const timeoutMs = server.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs;
   return tool(

@@ -7,7 +7,15 @@ import { HumanMessage } from "@langchain/core/messages";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { supportDeskTools } from "../../examples/support-desk.js";
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
+import { bindKeptTools } from "../../src/graph/kept-tools.js";
+import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { ToolLessonsAnnotation } from "../../src/graph/state.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
+import { createSearchToolsTool } from "../../src/serve/search-tools.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
 import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
 
@@ -99,7 +107,9 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     expect(views[1].tools.map((t) => t.name)).toContain("send_email");
     expect(isPrefix(views[0].tools, views[1].tools)).toBe(true);
     const turn = state.messages.slice(state.messages.findLastIndex((m) => m.getType() === "human"));
-    const ran = turn.filter((m) => m.getType() === "tool").map((m) => [m.name, (m as { status?: string }).status ?? "success"]);
+    const ran = turn
+      .filter((m) => m.getType() === "tool")
+      .map((m) => [m.name, (m as { status?: string }).status ?? "success"]);
     expect(ran).toEqual([
       [SEARCH_TOOLS_NAME, "success"],
       ["send_email", "success"],
@@ -109,5 +119,42 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     // The answer names tools; it never echoes the query.
     expect(answer).not.toContain(ask.query);
     expect(state.keptTools.map((t) => t.name)).toContain("send_email");
+  });
+
+  it("works the same in a graph of one's own (the lessons subgraph, bindKeptTools, a real ToolNode)", async () => {
+    const ask = {
+      request: "Tell them the mug is lovely.",
+      tool: "send_email",
+      args: { to: "a@b.test", subject: "Your mug", body: "Lovely." },
+      query: "send an email to a customer",
+    };
+    const views: CallView[] = [];
+    const model = new SeekingModel(deskScript([ask]), views);
+    const tools = supportDeskTools();
+    const ledger = new Ledger(new InMemoryStore());
+    const index = new ToolIndex({ ledger });
+    const search = createSearchToolsTool({ ledger, index }, tools);
+    const graph = new StateGraph(ToolLessonsAnnotation)
+      .addNode("lessons", createLessonsGraph({ tools, ledger, index, maxTools: 1, cacheKeeping: true }))
+      .addNode("agent", async (state, config) => {
+        const { bound, keptTools } = bindKeptTools(model, tools, state, search);
+        return { messages: [await bound.invoke(lessonsMessages(state), config)], ...(keptTools ? { keptTools } : {}) };
+      })
+      .addNode("tools", new ToolNode([...tools, search]))
+      .addEdge(START, "lessons")
+      .addEdge("lessons", "agent")
+      .addConditionalEdges("agent", toolsCondition, ["tools", END])
+      .addEdge("tools", "agent")
+      .compile({ checkpointer: new MemorySaver() });
+    for (const { request } of [...DESK_THREAD.slice(0, 4), ask]) {
+      await graph.invoke({ messages: [new HumanMessage(request)] }, config("own-1"));
+    }
+    for (let i = 1; i < views.length; i++) expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
+    const state = await graph.getState(config("own-1"));
+    const kept = state.values.keptTools.map((t: { name: string }) => t.name);
+    expect(kept.slice(0, 4)).toEqual(DESK_THREAD.slice(0, 4).map((t) => t.tool));
+    expect(kept).toContain("send_email");
+    const last = state.values.messages.at(-2);
+    expect([last.name, last.status ?? "success"]).toEqual(["send_email", "success"]);
   });
 });
