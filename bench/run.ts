@@ -15,6 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchCache } from "./cache.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchGraph } from "./graph.js";
 import { benchMasking } from "./masking.js";
@@ -47,6 +48,7 @@ const sections: Record<string, () => Promise<SectionResult>> = {
   middleware: benchMiddleware,
   graph: benchGraph,
   load: benchLoad,
+  cache: benchCache,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

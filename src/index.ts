@@ -51,6 +51,8 @@ export { type LessonsGraphOptions } from "./graph/context.js";
 
 // ---------------------------------------------------------------- by hand: the route node, its state, the described tools
 export { bindRoutedTools, createRouteNode, type RouteNodeOptions } from "./graph/route-node.js";
+export { bindKeptTools } from "./graph/kept-tools.js";
+export { createSearchToolsTool } from "./serve/search-tools.js";
 export { type LessonsReport, ToolLessonsAnnotation, type ToolLessonsState } from "./graph/state.js";
 export { modelDescription, withDescriptions } from "./prompt/describe.js";
 

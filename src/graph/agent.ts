@@ -15,9 +15,14 @@ import type { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
 import { ledgerOn } from "../ledger/on-store.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
+import { DEFAULT_SERVE } from "../serve/options.js";
+import { createSearchToolsTool } from "../serve/search-tools.js";
 import { withLessonsBlock } from "../serve/system-message.js";
+import { TurnServer } from "../serve/turn-server.js";
+import { ToolIndex } from "../routing/tool-index.js";
 import type { LessonsGraphOptions } from "./context.js";
 import { createLessonsGraph, createLessonsNode } from "./lessons-graph.js";
+import { bindKeptTools } from "./kept-tools.js";
 import { bindRoutedTools } from "./route-node.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 
@@ -70,18 +75,30 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const ledger: Ledger = ledgerOn(store);
   // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
   const recorder = new ToolLessonsCallbackHandler({ ledger });
-  const lessonsOptions = { ...rest, tools, ledger, recorder };
+  const keeping = rest.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  // Cache-keeping: serving and search_tools route over one index.
+  const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;
+  const lessonsOptions = { ...rest, ...(index ? { index } : {}), tools, ledger, recorder };
   const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
+  const search = keeping
+    ? createSearchToolsTool(new TurnServer({ ...rest, ledger, ...(index ? { index } : {}) }), tools)
+    : undefined;
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
-    // The routed tools, each described by its card (what was learned goes into the tool's own definition).
-    const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, SHOW_EXAMPLES);
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
-    return { messages: [await bound.invoke(system ? [system, ...state.messages] : state.messages, config)] };
+    const messages = system ? [system, ...state.messages] : state.messages;
+    if (!search) {
+      // The routed tools, each described by its card (what was learned goes into the tool's own definition).
+      const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards, SHOW_EXAMPLES);
+      return { messages: [await bound.invoke(messages, config)] };
+    }
+    // The thread's kept tools, grown by what search_tools found this turn, each as first sent; search_tools first.
+    const { bound, keptTools } = bindKeptTools(model, tools, state, search as unknown as StructuredToolInterface);
+    return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("lessons", lessons)
     .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
+    .addNode("tools", new ToolNode(search ? [...tools, search] : tools))
     .addEdge(START, "lessons")
     .addEdge("lessons", "agent")
     .addConditionalEdges("agent", toolsCondition, ["tools", END])

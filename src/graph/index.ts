@@ -8,6 +8,8 @@ export { classifyTurn, createClassifyNode, finishedTurns, type TurnView } from "
 export { DEFAULT_LESSONS_GRAPH, type LessonsGraphOptions } from "./context.js";
 export { ledgerOn } from "../ledger/on-store.js";
 export { createInjectNode } from "./inject.js";
+export { bindKeptTools, type KeptToolsState } from "./kept-tools.js";
+export { createSearchToolsTool } from "../serve/search-tools.js";
 export {
   createLessonsGraph,
   createLessonsNode,

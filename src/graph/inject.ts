@@ -16,6 +16,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
 import type { ToolCard } from "../ledger/schema.js";
 import { requestIdFor } from "../record/request.js";
+import { DEFAULT_SERVE } from "../serve/options.js";
+import { describerOf, growKept, type KeptTool } from "../serve/tool-set.js";
 import type { LessonsRuntime } from "./context.js";
 import { emptyReport, type LessonsReport } from "./state.js";
 
@@ -24,6 +26,8 @@ export interface InjectState {
   messages: BaseMessage[];
   lessonsTurn?: string;
   lessonsReport?: LessonsReport;
+  /** The thread's kept tools (cache-keeping mode). */
+  keptTools?: KeptTool[];
 }
 
 /** The steps of serving that read or write the ledger: one failing sets the report's `ledgerFailed`. */
@@ -36,6 +40,8 @@ export interface InjectUpdate {
   lessonsPrompt: string;
   lessonsTurn: string;
   lessonsReport: LessonsReport;
+  /** Cache-keeping mode: the thread's kept tools grown by this turn's (unset otherwise). */
+  keptTools?: KeptTool[];
 }
 
 /**
@@ -49,10 +55,13 @@ export async function injectTurn(
   partition?: string,
 ): Promise<InjectUpdate | undefined> {
   const store = (config as { store?: BaseStore } | undefined)?.store;
+  const keeping = runtime.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  const kept = state.keptTools ?? [];
   const served = await runtime.server.serve(
     {
       messages: state.messages,
       tools: runtime.options.tools,
+      ...(keeping ? { kept: kept.map((t) => t.name) } : {}),
       ...(partition !== undefined ? { partition } : {}),
       ...(store ? { store } : {}),
     },
@@ -66,8 +75,14 @@ export async function injectTurn(
     blockTokens: served.block.tokens,
     cut: served.block.cut,
   };
+  const all = runtime.options.tools.map((t) => t.name);
+  // Cache-keeping: the turn's tools join the thread's set, each frozen as it is described now.
+  const keptTools = keeping
+    ? [...growKept(kept, served.tools ?? all, describerOf(runtime.options.tools, served.shownCards), new Set(all))]
+    : undefined;
   return {
-    routedTools: served.tools ?? runtime.options.tools.map((t) => t.name),
+    ...(keptTools ? { keptTools } : {}),
+    routedTools: served.tools ?? all,
     routedCards: served.shownCards,
     lessonsPrompt: served.block.text,
     lessonsTurn: served.requestId,

@@ -87,7 +87,7 @@ export function createLessonsNode(options: LessonsGraphOptions) {
     }
     const served = await injectTurn(
       runtime,
-      { messages: state.messages, lessonsReport: report },
+      { messages: state.messages, lessonsReport: report, ...(state.keptTools ? { keptTools: state.keptTools } : {}) },
       config,
       context?.partition,
     );
@@ -108,6 +108,7 @@ function changedFields(state: LessonsNodeState, next: Partial<LessonsNodeState>)
 const defaults: Record<string, (() => unknown) | undefined> = {
   routedTools: () => [],
   routedCards: () => [],
+  keptTools: () => [],
   lessonsPrompt: () => "",
   lessonsTurn: () => "",
   lessonSignals: () => [],

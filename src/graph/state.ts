@@ -4,6 +4,7 @@ import { withLangGraph } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import type { EffectVerdict } from "../learn/effect.js";
 import type { ToolCard } from "../ledger/schema.js";
+import type { KeptTool } from "../serve/tool-set.js";
 
 /**
  * What classify found for one turn: the kinds of signal and the tools they are about. Names and
@@ -97,6 +98,11 @@ export const LessonsStateFields = {
    * where nothing was learned about the routed tools.
    */
   routedCards: last<ToolCard[]>(() => []),
+  /**
+   * Cache-keeping mode (`cacheKeeping`): the thread's tools in the order they were added, each with
+   * the description it was first sent with; it only grows within a thread. Empty otherwise.
+   */
+  keptTools: last<KeptTool[]>(() => []),
 };
 
 /**
@@ -128,4 +134,5 @@ export const ToolLessonsZodState = z.object({
   lessonsCalls: z.number().default(0),
   lessonsReport: z.custom<LessonsReport>().default(emptyReport),
   routedCards: z.custom<ToolCard[]>().default(() => []),
+  keptTools: z.array(z.object({ name: z.string(), description: z.string() })).default([]),
 });

@@ -8,13 +8,17 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
 import { getConfig } from "@langchain/langgraph";
+import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
+import { z } from "zod";
 import type { ToolSource } from "../ledger/cards.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { requestIdFor } from "../record/request.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { withLessonsBlock } from "../serve/system-message.js";
+import { createSearchToolsTool } from "../serve/search-tools.js";
+import { describerOf, keptForCall, type KeptTool, SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
 import { TurnServer } from "../serve/turn-server.js";
 import type { ServeConfig, ServedTurn } from "../serve/types.js";
 import { type RequestTool, requestToolName, toolsForModel } from "./tools-view.js";
@@ -63,15 +67,23 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
   const served = new Map<string, Promise<ServedTurn>>();
 
   /** Serve the request once; every model call of the request reuses it. */
-  function serve(request: {
-    messages: Parameters<TurnServer["serve"]>[0]["messages"];
-    tools: readonly RequestTool[];
-    runtime: unknown;
-  }): Promise<ServedTurn> {
+  function serve(
+    request: {
+      messages: Parameters<TurnServer["serve"]>[0]["messages"];
+      tools: readonly RequestTool[];
+      runtime: unknown;
+    },
+    kept?: readonly KeptTool[],
+  ): Promise<ServedTurn> {
     const runtime = request.runtime as RuntimeView;
     const config = configOf(runtime);
-    const tools = request.tools.flatMap((t) => (requestToolName(t) === undefined ? [] : [t as ToolSource]));
-    const input = { messages: request.messages, tools, ...(runtime.store ? { store: runtime.store } : {}) };
+    const tools = agentTools(request.tools);
+    const input = {
+      messages: request.messages,
+      tools,
+      ...(runtime.store ? { store: runtime.store } : {}),
+      ...(kept ? { kept: kept.map((t) => t.name) } : {}),
+    };
     const threadId = typeof config.configurable?.thread_id === "string" ? config.configurable.thread_id : undefined;
     const requestId = requestIdFor(threadId, request.messages);
     let caller: string | undefined;
@@ -93,12 +105,19 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     return pending;
   }
 
+  const keeping = options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  const search = keeping ? createSearchToolsTool(server) : undefined;
+
   return createMiddleware({
     name: options.name ?? DEFAULT_TOOL_LESSONS_MIDDLEWARE.name,
+    // Cache-keeping: the thread's kept tools live in the agent's state, so a checkpointer keeps them.
+    ...(keeping ? { stateSchema: KeptStateSchema } : {}),
+    tools: search ? [search] : [],
     async wrapModelCall(request, handler) {
+      const kept = search ? ((request.state as { keptTools?: KeptTool[] }).keptTools ?? []) : undefined;
       let turn: ServedTurn | undefined;
       try {
-        turn = await serve(request);
+        turn = await serve(request, kept);
       } catch (error) {
         // Anything unforeseen in serving: the call goes on as the agent made it.
         server.reporter.report(
@@ -108,11 +127,64 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
         );
       }
       if (!turn || turn.status !== "served") return handler(request);
-      const tools = toolsForModel(request.tools, turn.tools, turn.shownCards, SHOW_EXAMPLES);
       const systemMessage = withLessonsBlock(request.systemMessage, turn.block.text) ?? request.systemMessage;
-      return handler({ ...request, tools: tools as typeof request.tools, systemMessage });
+      if (!kept) {
+        const tools = toolsForModel(request.tools, turn.tools, turn.shownCards, SHOW_EXAMPLES);
+        return handler({ ...request, tools: tools as typeof request.tools, systemMessage });
+      }
+      const own = agentTools(request.tools);
+      const known = new Set(own.map((t) => t.name));
+      const grown = keptForCall(
+        kept,
+        turn.tools ?? [...known],
+        describerOf(own, turn.shownCards),
+        request.messages,
+        known,
+      );
+      const tools = keptTools(request.tools, grown);
+      const reply = await handler({ ...request, tools: tools as typeof request.tools, systemMessage });
+      // The grown set goes into the thread's state; the reply goes on as the model gave it.
+      return grown === kept ? reply : new Command({ update: { keptTools: [...grown] } });
     },
   });
+}
+
+/** The middleware's own state: the thread's kept tools (cache-keeping mode; empty otherwise). */
+const KeptStateSchema = z.object({
+  keptTools: z.array(z.object({ name: z.string(), description: z.string() })).default([]),
+});
+
+/** The agent's own tools in a request (named; not `search_tools`). */
+function agentTools(tools: readonly RequestTool[]): ToolSource[] {
+  return tools.flatMap((t) => {
+    const name = requestToolName(t);
+    return name === undefined || name === SEARCH_TOOLS_NAME ? [] : [t as ToolSource];
+  });
+}
+
+/**
+ * The tools of a cache-keeping model call: `search_tools` first, then the kept tools in their kept
+ * order, each as first described (a plain definition where that differs from the registered
+ * tool's own, see `toolsForModel`), then the tools without a name (a provider's), as they are.
+ */
+function keptTools(tools: readonly RequestTool[], kept: readonly KeptTool[]): RequestTool[] {
+  const byName = new Map<string, RequestTool>();
+  const unnamed: RequestTool[] = [];
+  for (const tool of tools) {
+    const name = requestToolName(tool);
+    if (name === undefined) unnamed.push(tool);
+    else byName.set(name, tool);
+  }
+  const out: RequestTool[] = [];
+  const search = byName.get(SEARCH_TOOLS_NAME);
+  if (search) out.push(search);
+  for (const { name, description } of kept) {
+    const tool = byName.get(name);
+    if (!tool || name === SEARCH_TOOLS_NAME) continue;
+    const own = (tool as { description?: unknown }).description;
+    out.push(own === description ? tool : { name, description, schema: (tool as { schema?: unknown }).schema });
+  }
+  return [...out, ...unnamed];
 }
 
 /** What the middleware reads of langchain's runtime (`configurable` is there at run time, though not typed). */

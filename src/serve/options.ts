@@ -72,6 +72,21 @@ export interface ServeOptions {
    */
   timeoutMs?: number;
   /**
+   * Cache-keeping tool search: the tools bound for a thread only grow (the first turn's routed
+   * set, then each tool routed later or found by the `search_tools` tool the model is given,
+   * appended), each sent as it was described when first added, so the prompt's cached prefix
+   * survives from one model call to the next. The system block then holds the binding rules and
+   * guidelines of the thread's tools, without the per-request retrieved rules. Off: the tools are
+   * narrowed to each request's routed set. See docs/middleware.md.
+   * @default false
+   */
+  cacheKeeping?: boolean;
+  /**
+   * Most tools one `search_tools` answer names (cache-keeping mode).
+   * @default 3
+   */
+  searchResults?: number;
+  /**
    * Where a degraded turn is reported (stage `"serve"`): once per kind of failure, redacted.
    * Never thrown into the run.
    * @default console.warn with a "[tool-lessons]" prefix
@@ -87,4 +102,6 @@ export const DEFAULT_SERVE = Object.freeze({
   captureEdicts: true,
   maxTokens: 1500,
   timeoutMs: DEFAULT_TIME_BOUND_MS,
+  cacheKeeping: false,
+  searchResults: 3,
 });

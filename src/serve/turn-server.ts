@@ -151,11 +151,13 @@ export class TurnServer {
         skipped = undefined;
       }
     }
-    const sent = routing
+    const routedSent = routing
       ? names.length > 0
         ? routing.tools.filter((t) => names.includes(t))
         : [...routing.tools]
       : names;
+    // Cache-keeping: the thread's tools first, in their kept order, then what routing adds.
+    const sent = input.kept ? [...new Set([...input.kept, ...routedSent])] : routedSent;
 
     const record = async (): Promise<void> => {
       if (!ledger) return;
@@ -182,7 +184,8 @@ export class TurnServer {
     // The route record and the reads are independent: one round trip of the store's latency, not two.
     const [, lessons] = await Promise.all([record(), read()]);
     const retrieved: BlockRule[] = [];
-    if (ledger && lessons && lessons.rules.some((r) => r.priority === "normal")) {
+    // Rules retrieved for each request would change the block every turn: a kept thread goes without them.
+    if (ledger && lessons && !input.kept && lessons.rules.some((r) => r.priority === "normal")) {
       const docs = await budget.step("retrieval", () =>
         this.backends.retriever(ledger).retrieve(turn.text, { partition }),
       );

@@ -24,6 +24,13 @@ export interface ServeInput {
    * @default resolved from the run's config
    */
   partition?: string;
+  /**
+   * Cache-keeping mode: the names of the tools the thread already holds, in their kept order. The
+   * tools sent are these, then the routed ones not among them; the block is rendered for all of
+   * them and carries no per-request retrieved rules, so it changes only when a lesson does.
+   * @default none: the routed tools only
+   */
+  kept?: readonly string[];
   /** The run's store (a graph's `config.store`, `createAgent`'s runtime store), when there is one. */
   store?: BaseStore;
   /**

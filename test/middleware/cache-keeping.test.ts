@@ -1,0 +1,80 @@
+/**
+ * Cache-keeping mode through `createAgent` + `toolLessonsMiddleware({ cacheKeeping: true })`: the
+ * tools of a thread only grow, in a stable order, each as first described, across turns whose
+ * routed sets differ; `search_tools` (the middleware's own tool) adds what it finds.
+ */
+import { HumanMessage } from "@langchain/core/messages";
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { supportDeskTools } from "../../examples/support-desk.js";
+import { Ledger } from "../../src/ledger/ledger.js";
+import { toolLessonsMiddleware } from "../../src/middleware/index.js";
+import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
+import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
+
+function deskAgent(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
+  const views: CallView[] = [];
+  const failures: string[] = [];
+  const ledger = new Ledger(new InMemoryStore());
+  const agent = createAgent({
+    model: new SeekingModel(deskScript(extra), views),
+    tools: supportDeskTools(),
+    checkpointer: new MemorySaver(),
+    middleware: [toolLessonsMiddleware({ ledger, maxTools: 1, cacheKeeping, onFailure: (f) => failures.push(f.kind) })],
+  });
+  return { agent, ledger, views, failures };
+}
+
+const config = (thread: string) => ({ configurable: { thread_id: thread }, context: { user_id: "erin" } });
+
+describe("toolLessonsMiddleware with cacheKeeping", () => {
+  it("never loses or reorders a bound tool across turns whose routed sets differ", async () => {
+    const { agent, ledger, views, failures } = deskAgent(true);
+    let state: { keptTools?: { name: string }[] } = {};
+    for (const { request } of DESK_THREAD) {
+      state = await agent.invoke({ messages: [new HumanMessage(request)] }, config("mw-keep-1"));
+    }
+    expect(failures).toEqual([]);
+    const routes = await ledger.listRoutes("u:erin");
+    expect(routes).toHaveLength(DESK_THREAD.length);
+    expect(new Set(routes.map((r) => r.offered[0]?.tool)).size).toBeGreaterThanOrEqual(4);
+    expect(views.length).toBeGreaterThanOrEqual(2 * DESK_THREAD.length);
+    for (let i = 1; i < views.length; i++) {
+      expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
+    }
+    const last = views[views.length - 1].tools.map((t) => t.name);
+    expect(last[0]).toBe(SEARCH_TOOLS_NAME);
+    expect(new Set(last).size).toBe(last.length);
+    for (const { tool } of DESK_THREAD) expect(last).toContain(tool);
+    expect(state.keptTools?.map((t) => t.name)).toEqual(last.slice(1));
+  });
+
+  it("narrows instead without it: the same thread's tool list changes from call to call", async () => {
+    const { agent, views } = deskAgent(false);
+    for (const { request } of DESK_THREAD) {
+      await agent.invoke({ messages: [new HumanMessage(request)] }, config("mw-narrow-1"));
+    }
+    expect(views.slice(1).filter((v, i) => !isPrefix(views[i].tools, v.tools)).length).toBeGreaterThan(0);
+    expect(views.flatMap((v) => v.tools.map((t) => t.name))).not.toContain(SEARCH_TOOLS_NAME);
+  });
+
+  it("adds the tools search_tools finds to the thread's set, for the next model call", async () => {
+    const ask = {
+      request: "Tell them the mug is lovely.",
+      tool: "send_email",
+      args: { to: "a@b.test", subject: "Your mug", body: "Lovely." },
+      query: "send an email to a customer",
+    };
+    const { agent, views } = deskAgent(true, [ask]);
+    await agent.invoke({ messages: [new HumanMessage(DESK_THREAD[0].request)] }, config("mw-search-1"));
+    views.length = 0;
+    const state = await agent.invoke({ messages: [new HumanMessage(ask.request)] }, config("mw-search-1"));
+    expect(views[0].tools.map((t) => t.name)).not.toContain("send_email");
+    expect(views[1].tools.map((t) => t.name)).toContain("send_email");
+    expect(isPrefix(views[0].tools, views[1].tools)).toBe(true);
+    const turn = state.messages.slice(state.messages.findLastIndex((m) => m.getType() === "human"));
+    expect(turn.filter((m) => m.getType() === "tool").map((m) => m.name)).toEqual([SEARCH_TOOLS_NAME, "send_email"]);
+    expect(state.keptTools.map((t) => t.name)).toContain("send_email");
+  });
+});
