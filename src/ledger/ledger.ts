@@ -308,7 +308,9 @@ export class Ledger {
   /** Turn records, oldest first; their request reads word tokens as {@link Ledger.listCalls} does. */
   async listTurns(partition: string, options: ListOptions = {}): Promise<TurnRecord[]> {
     const [rows, words] = await Promise.all([this.turns.list(partition, options), this.releasedWords(partition)]);
-    return rows.map((row) => (row.request.includes("<w:") ? { ...row, request: resolveWordTokens(row.request, words) } : row));
+    return rows.map((row) =>
+      row.request.includes("<w:") ? { ...row, request: resolveWordTokens(row.request, words) } : row,
+    );
   }
 
   /**

@@ -7,7 +7,8 @@ import { allowedWords, type AllowedWords, wordRuns } from "./vocabulary.js";
  * may be kept. Pure functions: the state that decides when a word is released lives in the
  * recorder (`record/word-releases.ts`), the released words in the ledger.
  *
- * A text reaches this stage already masked (detectors, argument values, digits). Then each word is
+ * A text reaches this stage already masked (detectors, argument values, digits). Numbers written in
+ * words are masked as digits are ({@link maskNumberWords}). Then each word is
  *
  * - kept when the **static allow-list** has it: the common-word vocabulary, stopwords, the run's
  *   tool names and argument names and their parts, single letters, the letter prefix of a masked
@@ -37,7 +38,9 @@ export function foldWord(word: string): string {
  * label that no argument fingerprint uses, written in the letters `a`-`p`.
  */
 export function wordHash(word: string, key: string): string {
-  const hex = createHmac("sha256", key).update(`free-text-word\u0000${foldWord(word)}`).digest("hex");
+  const hex = createHmac("sha256", key)
+    .update(`free-text-word\u0000${foldWord(word)}`)
+    .digest("hex");
   let out = "";
   for (let i = 0; i < WORD_TOKEN_LENGTH; i++) out += String.fromCharCode(97 + parseInt(hex[i], 16));
   return out;
@@ -51,6 +54,32 @@ export function wordToken(hash: string): string {
 /** The static allow-list of stored free text for one run: see the module doc. */
 export function staticAllowedWords(toolNames: readonly string[], argNames: readonly string[]): AllowedWords {
   return allowedWords({ card: argNames, toolNames });
+}
+
+const UNITS =
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen";
+const TENS = "twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion";
+const ORDINALS =
+  "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth " +
+  "sixteenth seventeenth eighteenth nineteenth twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth " +
+  "ninetieth hundredth thousandth";
+/** A number word. */
+const NUMBER_WORD = `(?:${[UNITS, TENS, ORDINALS].join(" ").split(" ").join("|")})`;
+/** A run of number words ("nineteen eighty-two", "two thousand and one", "fourteenth"). */
+const NUMBER_WORDS = new RegExp(
+  `(?<![\\p{L}\\p{N}_])${NUMBER_WORD}(?:(?:[ \\t]*[-‐][ \\t]*|[ \\t]+(?:and[ \\t]+)?)${NUMBER_WORD})*(?![\\p{L}\\p{N}_])`,
+  "giu",
+);
+/** Number words kept when alone: they are more often words than numbers ("the one I ordered", "first"). */
+const KEPT_ALONE = new Set(["one", "first", "second"]);
+
+/**
+ * Numbers written in words, masked as digits are (`#`): a date of birth in words ("the fourteenth
+ * of March, nineteen eighty-two") is no more kept than one in digits. "one", "first" and
+ * "second" alone are kept as words.
+ */
+export function maskNumberWords(text: string): string {
+  return text.replace(NUMBER_WORDS, (run) => (KEPT_ALONE.has(run.toLowerCase()) ? run : "#"));
 }
 
 /** A word of a text the static allow-list does not hold. */
@@ -81,18 +110,19 @@ export function keepFreeText(
   isReleased: (hash: string) => boolean,
 ): KeptFreeText {
   const unlisted = new Map<string, UnlistedWord>();
+  const numbers = maskNumberWords(text);
   let out = "";
   let last = 0;
-  for (const run of wordRuns(text, allowed)) {
+  for (const run of wordRuns(numbers, allowed)) {
     if (run.verdict === "allowed") continue;
-    const word = text.slice(run.start, run.end);
+    const word = numbers.slice(run.start, run.end);
     const hash = wordHash(word, key);
     if (!unlisted.has(hash)) unlisted.set(hash, { hash, word });
     if (isReleased(hash)) continue;
-    out += text.slice(last, run.start) + wordToken(hash);
+    out += numbers.slice(last, run.start) + wordToken(hash);
     last = run.end;
   }
-  return { text: out + text.slice(last), unlisted: [...unlisted.values()] };
+  return { text: out + numbers.slice(last), unlisted: [...unlisted.values()] };
 }
 
 /**
