@@ -185,7 +185,12 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       const threadId = `t${seq}`;
       const servedBy = request.expect.find((t) => known.has(t));
       const allowed = staticAllowedWords(servedBy ? [servedBy] : [], []);
-      const masked = releases.keep(maskRequest(request.query), { partition: PARTITION, thread: threadId }, allowed, key);
+      const masked = releases.keep(
+        maskRequest(request.query),
+        { partition: PARTITION, thread: threadId },
+        allowed,
+        key,
+      );
       const offered = await index.route(PARTITION, request.query, { k });
       await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, offered, allSent: false, k }]);
       if (servedBy) {
