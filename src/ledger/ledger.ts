@@ -296,7 +296,9 @@ export class Ledger {
    * message, output) reads each word token as its released word, or `<word>` (`text/free-text.ts`).
    */
   async listCalls(partition: string, options: ListOptions & { tool?: string } = {}): Promise<CallRecord[]> {
-    const [rows, words] = await Promise.all([this.calls.list(partition, options), this.releasedWords(partition)]);
+    const rows = await this.calls.list(partition, options);
+    if (!rows.some(hasWordToken)) return rows;
+    const words = await this.releasedWords(partition);
     return rows.map((row) => resolveCall(row, words));
   }
 
@@ -307,7 +309,9 @@ export class Ledger {
 
   /** Turn records, oldest first; their request reads word tokens as {@link Ledger.listCalls} does. */
   async listTurns(partition: string, options: ListOptions = {}): Promise<TurnRecord[]> {
-    const [rows, words] = await Promise.all([this.turns.list(partition, options), this.releasedWords(partition)]);
+    const rows = await this.turns.list(partition, options);
+    if (!rows.some((row) => row.request.includes("<w:"))) return rows;
+    const words = await this.releasedWords(partition);
     return rows.map((row) =>
       row.request.includes("<w:") ? { ...row, request: resolveWordTokens(row.request, words) } : row,
     );
@@ -536,10 +540,15 @@ export class Ledger {
   }
 }
 
+/** True when a call record's free text holds a word token. */
+function hasWordToken(row: CallRecord): boolean {
+  const has = (text: string | undefined): boolean => text !== undefined && text.includes("<w:");
+  return has(row.request) || has(row.errorMessage) || has(row.output?.text);
+}
+
 /** A call record with its free text's word tokens read through the released words. */
 function resolveCall(row: CallRecord, words: ReadonlyMap<string, string>): CallRecord {
-  const has = (text: string | undefined): boolean => text !== undefined && text.includes("<w:");
-  if (!has(row.request) && !has(row.errorMessage) && !has(row.output?.text)) return row;
+  if (!hasWordToken(row)) return row;
   return {
     ...row,
     ...(row.request !== undefined ? { request: resolveWordTokens(row.request, words) } : {}),
