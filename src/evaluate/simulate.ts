@@ -8,6 +8,8 @@ import { LessonManager } from "../learn/manager.js";
 import type { Proposer } from "../learn/proposer.js";
 import type { ExampleObjective } from "../learn/example-objective.js";
 import { maskRequest } from "../text/mask.js";
+import { staticAllowedWords } from "../text/free-text.js";
+import { WordReleases } from "../record/word-releases.js";
 import type { SettingsInput } from "../settings.js";
 import { calibrateAbstain, type AbstainOptions } from "../routing/abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
@@ -172,14 +174,24 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
   const slices = split(traffic, cycles);
   let seq = 0;
+  // Requests are stored as the recorder stores them: each its own thread (one caller), words
+  // outside the static allow-list as tokens until a second thread shows them (`word-releases.ts`).
+  const releases = new WordReleases();
+  const key = await ledger.fingerprintKey();
   for (let cycle = 0; cycle < slices.length; cycle++) {
     for (const request of slices[cycle]) {
       seq += 1;
       const requestId = `r${seq}`;
       const threadId = `t${seq}`;
-      const masked = maskRequest(request.query);
-      const offered = await index.route(PARTITION, request.query, { k });
       const servedBy = request.expect.find((t) => known.has(t));
+      const allowed = staticAllowedWords(servedBy ? [servedBy] : [], []);
+      const masked = releases.keep(
+        maskRequest(request.query),
+        { partition: PARTITION, thread: threadId },
+        allowed,
+        key,
+      );
+      const offered = await index.route(PARTITION, request.query, { k });
       await ledger.appendRoutes([{ partition: PARTITION, threadId, requestId, offered, allSent: false, k }]);
       if (servedBy) {
         await ledger.appendCalls([
@@ -207,6 +219,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
         },
       ]);
     }
+    await releases.save(ledger);
     const review = await manager.review({ partition: PARTITION, autoApply: true });
     let added = 0;
     for (const r of review.revisions) {

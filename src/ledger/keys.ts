@@ -16,6 +16,7 @@ import { InvalidInput } from "../errors.js";
  * [root, partition, "reviews"]       tool name       → { through }   (review watermark)
  * [root, partition, "memory", tool]  call record id  → EvaluatedCall (the tool's memory window)
  * [root, partition, "guidelines"]    tool name       → ToolMemoryState (evaluation watermark, guideline)
+ * [root, partition, "words"]         word hash       → { word }      (released words of stored free text)
  * [root, "~meta"]                    "fingerprint-key" → { key }     (ledger-wide)
  * [root, "~meta", "fingerprint-key-candidates"]  time-ordered id → { key }
  * ```
@@ -41,6 +42,7 @@ export const COLLECTIONS = [
   "reviews",
   "memory",
   "guidelines",
+  "words",
 ] as const;
 
 export type Collection = (typeof COLLECTIONS)[number];

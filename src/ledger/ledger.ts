@@ -1,5 +1,6 @@
 import { RecordsPending } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink, type ToolLessonsFailure } from "../failure.js";
+import { resolveWordTokens } from "../text/free-text.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import { announceAppended } from "./appended.js";
@@ -10,6 +11,7 @@ import { commit, type LedgerChange } from "./collections/commit.js";
 import { FingerprintKey } from "./collections/fingerprint-key.js";
 import { listPartitions } from "./collections/partitions.js";
 import { RequestRows } from "./collections/requests.js";
+import { ReleasedWordRows } from "./collections/released-words.js";
 import { ReviewMarkRows } from "./collections/review-marks.js";
 import { RevisionRows } from "./collections/revisions.js";
 import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
@@ -139,6 +141,7 @@ export class Ledger {
   private readonly revisions: RevisionRows;
   private readonly rules: RuleRows;
   private readonly reviews: ReviewMarkRows;
+  private readonly words: ReleasedWordRows;
   private readonly memory: ToolMemoryRows;
   private readonly key: FingerprintKey;
 
@@ -163,6 +166,7 @@ export class Ledger {
     this.revisions = new RevisionRows(this.ctx);
     this.rules = new RuleRows(this.ctx);
     this.reviews = new ReviewMarkRows(this.ctx);
+    this.words = new ReleasedWordRows(this.ctx);
     this.memory = new ToolMemoryRows(this.ctx);
     this.key = new FingerprintKey(this.ctx);
   }
@@ -287,9 +291,15 @@ export class Ledger {
     return rows;
   }
 
-  /** Call records of one tool (or of every tool), oldest first. */
+  /**
+   * Call records of one tool (or of every tool), oldest first. Their free text (request, error
+   * message, output) reads each word token as its released word, or `<word>` (`text/free-text.ts`).
+   */
   async listCalls(partition: string, options: ListOptions & { tool?: string } = {}): Promise<CallRecord[]> {
-    return this.calls.list(partition, options);
+    const rows = await this.calls.list(partition, options);
+    if (!rows.some(hasWordToken)) return rows;
+    const words = await this.releasedWords(partition);
+    return rows.map((row) => resolveCall(row, words));
   }
 
   /** Tools that have call records in a partition. */
@@ -297,9 +307,28 @@ export class Ledger {
     return this.calls.tools(partition);
   }
 
-  /** Turn records, oldest first. */
+  /** Turn records, oldest first; their request reads word tokens as {@link Ledger.listCalls} does. */
   async listTurns(partition: string, options: ListOptions = {}): Promise<TurnRecord[]> {
-    return this.turns.list(partition, options);
+    const rows = await this.turns.list(partition, options);
+    if (!rows.some((row) => row.request.includes("<w:"))) return rows;
+    const words = await this.releasedWords(partition);
+    return rows.map((row) =>
+      row.request.includes("<w:") ? { ...row, request: resolveWordTokens(row.request, words) } : row,
+    );
+  }
+
+  /**
+   * The released words of a partition's stored free text, word hash → word: words records of two
+   * different threads (and callers, where several share the partition) showed. Read from the
+   * store at most every 2 s; this ledger's own writes are seen at once.
+   */
+  async releasedWords(partition: string): Promise<ReadonlyMap<string, string>> {
+    return this.words.list(partition);
+  }
+
+  /** Store released words of a partition (the recorder's writer does, `record/word-releases.ts`). */
+  async releaseWords(partition: string, words: ReadonlyMap<string, string>): Promise<void> {
+    return this.words.put(partition, words);
   }
 
   /** Route records, oldest first. */
@@ -509,4 +538,21 @@ export class Ledger {
   async pruneCalls(partition: string, tool: string, keep: number): Promise<number> {
     return this.calls.prune(partition, tool, keep);
   }
+}
+
+/** True when a call record's free text holds a word token. */
+function hasWordToken(row: CallRecord): boolean {
+  const has = (text: string | undefined): boolean => text !== undefined && text.includes("<w:");
+  return has(row.request) || has(row.errorMessage) || has(row.output?.text);
+}
+
+/** A call record with its free text's word tokens read through the released words. */
+function resolveCall(row: CallRecord, words: ReadonlyMap<string, string>): CallRecord {
+  if (!hasWordToken(row)) return row;
+  return {
+    ...row,
+    ...(row.request !== undefined ? { request: resolveWordTokens(row.request, words) } : {}),
+    ...(row.errorMessage !== undefined ? { errorMessage: resolveWordTokens(row.errorMessage, words) } : {}),
+    ...(row.output !== undefined ? { output: { ...row.output, text: resolveWordTokens(row.output.text, words) } } : {}),
+  };
 }

@@ -274,6 +274,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     return {
       id: runId,
       caller: callerInMetadata(metadata, this.resolver, this.failures),
+      userId: asString(metadata?.user_id),
       isChain,
       turnFromInput: false,
       requested: new Map(),

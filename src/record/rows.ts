@@ -10,7 +10,7 @@
  * schema pass; `test/record/rows.test.ts` parses them against the schema over the privacy corpus.
  */
 import { timeOrderedId } from "../ledger/keys.js";
-import type { CallRecord, ErrorClass, NewRecord, TurnRecord } from "../ledger/schema.js";
+import type { CallRecord, ErrorClass, NewRecord, OutputSummary, TurnRecord } from "../ledger/schema.js";
 import { trustBuilt } from "../ledger/trusted.js";
 import { gateText } from "../text/gate.js";
 import { findAimedAtModel } from "../text/injection.js";
@@ -26,6 +26,8 @@ import {
   valueFingerprints,
   withinBudget,
 } from "../text/mask.js";
+import { staticAllowedWords } from "../text/free-text.js";
+import type { AllowedWords } from "../text/vocabulary.js";
 import { clip, isRecord } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
@@ -71,6 +73,11 @@ export interface RunTrace {
   /** The run id of the top-level run. */
   id: string;
   threadId?: string;
+  /**
+   * The user id the run's metadata names, if any: only to tell callers apart when several share a
+   * partition (a stored word is released by a different thread and caller, `word-releases.ts`).
+   */
+  userId?: string;
   /** Chain root (a graph or chain): gets a turn row when it has a request. */
   isChain: boolean;
   turn?: HumanTurn;
@@ -84,6 +91,12 @@ export interface RunRows {
   turn?: NewRecord<TurnRecord>;
   refused: number;
 }
+
+/**
+ * What keeps only the words of a masked free text that may be kept (`WordReleases.keep` for the
+ * run's partition, thread and caller): `allowed` is the run's static allow-list.
+ */
+export type FreeTextKeeper = (text: string, allowed: AllowedWords) => string;
 
 /** Longest tool name recorded; a longer one is no tool a model was given. */
 const MAX_TOOL_NAME_LENGTH = 256;
@@ -130,6 +143,7 @@ export function buildRecords(
   key: string,
   rules: readonly ErrorRule[],
   memo: FingerprintMemo,
+  keepWords?: FreeTextKeeper,
 ): RunRows {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
@@ -148,7 +162,12 @@ export function buildRecords(
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
-  const request = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
+  // Free text keeps only the words that may be kept: the run's tool and argument names, the
+  // common vocabulary, words released in the partition; any other word is stored as its token.
+  const allowed = keepWords ? staticAllowedWords(toolNamesOf(root, calls), argNamesOf(argsOf.values())) : undefined;
+  const keep = (text: string): string => (keepWords && allowed ? keepWords(text, allowed) : text);
+  const masked = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
+  const request = masked !== undefined ? keep(masked) : undefined;
   // Checked on the request as the user wrote it: masking digits can hide an escaped payload.
   const requestAimed = root.turn ? findAimedAtModel(withinBudget(root.turn.text)) : undefined;
   const common = {
@@ -174,11 +193,11 @@ export function buildRecords(
       fingerprints: valueFingerprints(args, key, memo),
       outcome: call.outcome,
       ...(errorClass !== undefined ? { errorClass } : {}),
-      ...(error ? { errorMessage: clip(error.text, MAX_ERROR_LENGTH) } : {}),
+      ...(error ? { errorMessage: keep(clip(error.text, MAX_ERROR_LENGTH)) } : {}),
       ...(error?.aimed !== undefined ? { errorAimed: error.aimed } : {}),
       ...(call.latencyMs !== undefined ? { latencyMs: call.latencyMs } : {}),
       ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
-      ...(call.output ? { output: maskToolOutput(captureToolOutput(call.output.raw), masker) } : {}),
+      ...(call.output ? { output: keptOutput(maskToolOutput(captureToolOutput(call.output.raw), masker), keep) } : {}),
       source: call.source,
       at: call.at,
     };
@@ -202,4 +221,21 @@ export function buildRecords(
     id: timeOrderedId(),
   };
   return { calls: out, turn: trustBuilt(turn), refused };
+}
+
+/** An output summary with its text through the free-text keeper. */
+function keptOutput(summary: OutputSummary, keep: (text: string) => string): OutputSummary {
+  return { ...summary, text: keep(summary.text) };
+}
+
+/** The tool names of a run: its calls' and those the model asked for. */
+function toolNamesOf(root: RunTrace, calls: readonly PendingCall[]): string[] {
+  return [...new Set([...calls.map((c) => c.tool), ...[...root.requested.values()].map((r) => r.name)])];
+}
+
+/** The argument names of a run (the keys of its calls' arguments objects). */
+function argNamesOf(args: Iterable<Record<string, unknown>>): string[] {
+  const names = new Set<string>();
+  for (const a of args) for (const name of Object.keys(a)) if (names.size < 200) names.add(name);
+  return [...names];
 }

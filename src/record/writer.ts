@@ -14,6 +14,7 @@ import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } f
 import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
 import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
+import { type WordReleases, wordReleasesOf } from "./word-releases.js";
 
 /** A finished run and the partition its rows go under. */
 export interface FinishedRun {
@@ -92,6 +93,8 @@ export class RecordWriter {
   private writeFaults = 0;
   /** The write thread, when the ledger's store allows one (`writeThread`). */
   private readonly thread: ThreadWrites | undefined;
+  /** Which words of stored free text are released (one per ledger, shared with its other writers). */
+  private readonly releases: WordReleases;
   private readonly counters = {
     calls: 0,
     turns: 0,
@@ -111,6 +114,7 @@ export class RecordWriter {
     private readonly failures: RecordingFailures,
     private readonly background: boolean,
   ) {
+    this.releases = wordReleasesOf(ledger);
     if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
     // Started now, so its pool is open by the time the first run ends.
     this.thread?.start();
@@ -428,7 +432,15 @@ export class RecordWriter {
       const memo: FingerprintMemo = new Map();
       for (const { run } of runs) {
         try {
-          const rows = buildRecords(run.trace, run.partition, key, this.options.errorRules, memo);
+          const { trace, partition } = run;
+          const source = {
+            partition,
+            thread: trace.threadId ?? `run\u0000${trace.id}`,
+            ...(trace.userId !== undefined ? { caller: trace.userId } : {}),
+          };
+          const rows = buildRecords(trace, partition, key, this.options.errorRules, memo, (text, allowed) =>
+            this.releases.keep(text, source, allowed, key),
+          );
           if (rows.calls.length > 0 || rows.turn)
             built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
           this.badRecords(rows.refused, undefined);
@@ -437,6 +449,8 @@ export class RecordWriter {
         }
       }
     }
+    // Released words first: earlier rows' tokens then read as the word (`word-releases.ts`).
+    await this.releases.save(this.ledger);
     const left = await this.write(built);
     if (left.length === 0) {
       this.storeRecovered();

@@ -348,7 +348,8 @@ const PLACEHOLDER = /<[a-z_]{1,20}>/y;
 /** A word: letters, marks, digits and underscores, with an optional contraction (`don't`). */
 const WORD = /[\p{L}\p{M}\p{N}_]+(?:['’][\p{L}]{1,2})?/uy;
 
-interface WordRun {
+/** One run of word characters in a line, and its verdict. */
+export interface WordRun {
   start: number;
   end: number;
   verdict: WordVerdict;
@@ -384,7 +385,12 @@ function isFormatPrefix(word: string, line: string, end: number): boolean {
   );
 }
 
-function wordRuns(line: string, allowed: AllowedWords): WordRun[] {
+/**
+ * The word runs of a line with their verdicts: placeholders (`<value>`) are skipped, the letter
+ * prefix of a masked shape (`ORD` of `ORD-#####`) is allowed, an identifier is judged whole or by
+ * its parts. Used by the lesson rule below and by stored free text (`free-text.ts`).
+ */
+export function wordRuns(line: string, allowed: AllowedWords): WordRun[] {
   const runs: WordRun[] = [];
   for (let i = 0; i < line.length;) {
     PLACEHOLDER.lastIndex = i;

@@ -181,11 +181,20 @@ describe.each(backends)("learning end to end on a real LangGraph agent ($name)",
 
       // Two runs: each refused for the bare number, then right with the prefix.
       const run1 = await ask(ORDERS[0]);
+      // "ORD" is on no list of allowed words and one thread has shown it: stored as a token, read as <word>.
+      expect(run1.calls.map((c) => c.errorMessage)).toEqual([
+        "order_id must start with <word>-: got <value>",
+        undefined,
+      ]);
       const run2 = await ask(ORDERS[1]);
       expect(errors).toEqual([]);
       expect(run1.sent).toEqual({ lookup_order: LOOKUP_DESCRIPTION, cancel_order: CANCEL_DESCRIPTION });
-      for (const run of [run1, run2]) {
-        expect(run.calls.map((c) => [c.outcome, c.errorClass, c.errorMessage])).toEqual([
+      // A second thread showed it: released, and the first thread's row reads it too.
+      const stored = await ledger.listCalls(partition, { tool: "lookup_order" });
+      for (const thread of ["thread-1", "thread-2"]) {
+        expect(
+          stored.filter((c) => c.threadId === thread).map((c) => [c.outcome, c.errorClass, c.errorMessage]),
+        ).toEqual([
           ["error", "validation", "order_id must start with ORD-: got <value>"],
           ["success", undefined, undefined],
         ]);

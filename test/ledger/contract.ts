@@ -832,6 +832,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
       });
       await seed.configure("p", { minCalls: 5 });
       await seed.markReviewed("p", new Map([["search", goodCall.id]]));
+      await seed.releaseWords("p", new Map([["abcdefghijkl", "Springfield"]]));
       const [goodEvaluated] = await seed.putEvaluatedCalls([evaluated("p", "search", goodCall.id)]);
       const goodState = await seed.putToolMemory({
         partition: "p",
@@ -894,6 +895,11 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
           row: [[ROOT, p, "guidelines"], "zzz", { ...goodState, tool: "zzz", guideline: { coreFunction: 1 } }],
           read: (l) => l.listToolMemories("p"),
           expected: [goodState],
+        },
+        words: {
+          row: [[ROOT, p, "words"], "mnopabcdefgh", { word: 42 }],
+          read: (l) => l.releasedWords("p"),
+          expected: new Map([["abcdefghijkl", "Springfield"]]),
         },
       };
       for (const { row } of Object.values(cases)) await store.put(...row);

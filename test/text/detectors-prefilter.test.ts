@@ -24,7 +24,10 @@ describe("detector prefilters", () => {
   });
 
   it("give the same spans as the detectors without prefilters, on every text of the corpora", () => {
-    expect(corpusTexts()).toEqual(before.map((r) => r.text));
+    // Every text the fixture was written for is still in the corpora (cases added since, such as
+    // the free-text families, are not in the fixture: they were never run without prefilters).
+    const now = new Set(corpusTexts());
+    expect(before.map((r) => r.text).filter((text) => !now.has(text))).toEqual([]);
     const differ = before.filter((r) => JSON.stringify(spansOf(r.text)) !== JSON.stringify(r));
     expect(differ.map((r) => ({ text: r.text, before: r, now: spansOf(r.text) }))).toEqual([]);
   });
