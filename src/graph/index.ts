@@ -27,3 +27,4 @@ export {
   ToolLessonsZodState,
 } from "./state.js";
 export { createLearnNode } from "./learn.js";
+export { type AgentNode, withLessons } from "./with-lessons.js";
