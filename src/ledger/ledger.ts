@@ -3,6 +3,7 @@ import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink, type ToolLesso
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import { announceAppended } from "./appended.js";
+import { routesSettled } from "./route-queue.js";
 import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
 import { CardRows } from "./collections/card-rows.js";
@@ -203,6 +204,7 @@ export class Ledger {
    */
   async close(options: LedgerCloseOptions = {}): Promise<void> {
     if (this.closed) return;
+    await routesSettled(this.store);
     const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_CLOSE_OPTIONS.timeoutMs;
     const discardPending = options.discardPending ?? DEFAULT_LEDGER_CLOSE_OPTIONS.discardPending;
     const live: LedgerRecorder[] = [];
@@ -263,6 +265,8 @@ export class Ledger {
    * @throws InvalidInput when a record does not match its schema (nothing of the batch is written).
    */
   async appendRuns(runs: readonly RunRecords[]): Promise<{ calls: CallRecord[]; turns: TurnRecord[] }> {
+    // The routes serving queued off the run's path go first: a turn never lands before its route.
+    await routesSettled(this.store);
     const calls = this.calls.stamp(runs.flatMap((run) => run.calls));
     const turns = this.turns.stamp(runs.flatMap((run) => (run.turn ? [run.turn] : [])));
     if (calls.length + turns.length === 0) return { calls, turns };
@@ -275,6 +279,7 @@ export class Ledger {
 
   /** Append turn records: what a run did for one request. */
   async appendTurns(records: NewRecord<TurnRecord>[]): Promise<TurnRecord[]> {
+    await routesSettled(this.store);
     const rows = await this.turns.append(records);
     announceAppended(this.store, { kind: "turns", rows });
     return rows;
@@ -302,8 +307,9 @@ export class Ledger {
     return this.turns.list(partition, options);
   }
 
-  /** Route records, oldest first. */
+  /** Route records, oldest first (those serving queued in this process included: see `route-queue.ts`). */
   async listRoutes(partition: string, options: ListOptions = {}): Promise<RouteRecord[]> {
+    await routesSettled(this.store);
     return this.routes.list(partition, options);
   }
 
