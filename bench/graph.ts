@@ -10,7 +10,7 @@
  * traffic for two callers, with lessons applied as they are learned.
  *
  * Run alone with `npx tsx bench/graph.ts`; `benchGraph()` returns the markdown section and its
- * figures (`quietTurnVsAgentNode`: a quiet turn through the lessons node against the agent node
+ * figures (`quietTurnVsAgentNode`: a quiet turn through `createToolLessonsAgent` against the agent node
  * alone, instant model, median ratio).
  */
 import { fileURLToPath } from "node:url";
@@ -213,17 +213,17 @@ export async function benchGraph(): Promise<{ markdown: string; figures: Record<
     "## Lessons subgraph: added latency and block size",
     "",
     "`npm run bench -- graph` (`bench/graph.ts`). The demo's eight support-desk tools and scripted model, one agent",
-    "(agent → ToolNode → agent, MemorySaver, the recorder wired) without the lessons stages, with them as one node",
-    "(`createToolLessonsAgent`'s default, `createLessonsNode`) and as the compiled subgraph (`subgraph: true`,",
+    "(agent → ToolNode → agent, MemorySaver, the recorder wired) without the lessons stages, with them served in the",
+    "agent node (`createToolLessonsAgent`'s default, `withLessons`: no step of their own) and as the compiled subgraph (`subgraph: true`,",
     "`createLessonsGraph`), timed in the same run, interleaved; in-memory ledger (InMemoryStore) and index (lexical",
     "embeddings). A quiet turn is a fresh thread's first request; a turn with signals is the second request of a",
     "thread whose first had a refused call (classify → learn → inject; a review runs once a tool's evidence reaches a rule). Medians",
     "of the timed turns after 3 warm-up turns each. The machine is shared: single turns vary by tens of ms, so read",
     'the ratios within one row. "an empty node" is the same agent with a node that does nothing before the agent',
     "node: the floor of any step there (one more graph step, its checkpoint write, its callbacks). The target for a",
-    "quiet turn with an instant model is one node at most 1.15 the agent node alone (`--json`: `graph.quietTurnVsAgentNode`).",
+    "quiet turn with an instant model is at most 1.15 the agent node alone (`--json`: `graph.quietTurnVsAgentNode`).",
     "",
-    "| model | turn | turns timed | without (ms) | an empty node (ms, ratio) | one node (ms, ratio) | subgraph (ms, ratio) |",
+    "| model | turn | turns timed | without (ms) | an empty node (ms, ratio) | in the agent node (ms, ratio) | subgraph (ms, ratio) |",
     "| --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
     "",

@@ -1,8 +1,10 @@
 /**
- * `createToolLessonsAgent`: a ready agent that learns, as one compiled graph: the lessons
- * subgraph → the agent node (the routed tools bound, each described by its card; the app's own
- * system prompt, then the lessons block, as one system message) → LangGraph's `ToolNode` → back
- * to the agent, with the recorder wired into every run.
+ * `createToolLessonsAgent`: a ready agent that learns, as one compiled graph: the agent node,
+ * which serves the lessons stages in its own step on a new user turn (`withLessons`: no extra
+ * graph step) and then calls the model (the routed tools bound, each described by its card; the
+ * app's own system prompt, then the lessons block, as one system message) → LangGraph's
+ * `ToolNode` → back to the agent, with the recorder wired into every run. With `subgraph: true`
+ * the lessons subgraph runs as a node of its own before the agent node.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { SystemMessage } from "@langchain/core/messages";
@@ -21,10 +23,11 @@ import { withLessonsBlock } from "../serve/system-message.js";
 import { TurnServer } from "../serve/turn-server.js";
 import { ToolIndex } from "../routing/tool-index.js";
 import type { LessonsGraphOptions } from "./context.js";
-import { createLessonsGraph, createLessonsNode } from "./lessons-graph.js";
 import { bindKeptTools } from "./kept-tools.js";
+import { createLessonsGraph } from "./lessons-graph.js";
 import { bindRoutedTools } from "./route-node.js";
 import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
+import { withLessons } from "./with-lessons.js";
 
 /** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
 export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder"> {
@@ -36,9 +39,9 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
    */
   systemPrompt?: string | SystemMessage;
   /**
-   * Run the three stages as the compiled lessons subgraph (each a node of its own in traces and
-   * streams) instead of one node.
-   * @default false (one node: one graph step per turn; see docs/benchmarks.md)
+   * Run the three stages as the compiled lessons subgraph before the agent node (each a node of
+   * its own in traces and streams) instead of inside the agent node's step.
+   * @default false (served in the agent node: no graph step of their own; see docs/benchmarks.md)
    */
   subgraph?: boolean;
   /** The agent's tools. */
@@ -57,7 +60,8 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
 }
 
 /**
- * A compiled agent graph with the lessons subgraph before its agent node and the recorder wired
+ * A compiled agent graph whose agent node serves the lessons stages (or, with `subgraph`, the
+ * lessons subgraph before its agent node), with the recorder wired
  * (`graph.recorder`: call `await graph.recorder.flush()` before the process exits). The ledger is
  * `graph.ledger`, over `store`.
  */
@@ -79,7 +83,6 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   // Cache-keeping: serving and search_tools route over one index.
   const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;
   const lessonsOptions = { ...rest, ...(index ? { index } : {}), tools, ledger, recorder };
-  const lessons = subgraph ? createLessonsGraph(lessonsOptions) : createLessonsNode(lessonsOptions);
   const search = keeping
     ? createSearchToolsTool(new TurnServer({ ...rest, ledger, ...(index ? { index } : {}) }), tools)
     : undefined;
@@ -95,15 +98,26 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     const { bound, keptTools } = bindKeptTools(model, tools, state, search as unknown as StructuredToolInterface);
     return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
-  const graph = new StateGraph(ToolLessonsAnnotation)
-    .addNode("lessons", lessons)
-    .addNode("agent", agent)
-    .addNode("tools", new ToolNode(search ? [...tools, search] : tools))
-    .addEdge(START, "lessons")
-    .addEdge("lessons", "agent")
-    .addConditionalEdges("agent", toolsCondition, ["tools", END])
-    .addEdge("tools", "agent")
-    .compile({ store, ...(checkpointer ? { checkpointer } : {}) })
-    .withConfig({ callbacks: [recorder] });
+  const toolNodeTools = search ? [...tools, search] : tools;
+  const compile = { store, ...(checkpointer ? { checkpointer } : {}) };
+  const graph = subgraph
+    ? new StateGraph(ToolLessonsAnnotation)
+        .addNode("lessons", createLessonsGraph(lessonsOptions))
+        .addNode("agent", agent)
+        .addNode("tools", new ToolNode(toolNodeTools))
+        .addEdge(START, "lessons")
+        .addEdge("lessons", "agent")
+        .addConditionalEdges("agent", toolsCondition, ["tools", END])
+        .addEdge("tools", "agent")
+        .compile(compile)
+        .withConfig({ callbacks: [recorder] })
+    : new StateGraph(ToolLessonsAnnotation)
+        .addNode("agent", withLessons(agent, lessonsOptions))
+        .addNode("tools", new ToolNode(toolNodeTools))
+        .addEdge(START, "agent")
+        .addConditionalEdges("agent", toolsCondition, ["tools", END])
+        .addEdge("tools", "agent")
+        .compile(compile)
+        .withConfig({ callbacks: [recorder] });
   return Object.assign(graph, { recorder, ledger });
 }

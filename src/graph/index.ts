@@ -29,3 +29,4 @@ export {
   ToolLessonsZodState,
 } from "./state.js";
 export { createLearnNode } from "./learn.js";
+export { type AgentNode, withLessons } from "./with-lessons.js";

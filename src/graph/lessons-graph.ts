@@ -60,8 +60,9 @@ export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Part
 >;
 
 /**
- * The lessons stages as one node, the default of `createToolLessonsAgent`: one graph step per
- * turn, writing the same state fields as {@link createLessonsGraph}. It finds the request and
+ * The lessons stages as one node before the agent node: one graph step per turn, writing the
+ * same state fields as {@link createLessonsGraph} (`withLessons` runs this inside the agent node
+ * instead, with no step of its own: what `createToolLessonsAgent` does). It finds the request and
  * resolves the caller once; classifies (code only: the evidence tally, the new turn's edicts, the
  * thread's call count); runs the learn stage only when classify found something; then serves the
  * turn. A quiet turn is classify and serve in this one step, and writes only the fields whose

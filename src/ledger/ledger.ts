@@ -4,6 +4,7 @@ import { resolveWordTokens } from "../text/free-text.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
 import { announceAppended } from "./appended.js";
+import { routesSettled } from "./route-queue.js";
 import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
 import { CardRows } from "./collections/card-rows.js";
@@ -207,6 +208,7 @@ export class Ledger {
    */
   async close(options: LedgerCloseOptions = {}): Promise<void> {
     if (this.closed) return;
+    await routesSettled(this.store);
     const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_CLOSE_OPTIONS.timeoutMs;
     const discardPending = options.discardPending ?? DEFAULT_LEDGER_CLOSE_OPTIONS.discardPending;
     const live: LedgerRecorder[] = [];
@@ -267,6 +269,8 @@ export class Ledger {
    * @throws InvalidInput when a record does not match its schema (nothing of the batch is written).
    */
   async appendRuns(runs: readonly RunRecords[]): Promise<{ calls: CallRecord[]; turns: TurnRecord[] }> {
+    // The routes serving queued off the run's path go first: a turn never lands before its route.
+    await routesSettled(this.store);
     const calls = this.calls.stamp(runs.flatMap((run) => run.calls));
     const turns = this.turns.stamp(runs.flatMap((run) => (run.turn ? [run.turn] : [])));
     if (calls.length + turns.length === 0) return { calls, turns };
@@ -279,6 +283,7 @@ export class Ledger {
 
   /** Append turn records: what a run did for one request. */
   async appendTurns(records: NewRecord<TurnRecord>[]): Promise<TurnRecord[]> {
+    await routesSettled(this.store);
     const rows = await this.turns.append(records);
     announceAppended(this.store, { kind: "turns", rows });
     return rows;
@@ -331,8 +336,9 @@ export class Ledger {
     return this.words.put(partition, words);
   }
 
-  /** Route records, oldest first. */
+  /** Route records, oldest first (those serving queued in this process included: see `route-queue.ts`). */
   async listRoutes(partition: string, options: ListOptions = {}): Promise<RouteRecord[]> {
+    await routesSettled(this.store);
     return this.routes.list(partition, options);
   }
 

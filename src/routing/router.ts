@@ -204,7 +204,8 @@ export class ToolRouter extends BaseRetriever {
 
   /**
    * {@link ToolRouter.route} as a retriever run of `config`'s callbacks (a tracer sees the request
-   * and one document per offered tool with its rank and score); without callbacks, no run.
+   * and one document per offered tool with its rank and score); without a callback handler that
+   * listens to retriever runs (none, or only ones with `ignoreRetriever`, as the recorder), no run.
    */
   private async routeRun(
     request: string,
@@ -354,7 +355,9 @@ export class ToolRouter extends BaseRetriever {
 /** Whether callbacks hold a handler (a run with none is not worth starting). */
 function hasHandlers(callbacks: Callbacks | undefined): boolean {
   if (callbacks === undefined) return false;
-  return Array.isArray(callbacks) ? callbacks.length > 0 : callbacks.handlers.length > 0;
+  const handlers = Array.isArray(callbacks) ? callbacks : callbacks.handlers;
+  // A handler that ignores retriever runs (the recorder does) would hear nothing: no run is made for it.
+  return handlers.some((h) => !(h as { ignoreRetriever?: boolean }).ignoreRetriever);
 }
 
 /** One document per offered tool: `pageContent` the tool's name, `metadata: { tool, rank, score }`. */

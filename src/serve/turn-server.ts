@@ -16,6 +16,7 @@
  */
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { queueRoutes } from "../ledger/route-queue.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
@@ -159,10 +160,12 @@ export class TurnServer {
     // Cache-keeping: the thread's tools first, in their kept order, then what routing adds.
     const sent = input.kept ? [...new Set([...input.kept, ...routedSent])] : routedSent;
 
-    const record = async (): Promise<void> => {
-      if (!ledger) return;
-      await budget.step("route_record", () =>
-        ledger.appendRoutes([
+    if (ledger) {
+      // Off the run's path: queued, written on the next turn of the event loop, before any turn row
+      // appended over the same store (`ledger/route-queue.ts`); a failure is reported like any other.
+      queueRoutes(
+        ledger,
+        [
           {
             partition,
             threadId,
@@ -173,16 +176,19 @@ export class TurnServer {
             ...(skipped ? { skipped } : {}),
             k: this.options.maxTools ?? router?.maxTools ?? DEFAULT_SERVE.maxTools,
           },
-        ]),
+        ],
+        {
+          timeoutMs: this.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs,
+          onError: (error) => this.reporter.report("route_record", SERVE_FAILURES.route_record, error),
+        },
       );
-    };
+    }
     const read = async (): Promise<Read | undefined> => {
       if (!ledger) return undefined;
       const got = await budget.step("ledger_read", () => readLessons(ledger, partition, sent, input.lessons !== false));
       return got.ok ? got.value : undefined;
     };
-    // The route record and the reads are independent: one round trip of the store's latency, not two.
-    const [, lessons] = await Promise.all([record(), read()]);
+    const lessons = await read();
     const retrieved: BlockRule[] = [];
     // Rules retrieved for each request would change the block every turn: a kept thread goes without them.
     if (ledger && lessons && !input.kept && lessons.rules.some((r) => r.priority === "normal")) {

@@ -102,7 +102,7 @@ describe("createReactAgent with the lessons subgraph as its pre-model hook", () 
 });
 
 describe("createToolLessonsAgent", () => {
-  it("is lessons → agent → tools with the recorder wired: records land, lessons apply", async () => {
+  it("is agent (lessons served in its step) → tools with the recorder wired: records land, lessons apply", async () => {
     const store = new InMemoryStore();
     const tools = deskTools();
     const graph = createToolLessonsAgent({
@@ -179,7 +179,7 @@ describe("createToolLessonsAgent", () => {
   });
 });
 
-describe("a quiet turn costs one lessons step", () => {
+describe("a quiet turn costs no graph step of its own", () => {
   /** The graph steps of one turn, as stream mode "updates" tells them (subgraphs included): node name → its update. */
   async function steps(graph: ReturnType<typeof createToolLessonsAgent>, text: string, thread: string) {
     const out: { node: string; update: Record<string, unknown> }[] = [];
@@ -194,7 +194,7 @@ describe("a quiet turn costs one lessons step", () => {
     return out;
   }
 
-  it("quiet: one step before the agent's own, writing only what changed; with evidence: still one step, and learn runs in it", async () => {
+  it("quiet: the agent's own steps only, the lessons fields written in the first; with evidence: learn runs in that step too", async () => {
     const graph = createToolLessonsAgent({
       model: new DeskModel(),
       tools: deskTools(),
@@ -203,14 +203,18 @@ describe("a quiet turn costs one lessons step", () => {
       checkpointer: new MemorySaver(),
     });
     const quiet = await steps(graph, "Where is order ORD-482913?", "o-1");
-    expect(quiet.map((s) => s.node)).toEqual(["lessons", "agent", "tools", "agent"]);
-    // A new thread's quiet turn writes the routed tools and the turn's id; every other field keeps its value.
-    expect(Object.keys(quiet[0].update).sort()).toEqual(["lessonsTurn", "routedTools"]);
-    // Refused calls in single-turn threads: the turn after the evidence reaches the rule learns, in the same one step.
+    // The same steps as an agent without lessons: agent → tools → agent.
+    expect(quiet.map((s) => s.node)).toEqual(["agent", "tools", "agent"]);
+    // A new thread's quiet turn writes the routed tools and the turn's id beside the model's message; nothing else.
+    expect(Object.keys(quiet[0].update).sort()).toEqual(["lessonsTurn", "messages", "routedTools"]);
+    expect(quiet[0].update.routedTools).toHaveLength(2);
+    // The model step after the tool call is the same turn: no lessons field is written again.
+    expect(Object.keys(quiet[2].update)).toEqual(["messages"]);
+    // Refused calls in single-turn threads: the turn after the evidence reaches the rule learns, still in the agent's step.
     const reports: unknown[] = [];
     for (const [i, id] of ["111111", "222222", "333333"].entries()) {
       const turn = await steps(graph, `Where is order ${id}?`, `o-${i + 2}`);
-      expect(turn.filter((s) => !["agent", "tools"].includes(s.node)).map((s) => s.node)).toEqual(["lessons"]);
+      expect(turn.filter((s) => !["agent", "tools"].includes(s.node)).map((s) => s.node)).toEqual([]);
       reports.push(turn[0].update.lessonsReport);
     }
     expect(reports.some((r) => ((r as { applied?: string[] } | undefined)?.applied ?? []).length > 0)).toBe(true);

@@ -104,9 +104,11 @@ export class EvidenceTally {
       if (!REFUSED_ERROR_CLASSES.has(call.errorClass ?? "unknown")) continue;
       refused.set(call.tool, (refused.get(call.tool) ?? 0) + 1);
     }
+    const prior = before && before.id < turn.id ? before : undefined;
+    if (refused.size === 0 && !mayAddEvidence(turn, prior, route, this.known)) return;
     // Detection's own rules over this turn and the one before it in the thread: what this turn adds.
     const found = detect({
-      turns: before && before.id < turn.id ? [before, turn] : [turn],
+      turns: prior ? [prior, turn] : [turn],
       routes: route ? [route] : [],
       calls: [],
       tools: this.tools,
@@ -231,4 +233,26 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
   map.delete(key);
   map.set(key, value);
   while (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/**
+ * Whether detection over a turn (with the thread's turn before it and its request's route) can
+ * find a miss or a confusion: the conditions of `detect`'s rules, checked without running it.
+ * False means `detect` finds none, so a quiet turn (served by a tool routing offered, in a new
+ * thread) costs the tally no detection. Pure.
+ */
+export function mayAddEvidence(
+  turn: TurnRecord,
+  before: TurnRecord | undefined,
+  route: RouteRecord | undefined,
+  known: ReadonlySet<string>,
+): boolean {
+  const served = turn.servedBy;
+  if (served === undefined) return false;
+  // served_unoffered / ranked_first: routing made a choice and did not offer the tool that served.
+  if (route && !route.allSent && !route.offered.some((o) => o.tool === served)) return true;
+  if (!before || turn.threadId === undefined) return false;
+  // re_asked: the turn before never called the tool that served this one, or was served by another.
+  if (known.has(served) && !before.calls.some((c) => c.tool === served)) return true;
+  return before.servedBy !== undefined && before.servedBy !== served && known.has(before.servedBy);
 }
