@@ -105,7 +105,11 @@ export class EvidenceTally {
       refused.set(call.tool, (refused.get(call.tool) ?? 0) + 1);
     }
     const prior = before && before.id < turn.id ? before : undefined;
-    if (refused.size === 0 && !mayAddEvidence(turn, prior, route, this.known)) return;
+    if (refused.size === 0 && !mayAddEvidence(turn, prior, route, this.known)) {
+      // Nothing to detect, but a watched tool's calls still count towards its effect check.
+      this.countForEffects(turn, new Map());
+      return;
+    }
     // Detection's own rules over this turn and the one before it in the thread: what this turn adds.
     const found = detect({
       turns: prior ? [prior, turn] : [turn],
