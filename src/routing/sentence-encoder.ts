@@ -34,12 +34,20 @@ export interface SentenceEncoderEmbeddingsOptions {
    * @default 64
    */
   batchSize?: number;
+  /**
+   * Texts whose vectors are kept (the newest first out), ~2 KB each: routing embeds the same
+   * requests again (a review's what-if questions, calibration), and the encoder is deterministic.
+   * 0 keeps none.
+   * @default 10000
+   */
+  cacheSize?: number;
 }
 
 /** The defaults of {@link SentenceEncoderEmbeddingsOptions}. */
 export const DEFAULT_SENTENCE_ENCODER: Readonly<Required<SentenceEncoderEmbeddingsOptions>> = Object.freeze({
   load: () => loadSentenceEncoder(),
   batchSize: 64,
+  cacheSize: 10_000,
 });
 
 /** The optional packages, in the order they are loaded. */
@@ -120,23 +128,47 @@ export function loadSentenceEncoder(): Promise<SentenceEncoderModel> {
 export class SentenceEncoderEmbeddings extends Embeddings {
   private readonly load: () => Promise<SentenceEncoderModel>;
   private readonly batchSize: number;
+  private readonly cacheSize: number;
+  /** Text → vector, oldest first (a Map keeps insertion order). */
+  private readonly cache = new Map<string, Float32Array>();
 
   constructor(options: SentenceEncoderEmbeddingsOptions = {}) {
     super({});
     this.load = options.load ?? DEFAULT_SENTENCE_ENCODER.load;
     this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SENTENCE_ENCODER.batchSize));
+    this.cacheSize = Math.max(0, Math.floor(options.cacheSize ?? DEFAULT_SENTENCE_ENCODER.cacheSize));
   }
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
     if (documents.length === 0) return [];
-    const model = await this.load();
-    const out: number[][] = [];
-    for (let start = 0; start < documents.length; start += this.batchSize) {
-      // The encoder refuses an empty string; a blank text is a single space to it.
-      const batch = documents.slice(start, start + this.batchSize).map((d) => (d.trim() === "" ? " " : d));
-      out.push(...(await model.embed(batch)));
+    // The encoder refuses an empty string; a blank text is a single space to it.
+    const texts = documents.map((d) => (d.trim() === "" ? " " : d));
+    const known = new Map<string, number[]>();
+    for (const t of texts) {
+      const hit = this.cache.get(t);
+      if (hit !== undefined) known.set(t, Array.from(hit));
     }
-    return out;
+    const missing = [...new Set(texts.filter((t) => !known.has(t)))];
+    if (missing.length > 0) {
+      const model = await this.load();
+      for (let start = 0; start < missing.length; start += this.batchSize) {
+        const batch = missing.slice(start, start + this.batchSize);
+        const vectors = await model.embed(batch);
+        batch.forEach((text, i) => {
+          // At the encoder's own precision (float32), so a vector from the cache is the same vector.
+          const vector = Float32Array.from(vectors[i]);
+          known.set(text, Array.from(vector));
+          this.remember(text, vector);
+        });
+      }
+    }
+    return texts.map((t) => known.get(t)!);
+  }
+
+  private remember(text: string, vector: Float32Array): void {
+    if (this.cacheSize === 0) return;
+    if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(text, vector);
   }
 
   async embedQuery(document: string): Promise<number[]> {

@@ -62,8 +62,25 @@ describe("SentenceEncoderEmbeddings", () => {
     const vs = await e.embedDocuments(["film", "cash", "  ", "parcel", "movie"]);
     expect(vs).toHaveLength(5);
     expect(model.texts).toEqual([["film", "cash"], [" ", "parcel"], ["movie"]]);
-    expect(await e.embedQuery("cinema")).toEqual([1, 0, 0, 0.01]);
+    expect(await e.embedQuery("cinema")).toEqual([1, 0, 0, Math.fround(0.01)]);
     expect(await e.embedDocuments([])).toEqual([]);
+  });
+
+  it("keeps the vectors of texts it encoded (deterministic), within its cache size", async () => {
+    const model = fakeEncoder();
+    const e = new SentenceEncoderEmbeddings({ load: async () => model, cacheSize: 2 });
+    const first = await e.embedDocuments(["film", "cash", "film"]);
+    expect(model.texts).toEqual([["film", "cash"]]);
+    expect(await e.embedDocuments(["cash", "film"])).toEqual([first[1], first[0]]);
+    expect(model.texts).toHaveLength(1);
+    await e.embedQuery("parcel"); // evicts "film", the oldest
+    await e.embedQuery("film");
+    expect(model.texts.slice(1)).toEqual([["parcel"], ["film"]]);
+    const none = fakeEncoder();
+    const uncached = new SentenceEncoderEmbeddings({ load: async () => none, cacheSize: 0 });
+    await uncached.embedQuery("film");
+    await uncached.embedQuery("film");
+    expect(none.texts).toEqual([["film"], ["film"]]);
   });
 });
 
