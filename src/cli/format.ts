@@ -305,6 +305,8 @@ export function renderNoToolLines(
     x === undefined
       ? "not fitted (too few of either kind in the traffic)"
       : `AUROC ${Number.isNaN(x.auroc) ? "n/a" : x.auroc.toFixed(3)}, precision ${x.precision.toFixed(3)}, recall ${x.recall.toFixed(3)}`;
+  // Without eval requests of both kinds there is nothing to separate: no lines.
+  if (Number.isNaN(report.noTool.after.auroc)) return [];
   const lines = [
     `no tool, best score: before ${f(report.noTool.before)}; after ${f(report.noTool.after)}`,
     `no tool, fitted model: before ${f(report.abstainModel.before)}; after ${f(report.abstainModel.after)}`,
