@@ -20,7 +20,16 @@ import { STOPWORDS } from "../src/text/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/routing/blended-embeddings.js";
 import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/routing/word-embeddings.js";
 import { SentenceEncoderUnavailable } from "../src/errors.js";
-import { loadSentenceEncoder, SentenceEncoderEmbeddings } from "../src/routing/sentence-encoder.js";
+import {
+  loadSentenceEncoder,
+  SentenceEncoderEmbeddings,
+  sentenceEncoderRouting,
+} from "../src/routing/sentence-encoder.js";
+import { InMemoryStore } from "@langchain/langgraph";
+import { Ledger } from "../src/ledger/ledger.js";
+import { registerTools } from "../src/learn/register.js";
+import { ToolIndex, type ToolIndexOptions } from "../src/routing/tool-index.js";
+import { seededRandom } from "../src/internal.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");
@@ -210,6 +219,19 @@ export async function benchEmbeddings(): Promise<string> {
   for (const [name, which, f] of semantic.rows) row(name, which, f);
   const encoder = await sentenceEncoderRows(tools, single, negative);
   for (const [name, which, f] of encoder.rows) row(name, which, f);
+  if (encoder.rows.length > 0) {
+    const traffic = queries.filter((q) => q.fold !== 1 && q.source === "single");
+    for (const [name, options] of [
+      ["ToolIndex, lexical default", {}],
+      ["ToolIndex, `sentenceEncoderRouting()`", sentenceEncoderRouting()],
+    ] as Array<[string, Omit<ToolIndexOptions, "ledger">]>) {
+      row(
+        `${name}, 12 random traffic requests (folds 2-4, seed 1) as each tool's examples`,
+        "description",
+        await routeWithExamples(options, tools, traffic, single, negative),
+      );
+    }
+  }
   lines.push("");
   if (semantic.note) lines.push(semantic.note, "");
   if (encoder.note) lines.push(encoder.note, "");
@@ -352,6 +374,42 @@ async function sentenceEncoderRows(
       `Memory after loading and routing every request: RSS ${mb(after.rss)} MB (+${mb(after.rss - before.rss)} MB over before loading), heap used ${mb(after.heapUsed)} MB (+${mb(after.heapUsed - before.heapUsed)} MB; the encoder kept every request's vector for these rows, ~2 KB each). ` +
       "The rows' ms / request is wall time with the requests' vectors already computed in batches (so it is the routing alone), not the live cost.",
   };
+}
+
+/**
+ * Routes through a real `ToolIndex` with these options, each tool's card holding 12 random
+ * requests it served in `traffic` (seeded) as examples: how the preset does once tools carry
+ * their users' words, beside the lexical default given the same examples.
+ */
+async function routeWithExamples(
+  options: Omit<ToolIndexOptions, "ledger">,
+  tools: readonly MetaToolTool[],
+  traffic: readonly MetaToolQuery[],
+  single: readonly MetaToolQuery[],
+  negative: readonly MetaToolQuery[],
+): Promise<RoutingFigures> {
+  const ledger = new Ledger(new InMemoryStore());
+  await registerTools(
+    ledger,
+    tools.map((t) => ({ name: t.name, description: t.description })),
+    { partition: "p" },
+  );
+  const next = seededRandom(1);
+  for (const card of await ledger.listCards("p")) {
+    const own = traffic.filter((q) => q.expect[0] === card.name).map((q) => q.query);
+    for (let i = own.length - 1; i > 0; i--) {
+      const j = Math.floor(next() * (i + 1));
+      [own[i], own[j]] = [own[j], own[i]];
+    }
+    const examples = [...new Set(own)].slice(0, 12).map((text) => ({ text, source: "learned" as const, addedAt: 1 }));
+    await ledger.putCard({ ...card, learned: { ...card.learned, examples } });
+  }
+  const index = new ToolIndex({ ...options, ledger });
+  await index.reindex("p");
+  return scoreRanker(single, negative, async (text) => {
+    const offers = await index.route("p", text, { k: 10 });
+    return { ranked: offers.map((o) => o.tool), best: offers[0]?.score ?? 0 };
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
