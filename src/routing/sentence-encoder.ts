@@ -119,7 +119,7 @@ export function loadSentenceEncoder(): Promise<SentenceEncoderModel> {
 /**
  * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It
  * knows that "film" is near "movie" and "cheap flight" near "inexpensive airfare", which lexical
- * embeddings cannot; it costs ~6-17 ms of CPU a request against ~0.2 ms (docs/benchmarks.md).
+ * embeddings cannot; it costs tens of ms of CPU a request against well under 1 ms (docs/benchmarks.md).
  *
  * @example
  * const encoder = new SentenceEncoderEmbeddings(); // loads the bundled model on first use
@@ -209,8 +209,8 @@ export interface SentenceEncoderRouting {
  * The lexical + sentence-encoder preset for the routing index: the package's lexical embeddings
  * (fitted per partition, as the default is) blended half and half with Universal Sentence
  * Encoder lite, and each of a tool's example requests embedded on its own. Measured on MetaTool
- * (docs/benchmarks.md): clearly better top-1 than lexical alone, at ~30× the CPU per request and
- * ~100 MB more memory. Needs the optional `@energetic-ai/*` packages; nothing is loaded until the
+ * (docs/benchmarks.md): clearly better top-1 than lexical alone, at ~30 ms of CPU per request
+ * (lexical routing: well under 1 ms) and a model in memory. Needs the optional `@energetic-ai/*` packages; nothing is loaded until the
  * index first embeds, and a missing package is a {@link SentenceEncoderUnavailable} then.
  *
  * @example
