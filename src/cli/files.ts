@@ -59,5 +59,9 @@ export async function readRequests(file: string, flagName: string): Promise<Json
 
 /** Strip the file-only fields. */
 export function labelled(rows: readonly JsonlRow<FoldedRequest>[]): LabelledRequest[] {
-  return rows.map(({ value }) => ({ query: value.query, expect: value.expect }));
+  return rows.map(({ value }) => ({
+    query: value.query,
+    expect: value.expect,
+    ...(value.kind !== undefined ? { kind: value.kind } : {}),
+  }));
 }

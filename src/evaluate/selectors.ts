@@ -54,6 +54,8 @@ export interface Selection {
    * for the "no tool" AUROC; absent for a selector without scores (a chat model).
    */
   score?: number;
+  /** Its second-best score (the router's), for the score gap the fitted "no tool" model reads. */
+  second?: number;
 }
 
 /** Picks the first tool for a user turn, or `null` for none. */
@@ -182,7 +184,12 @@ export async function routerSelector(options: RouterSelectorOptions): Promise<Se
       });
       const best = offers[0];
       const tool = best !== undefined && (minScore === undefined || best.score >= minScore) ? best.tool : null;
-      return { tool, ranked: offers.map((offer) => offer.tool), score: best?.score ?? -1 };
+      return {
+        tool,
+        ranked: offers.map((offer) => offer.tool),
+        score: best?.score ?? -1,
+        second: offers[1]?.score ?? best?.score ?? -1,
+      };
     },
   };
 }

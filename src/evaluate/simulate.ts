@@ -2,6 +2,7 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod";
 import { InvalidInput } from "../errors.js";
 import { ToolIndex, type ToolIndexOptions } from "../routing/tool-index.js";
+import type { Offer } from "../ledger/schema.js";
 import { Ledger } from "../ledger/ledger.js";
 import { registerTools } from "../learn/register.js";
 import { LessonManager } from "../learn/manager.js";
@@ -11,7 +12,9 @@ import { maskRequest } from "../text/mask.js";
 import { staticAllowedWords } from "../text/free-text.js";
 import { WordReleases } from "../record/word-releases.js";
 import type { SettingsInput } from "../settings.js";
-import { calibrateAbstain, type AbstainOptions } from "../routing/abstain.js";
+import type { AbstainOptions } from "../routing/abstain.js";
+import { abstainExamples } from "../routing/abstain-model.js";
+import { figuresByKind, fitDecisions, type KindFigures, modelFigures, type RoutedEval } from "./simulate-abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
 import { seededRandom } from "../internal.js";
 
@@ -27,6 +30,8 @@ export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 export const LabelledRequestSchema = z.object({
   query: z.string(),
   expect: z.array(z.string()),
+  /** What kind of request it is (e.g. `off_topic`), for "no tool" figures per kind. */
+  kind: z.string().optional(),
 });
 export type LabelledRequest = z.infer<typeof LabelledRequestSchema>;
 
@@ -107,6 +112,14 @@ export interface SimulationReport {
    */
   noTool: { before: NoToolFigures; after: NoToolFigures };
   /**
+   * "No tool" by the fitted model (`fitAbstainModel`: score gap, the score against the partition's
+   * own calibration, request features), fitted on the traffic before and after learning; a side is
+   * absent when the traffic did not hold enough of both kinds.
+   */
+  abstainModel: { before?: NoToolFigures; after?: NoToolFigures };
+  /** Both decisions per `kind` of the eval requests, after learning; absent when no request says one. */
+  noToolByKind?: KindFigures[];
+  /**
    * Per tool with eval requests: how many of them entered the first `k` offered (`gained`) and
    * how many left it (`lost`) with learning, as counts; sorted by net loss, worst first.
    */
@@ -169,7 +182,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       calls: servedBy ? [{ tool: servedBy, outcome: "success" as const }] : [],
     };
   });
-  const thresholdBefore = await calibrateAbstain(index, PARTITION, replayed, abstain);
+  const decisionsBefore = fitDecisions(await abstainExamples(index, PARTITION, replayed, abstain), abstain);
   const lessons = { examplesAdded: 0, notForAdded: 0, withdrawn: 0 };
   const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
   const slices = split(traffic, cycles);
@@ -232,7 +245,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   }
   const afterRoutes = await routeAll(index, options.eval, k);
   const afterRanks = afterRoutes.map((r) => r.tools);
-  const thresholdAfter = await calibrateAbstain(index, PARTITION, await ledger.listTurns(PARTITION), abstain);
+  const turnsAfter = await ledger.listTurns(PARTITION);
+  const decisionsAfter = fitDecisions(await abstainExamples(index, PARTITION, turnsAfter, abstain), abstain);
   const requests = requestCounts(options.eval, beforeRanks, afterRanks, k);
 
   const cards = await ledger.listCards(PARTITION);
@@ -244,9 +258,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     maxExamplesPerTool,
     perTool: perTool(options.eval, beforeRanks, afterRanks),
     noTool: {
-      before: noToolOf(options.eval, beforeRoutes, thresholdBefore),
-      after: noToolOf(options.eval, afterRoutes, thresholdAfter),
+      before: noToolOf(options.eval, beforeRoutes, decisionsBefore.threshold),
+      after: noToolOf(options.eval, afterRoutes, decisionsAfter.threshold),
     },
+    ...abstainFigures(options.eval, beforeRoutes, afterRoutes, decisionsBefore, decisionsAfter),
     requests,
     maxNetLoss: Math.max(0, ...requests.map((r) => r.lost - r.gained)),
     cycles,
@@ -255,18 +270,37 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   };
 }
 
-/** Each request's offered tools (at least 5), best first, and the best score. */
+/** Each request's offered tools (at least 5), best first, the best score and the offers. */
 async function routeAll(
   index: ToolIndex,
   cases: readonly LabelledRequest[],
   k: number,
-): Promise<{ tools: string[]; best: number }[]> {
-  const out: { tools: string[]; best: number }[] = [];
+): Promise<{ tools: string[]; best: number; offers: Offer[] }[]> {
+  const out: { tools: string[]; best: number; offers: Offer[] }[] = [];
   for (const c of cases) {
     const offers = await index.route(PARTITION, c.query, { k: Math.max(k, 5) });
-    out.push({ tools: offers.map((o) => o.tool), best: offers[0]?.score ?? Number.NEGATIVE_INFINITY });
+    out.push({ tools: offers.map((o) => o.tool), best: offers[0]?.score ?? Number.NEGATIVE_INFINITY, offers });
   }
   return out;
+}
+
+/** The model's "no tool" figures before and after, and both decisions per kind after. */
+function abstainFigures(
+  cases: readonly LabelledRequest[],
+  before: readonly { offers: Offer[] }[],
+  after: readonly { offers: Offer[] }[],
+  decisionsBefore: ReturnType<typeof fitDecisions>,
+  decisionsAfter: ReturnType<typeof fitDecisions>,
+): Pick<SimulationReport, "abstainModel" | "noToolByKind"> {
+  const routed = (routes: readonly { offers: Offer[] }[]): RoutedEval[] =>
+    cases.map((c, i) => ({ query: c.query, expect: c.expect, kind: c.kind, offers: routes[i].offers }));
+  const byKind = figuresByKind(routed(after), decisionsAfter);
+  const modelBefore = modelFigures(routed(before), decisionsBefore.model);
+  const modelAfter = modelFigures(routed(after), decisionsAfter.model);
+  return {
+    abstainModel: { ...(modelBefore ? { before: modelBefore } : {}), ...(modelAfter ? { after: modelAfter } : {}) },
+    ...(byKind.length > 0 ? { noToolByKind: byKind } : {}),
+  };
 }
 
 function noToolOf(

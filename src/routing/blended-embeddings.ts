@@ -5,6 +5,7 @@
  */
 import { Embeddings, type EmbeddingsInterface } from "@langchain/core/embeddings";
 import { InvalidInput } from "../errors.js";
+import { LexicalEmbeddings } from "./lexical-embeddings.js";
 
 /** One part of a blend. */
 export interface BlendPart {
@@ -18,6 +19,23 @@ export interface BlendPart {
 export interface BlendedEmbeddingsOptions {
   /** The parts, in the order their vectors are concatenated. At least one. */
   parts: readonly BlendPart[];
+}
+
+/**
+ * Embeddings with a part the routing index fits on each partition's routing texts, as it fits its
+ * own lexical embeddings: {@link BlendedEmbeddings} with an unfitted {@link LexicalEmbeddings} part.
+ */
+export interface PartitionFittedEmbeddings extends EmbeddingsInterface {
+  /** Embeddings fitted on these texts (a partition's routing texts); the instance itself is unchanged. */
+  fittedOn(texts: readonly string[]): EmbeddingsInterface;
+  /** True when {@link PartitionFittedEmbeddings.fittedOn} fits anything (else the instance is used as it is). */
+  readonly fitsPerPartition: boolean;
+}
+
+/** True for embeddings the index should fit per partition (see {@link PartitionFittedEmbeddings}). */
+export function fitsPerPartition(embeddings: EmbeddingsInterface): embeddings is PartitionFittedEmbeddings {
+  const e = embeddings as Partial<PartitionFittedEmbeddings>;
+  return typeof e.fittedOn === "function" && e.fitsPerPartition === true;
 }
 
 /**
@@ -48,7 +66,7 @@ function scaleInto(out: number[], v: readonly number[], scale: number): void {
  *   ],
  * });
  */
-export class BlendedEmbeddings extends Embeddings {
+export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbeddings {
   /** The parts with their weight shares (summing to 1). */
   readonly parts: ReadonlyArray<Readonly<BlendPart>>;
 
@@ -62,6 +80,27 @@ export class BlendedEmbeddings extends Embeddings {
     }
     const total = options.parts.reduce((s, p) => s + p.weight, 0);
     this.parts = options.parts.map((p) => Object.freeze({ embeddings: p.embeddings, weight: p.weight / total }));
+  }
+
+  /** True when a part is an unfitted {@link LexicalEmbeddings}: the routing index fits it per partition. */
+  get fitsPerPartition(): boolean {
+    return this.parts.some((p) => p.embeddings instanceof LexicalEmbeddings && !p.embeddings.isFitted);
+  }
+
+  /**
+   * The same blend with each unfitted {@link LexicalEmbeddings} part replaced by one with its
+   * options fitted on `texts`; the other parts (a loaded model) are shared.
+   */
+  fittedOn(texts: readonly string[]): BlendedEmbeddings {
+    return new BlendedEmbeddings({
+      parts: this.parts.map((p) => ({
+        weight: p.weight,
+        embeddings:
+          p.embeddings instanceof LexicalEmbeddings && !p.embeddings.isFitted
+            ? new LexicalEmbeddings(p.embeddings.options).fit(texts)
+            : p.embeddings,
+      })),
+    });
   }
 
   private blend(vectors: ReadonlyArray<readonly number[]>): number[] {

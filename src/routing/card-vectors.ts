@@ -114,3 +114,23 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
   }
   return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
 }
+
+/**
+ * Consecutive groups of `vectors` (`counts[i]` vectors for group `i`) as the mean of their unit
+ * vectors: a tool's examples embedded one by one, as one example vector.
+ */
+export function meansOfUnits(vectors: readonly number[][], counts: readonly number[]): number[][] {
+  const out: number[][] = [];
+  let at = 0;
+  for (const count of counts) {
+    const group = vectors.slice(at, at + count);
+    at += count;
+    const mean = new Array<number>(group[0]?.length ?? 0).fill(0);
+    for (const v of group) {
+      const scale = 1 / ((norm(v) || 1) * group.length);
+      for (let i = 0; i < v.length; i++) mean[i] += v[i] * scale;
+    }
+    out.push(mean);
+  }
+  return out;
+}

@@ -40,3 +40,54 @@ export {
   calibrateAbstain,
   DEFAULT_ABSTAIN_OPTIONS,
 } from "./abstain.js";
+export {
+  ABSTAIN_FEATURES,
+  abstainExamples,
+  type AbstainExample,
+  abstainFeatures,
+  type AbstainModel,
+  type AbstainModelOptions,
+  type AbstainObservation,
+  abstainProbability,
+  DEFAULT_ABSTAIN_MODEL_OPTIONS,
+  fitAbstainModel,
+  type ScoreCalibration,
+  scoreCalibration,
+} from "./abstain-model.js";
+export { InvalidEmbeddings, SentenceEncoderUnavailable } from "../errors.js";
+export {
+  BlendedEmbeddings,
+  type BlendedEmbeddingsOptions,
+  type BlendPart,
+  DEFAULT_BLEND_WEIGHTS,
+  fitsPerPartition,
+  type PartitionFittedEmbeddings,
+} from "./blended-embeddings.js";
+export {
+  DEFAULT_SEMANTIC_WORD_EMBEDDINGS,
+  loadWordVectors,
+  SemanticWordEmbeddings,
+  type SemanticWordEmbeddingsOptions,
+  WordVectorsUnavailable,
+  type WordVectorTable,
+} from "./word-embeddings.js";
+export {
+  DEFAULT_SENTENCE_ENCODER,
+  DEFAULT_SENTENCE_ENCODER_ROUTING,
+  loadSentenceEncoder,
+  SENTENCE_ENCODER_PACKAGES,
+  SentenceEncoderEmbeddings,
+  type SentenceEncoderEmbeddingsOptions,
+  type SentenceEncoderModel,
+  type SentenceEncoderRouting,
+  sentenceEncoderRouting,
+  type SentenceEncoderRoutingOptions,
+} from "./sentence-encoder.js";
+export {
+  ROUTING_PRESETS,
+  type RoutingPreset,
+  routingPreset,
+  type RoutingPresetName,
+  wordVectorRouting,
+} from "./presets.js";
+export { type EmbeddingsProblem, embeddingsProblem } from "./embeddings-check.js";

@@ -4,7 +4,21 @@ import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
 import { definedOnly } from "../internal.js";
-import { addToMean, CappedVectorCache, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
+import {
+  addToMean,
+  CappedVectorCache,
+  centered,
+  cosine,
+  meansOfUnits,
+  mix,
+  type RoutingVector,
+  unit,
+} from "./card-vectors.js";
+import { fitsPerPartition } from "./blended-embeddings.js";
+import { EmbeddingsGuard } from "./embeddings-check.js";
+import { DEFAULT_TOOL_INDEX_EXAMPLES, examplesWeight, type ToolIndexExamplesOptions } from "./index-examples.js";
+
+export { DEFAULT_TOOL_INDEX_EXAMPLES, examplesWeight, type ToolIndexExamplesOptions } from "./index-examples.js";
 import { routingTexts } from "./routing-text.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -83,36 +97,12 @@ export interface ToolIndexOptions {
    *   little and can push tools that learned nothing out of routing. Centered, fewer such tools
    *   lose requests, for a little accuracy (docs/routing.md has the measurements). The mean is
    *   taken when a partition is (re)indexed (see {@link ToolIndex.reindex}).
-   * @default { max: 2, half: 4, center: 0 } (see DEFAULT_TOOL_INDEX_EXAMPLES)
+   * - `embed`: `joined` embeds a tool's examples as one text; `each` embeds each on its own and
+   *   averages their unit vectors (what a sentence encoder needs: it reads one sentence, not a list).
+   * @default { max: 2, half: 4, center: 0, embed: "joined" } (see DEFAULT_TOOL_INDEX_EXAMPLES)
    */
   examples?: ToolIndexExamplesOptions;
 }
-
-/** How a tool's example requests enter its vector in `tool` mode (see {@link ToolIndexOptions.examples}). */
-export interface ToolIndexExamplesOptions {
-  /**
-   * Most the examples weigh against the tool part, reached with many examples.
-   * @default 2
-   */
-  max?: number;
-  /**
-   * Number of examples at which they weigh half of `max`.
-   * @default 4
-   */
-  half?: number;
-  /**
-   * Share of the partition's mean example vector taken from each tool's example vector, in [0, 1].
-   * @default 0 (off)
-   */
-  center?: number;
-}
-
-/** The defaults applied to every {@link ToolIndexExamplesOptions} field left unset. */
-export const DEFAULT_TOOL_INDEX_EXAMPLES: Readonly<Required<ToolIndexExamplesOptions>> = Object.freeze({
-  max: 2,
-  half: 4,
-  center: 0,
-});
 
 /**
  * The defaults applied to every optional {@link ToolIndexOptions} field left unset (`embeddings`
@@ -132,11 +122,6 @@ export const DEFAULT_TOOL_INDEX: Readonly<Required<Omit<ToolIndexOptions, "ledge
  * learned words count for their rarity, rarely enough that an apply re-embeds one tool, not all.
  */
 const REFIT_AFTER_CHANGED_SHARE = 0.1;
-
-/** Weight of `n` example requests against the tool part (see {@link ToolIndexOptions.examples}). */
-export function examplesWeight(n: number, o: { max: number; half: number } = DEFAULT_TOOL_INDEX_EXAMPLES): number {
-  return n <= 0 ? 0 : (o.max * n) / (n + o.half);
-}
 
 /** Options of one routing query. */
 export interface RouteQuery {
@@ -200,7 +185,9 @@ export class ToolIndex {
   private readonly checked: CheckedVectorStore;
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
-  private readonly examples: { max: number; half: number; center: number };
+  private readonly examples: Required<ToolIndexExamplesOptions>;
+  /** Checks the vectors of the embeddings the caller gave (never the index's own lexical ones). */
+  private readonly guard = new EmbeddingsGuard();
   private readonly partitions = new Map<string, PartitionState>();
   /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
   private readonly revisions = new Map<string, number>();
@@ -211,10 +198,10 @@ export class ToolIndex {
     this.sharedEmbeddings = options.embeddings;
     this.lexical = { ...(options.lexical ?? DEFAULT_TOOL_INDEX.lexical) };
     this.examples = { ...DEFAULT_TOOL_INDEX_EXAMPLES, ...definedOnly(options.examples ?? {}) };
-    const { max, half, center } = this.examples;
-    if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
+    const { max, half, center, embed } = this.examples;
+    if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1) || !(embed === "joined" || embed === "each")) {
       throw new InvalidInput(
-        "ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1].",
+        'ToolIndex: examples.max and examples.half must be numbers >= 0, examples.center a number in [0, 1], examples.embed "joined" or "each".',
         {
           context: this.examples,
         },
@@ -313,7 +300,7 @@ export class ToolIndex {
   /** Embed a request as the partition's queries are embedded, as a dense vector. */
   async embedRequest(partition: string, request: string): Promise<number[]> {
     const state = await this.ensure(partition);
-    return state.embeddings.embedQuery(request);
+    return this.checkedQuery(await state.embeddings.embedQuery(request));
   }
 
   /**
@@ -323,7 +310,7 @@ export class ToolIndex {
   async embedQuery(partition: string, request: string): Promise<RoutingVector> {
     const state = await this.ensure(partition);
     const lexical = this.sparseEmbeddings(state);
-    return lexical ? lexical.embedSparse(request) : state.embeddings.embedQuery(request);
+    return lexical ? lexical.embedSparse(request) : this.checkedQuery(await state.embeddings.embedQuery(request));
   }
 
   /** The top-k tools for a request, best first, with ranks from 1. */
@@ -408,7 +395,18 @@ export class ToolIndex {
   private async embedTexts(state: PartitionState, texts: string[]): Promise<RoutingVector[]> {
     if (texts.length === 0) return [];
     const lexical = this.sparseEmbeddings(state);
-    return lexical ? texts.map((t) => lexical.embedSparse(t)) : state.embeddings.embedDocuments(texts);
+    return lexical
+      ? texts.map((t) => lexical.embedSparse(t))
+      : this.checkedDocuments(await state.embeddings.embedDocuments(texts));
+  }
+
+  /** The caller's document vectors, checked ({@link EmbeddingsGuard}); the index's own lexical ones as they are. */
+  private checkedDocuments(vectors: number[][]): number[][] {
+    return this.sharedEmbeddings === undefined ? vectors : this.guard.check(vectors, "documents");
+  }
+
+  private checkedQuery(vector: number[]): number[] {
+    return this.sharedEmbeddings === undefined ? vector : this.guard.check([vector], "query")[0];
   }
 
   /**
@@ -419,12 +417,21 @@ export class ToolIndex {
     if (this.mode !== "tool" || this.examples.center === 0) return undefined;
     let mean: number[] | undefined;
     for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
-      const texts = cards
+      const examples = cards
         .slice(start, start + EMBED_BATCH_CARDS)
         .map((c) => routingTexts(c).examples)
-        .filter((e) => e.length > 0)
-        .map((e) => e.join("\n"));
-      if (texts.length > 0) mean = addToMean(mean, await state.embeddings.embedDocuments(texts), cards.length);
+        .filter((e) => e.length > 0);
+      if (examples.length === 0) continue;
+      const each = this.examples.embed === "each";
+      const texts = each ? examples.flat() : examples.map((e) => e.join("\n"));
+      const vectors = this.checkedDocuments(await state.embeddings.embedDocuments(texts));
+      const perTool = each
+        ? meansOfUnits(
+            vectors,
+            examples.map((e) => e.length),
+          )
+        : vectors;
+      mean = addToMean(mean, perTool, cards.length);
     }
     return mean;
   }
@@ -447,13 +454,21 @@ export class ToolIndex {
       if (cached) toolVectors.set(p.tool, cached);
     }
     const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
-    const examples = parts.filter((p) => p.examples.length > 0).map((p) => p.examples.join("\n"));
+    const withExamples = parts.filter((p) => p.examples.length > 0);
+    const each = this.examples.embed === "each";
+    const examples = each ? withExamples.flatMap((p) => p.examples) : withExamples.map((p) => p.examples.join("\n"));
     const flat = await this.embedTexts(state, [...missing, ...examples]);
     missing.forEach((text, i) => {
       toolVectors.set(text, flat[i]);
       cache.set(text, flat[i]);
     });
-    const exampleVectors = flat.slice(missing.length);
+    const embedded = flat.slice(missing.length);
+    const exampleVectors: RoutingVector[] = each
+      ? meansOfUnits(
+          embedded.map((v) => (isSparse(v) ? denseOf(v) : v)),
+          withExamples.map((p) => p.examples.length),
+        )
+      : embedded;
     let i = 0;
     return parts.map((p) => {
       const tool = toolVectors.get(p.tool)!;
@@ -473,8 +488,9 @@ export class ToolIndex {
       : [{ kind: "tool", text: parts.tool }, ...parts.examples.map((text) => ({ kind: "example", text }))];
   }
 
+  /** True when the index fits the embeddings per partition (its own lexical ones, or a blend's lexical part). */
   private get ownsEmbeddings(): boolean {
-    return this.sharedEmbeddings === undefined;
+    return this.sharedEmbeddings === undefined || fitsPerPartition(this.sharedEmbeddings);
   }
 
   private partitionFilter(partition: string): Record<string, string> {
@@ -494,6 +510,9 @@ export class ToolIndex {
       const lexical = new LexicalEmbeddings(this.lexical);
       for (const card of cards) lexical.partialFit(this.pieces(card).map((p) => p.text));
       embeddings = lexical;
+    } else if (fitsPerPartition(embeddings)) {
+      // A blend with an unfitted lexical part: fitted on this partition's texts, as the default is.
+      embeddings = embeddings.fittedOn(cards.flatMap((card) => this.pieces(card).map((p) => p.text)));
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
     return {

@@ -151,6 +151,28 @@ describe("tool-lessons simulate", () => {
     expect((await runCli(...base, "--set", "maxQueriez=3")).code).toBe(2);
   });
 
+  it("--embeddings names a preset; an unknown one exits 2 naming the choices", async () => {
+    const base = [
+      "simulate",
+      "--tools",
+      tools,
+      "--traffic",
+      traffic,
+      "--eval",
+      evaluation,
+      "--k",
+      "2",
+      "--cycles",
+      "1",
+    ];
+    const bad = await runCli(...base, "--embeddings", "bert");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/lexical, use, word-vectors/);
+    const lexical = JSON.parse((await runCli(...base, "--json")).stdout);
+    const named = JSON.parse((await runCli(...base, "--embeddings", "lexical", "--json")).stdout);
+    expect(named.after).toEqual(lexical.after);
+  });
+
   it("--objective reaches the review: with every gain step off no example is chosen; a bad field or value exits 2", async () => {
     const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--json"];
     const plain = JSON.parse((await runCli(...args)).stdout);

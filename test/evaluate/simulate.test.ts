@@ -56,3 +56,43 @@ describe("simulate() no-tool and per-tool counts", () => {
     expect(bare.noTool.after.threshold).toBeUndefined();
   });
 });
+
+describe("simulate() with the fitted 'no tool' model", () => {
+  const CHATTER = ["hello there friend", "thanks that is all", "good night", "ok cool", "haha nice one"];
+  const chatter = (n: number, offset: number, kind?: string) =>
+    Array.from({ length: n }, (_, i) => ({
+      query: `${CHATTER[i % CHATTER.length]} ${i + offset}`,
+      expect: [],
+      ...(kind ? { kind } : {}),
+    }));
+
+  it("reports the model's AUROC, precision and recall before and after, and both decisions per kind", async () => {
+    const report = await simulate({
+      tools: TOOLS,
+      traffic: [...TRAFFIC, ...chatter(12, 0)],
+      eval: [...EVAL.map((e) => ({ ...e, kind: "task" })), ...chatter(6, 100, "chit_chat")],
+      k: 2,
+      cycles: 2,
+      abstain: { minServed: 10, minNoTool: 5 },
+    });
+    for (const side of [report.abstainModel.before, report.abstainModel.after]) {
+      expect(side).toBeDefined();
+      expect(side!.auroc).toBeGreaterThanOrEqual(0);
+      expect(side!.auroc).toBeLessThanOrEqual(1);
+    }
+    // Chatter is short and shares no word with any tool: the model separates it.
+    expect(report.abstainModel.after!.auroc).toBeGreaterThan(0.9);
+    expect(report.noToolByKind?.map((k) => k.kind)).toEqual(["chit_chat", "task"]);
+    const chit = report.noToolByKind!.find((k) => k.kind === "chit_chat")!;
+    expect(chit.n).toBe(6);
+    expect(chit.model?.auroc).toBe(report.abstainModel.after!.auroc);
+    // A kind with no no-tool request has nothing to separate.
+    expect(report.noToolByKind!.find((k) => k.kind === "task")!.score).toBeUndefined();
+  });
+
+  it("fits no model, and says so, when the traffic has too few no-tool requests", async () => {
+    const report = await simulate({ tools: TOOLS, traffic: TRAFFIC, eval: EVAL, k: 2, cycles: 1 });
+    expect(report.abstainModel).toEqual({});
+    expect(report.noToolByKind).toBeUndefined();
+  });
+});

