@@ -1,7 +1,7 @@
 /**
  * The in-memory store at a million tools: built the way `ToolIndex` builds it (lexical weights
- * fitted on every tool's text, sparse vectors added 5,000 at a time), without the ledger, whose
- * cards for a million tools would not fit Node's default heap beside the index. Part of
+ * fitted on every tool's text, sparse vectors added 5,000 at a time), without the ledger, to keep
+ * the run to minutes and a few GB. Part of
  * `npm run bench -- routing-latency` when `TOOL_LESSONS_BENCH_ROUTING_MILLION` is set (to the tool
  * count, e.g. `1000000`): it takes minutes and several GB.
  */
