@@ -24,6 +24,7 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { registerTools } from "../src/learn/register.js";
 import { ToolIndex } from "../src/routing/tool-index.js";
 import { ToolRouter } from "../src/routing/router.js";
+import { millionRow, type MillionRow } from "./routing-million.js";
 
 const SYLLABLES = [
   "ka",
@@ -211,11 +212,15 @@ function metaToolTools(): Array<{ name: string; description: string }> | undefin
   }
 }
 
-/** Heap in use after a full collection (the bench turns `--expose-gc` on for itself). */
-function heapAfterGc(): number {
+/**
+ * Memory in use after a full collection (the bench turns `--expose-gc` on for itself): the V8
+ * heap, and typed arrays' buffers, which live outside it (the index's entries and postings).
+ */
+function memoryAfterGc(): { heap: number; buffers: number } {
   setFlagsFromString("--expose-gc");
   (runInNewContext("gc") as () => void)();
-  return process.memoryUsage().heapUsed;
+  const usage = process.memoryUsage();
+  return { heap: usage.heapUsed, buffers: usage.arrayBuffers };
 }
 
 /** One row of the user's path: `registerTools`, `new ToolIndex({ ledger })`, `ToolRouter.route`. */
@@ -229,9 +234,13 @@ export interface UserPathRow {
   p95Ms: number;
   /** Share of requests whose top-5 (tools and order) equals the exhaustive scan's. */
   agreement: number;
-  /** Bytes of heap per tool: ledger and index, and the index alone. */
+  /** Bytes of V8 heap per tool: ledger and index, and the index alone. */
   heapPerTool: number;
   indexHeapPerTool: number;
+  /** Bytes of typed-array buffers (outside the V8 heap) per tool: ledger and index. */
+  buffersPerTool: number;
+  /** CPU milliseconds per `route` over the timed requests (steadier than wall time on a loaded machine). */
+  cpuMsPerRoute: number;
   /** How the store's searches went (candidate pass proven / unproven / fell back / exact). */
   searches: string;
 }
@@ -245,29 +254,31 @@ async function userPath(
   sources: ReadonlyArray<{ name: string; description: string }>,
   requests: readonly string[],
 ): Promise<UserPathRow> {
-  const heap0 = heapAfterGc();
+  const heap0 = memoryAfterGc();
   let t = performance.now();
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, sources);
   const registerSeconds = (performance.now() - t) / 1000;
-  const heap1 = heapAfterGc();
+  const heap1 = memoryAfterGc();
   const index = new ToolIndex({ ledger });
   const router = new ToolRouter({ index, onFailure: () => undefined });
   t = performance.now();
   await router.route(requests[0]);
   const firstRouteSeconds = (performance.now() - t) / 1000;
-  const heap2 = heapAfterGc();
+  const heap2 = memoryAfterGc();
   const store = index.store as InMemoryVectorIndex;
   for (const r of requests.slice(0, 20)) await router.route(r);
   const before = store.searchStats;
   const times: number[] = [];
   const offered: string[][] = [];
+  const cpu0 = process.cpuUsage();
   for (const r of requests) {
     const start = performance.now();
     const routed = await router.route(r);
     times.push(performance.now() - start);
     offered.push(routed.offered.map((o) => o.tool));
   }
+  const cpu = process.cpuUsage(cpu0);
   const after = store.searchStats;
   let same = 0;
   for (let i = 0; i < requests.length; i++) {
@@ -285,8 +296,10 @@ async function userPath(
     p50Ms: percentile(times, 0.5),
     p95Ms: percentile(times, 0.95),
     agreement: same / requests.length,
-    heapPerTool: (heap2 - heap0) / n,
-    indexHeapPerTool: (heap2 - heap1) / n,
+    heapPerTool: (heap2.heap - heap0.heap) / n,
+    indexHeapPerTool: (heap2.heap - heap1.heap) / n,
+    buffersPerTool: (heap2.buffers - heap0.buffers) / n,
+    cpuMsPerRoute: (cpu.user + cpu.system) / 1000 / requests.length,
     searches: (["proven", "unproven", "fallbacks", "exact"] as const)
       .map((key) => `${key} ${after[key] - before[key]}`)
       .join(", "),
@@ -371,8 +384,8 @@ function userPathSizes(): number[] {
   return raw ? raw.split(",").map(Number) : [10_000, 100_000];
 }
 
-/** The user-path figures for `npm run bench -- routing-latency --json`. */
-function userPathFigures(rows: readonly UserPathRow[]): Record<string, unknown> {
+/** The user-path figures (and the million-tool row, when run) for `npm run bench -- routing-latency --json`. */
+function userPathFigures(rows: readonly UserPathRow[], million: MillionRow | undefined): Record<string, unknown> {
   const byCount = (pick: (r: UserPathRow) => number, worst: (a: number, b: number) => number) => {
     const out: Record<string, number> = {};
     for (const r of rows) out[r.tools] = r.tools in out ? worst(out[r.tools], pick(r)) : pick(r);
@@ -392,8 +405,11 @@ function userPathFigures(rows: readonly UserPathRow[]): Record<string, unknown> 
     p50MsByWorkload: byWorkload((r) => r.p50Ms),
     top5AgreementWithExact: Math.min(...rows.filter((r) => r.tools === largest).map((r) => r.agreement)),
     top5AgreementByWorkload: byWorkload((r) => r.agreement),
+    cpuMsPerRoute: byCount((r) => r.cpuMsPerRoute, Math.max),
     heapBytesPerTool: byCount((r) => r.heapPerTool, Math.max),
+    arrayBufferBytesPerTool: byCount((r) => r.buffersPerTool, Math.max),
     firstRouteSeconds: byCount((r) => r.firstRouteSeconds, Math.max),
+    ...(million ? { storeAlone: { [million.tools]: million } } : {}),
   };
 }
 
@@ -404,6 +420,8 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
   const loadAverageAtStart = loadavg()[0].toFixed(1);
   // The user's path first, in a heap nothing else has used yet.
   const userRows = await userPathRows(userPathSizes(), notes);
+  const millionTools = Number(process.env.TOOL_LESSONS_BENCH_ROUTING_MILLION ?? 0);
+  const million = millionTools > 0 ? await millionRow(millionTools) : undefined;
   // 1k tools are left out: on a 2-core machine shared with other work, the 100k rows (embedding
   // 100k texts per workload, 600 exhaustive searches) already take most of the time there is.
   const sizes = process.env.TOOL_LESSONS_BENCH_ROUTING_STORE_SIZES?.split(",").map(Number) ?? [10_000, 100_000];
@@ -623,12 +641,23 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
       "over the tools (ledger cards and index); the index alone is after the first route against after registering. Searches: how the " +
       "store answered the timed requests (candidate pass proven exact by its bound, candidate pass without proof, fallbacks to the full walk, full walks).",
     "",
-    "| workload | tools | register s | first route s | route p50 ms | route p95 ms | top-5 = exhaustive | heap KB per tool (index alone) | searches |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    "| workload | tools | register s | first route s | route p50 ms | route p95 ms | route CPU ms | top-5 = exhaustive | heap KB per tool (index alone) | typed arrays KB per tool | searches |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ...userRows.map(
       (r) =>
-        `| ${r.workload} | ${r.tools.toLocaleString("en-US")} | ${r.registerSeconds.toFixed(1)} | ${r.firstRouteSeconds.toFixed(1)} | ${fmt(r.p50Ms)} | ${fmt(r.p95Ms)} | ${r.agreement.toFixed(3)} | ${kb(r.heapPerTool)} (${kb(r.indexHeapPerTool)}) | ${r.searches} |`,
+        `| ${r.workload} | ${r.tools.toLocaleString("en-US")} | ${r.registerSeconds.toFixed(1)} | ${r.firstRouteSeconds.toFixed(1)} | ${fmt(r.p50Ms)} | ${fmt(r.p95Ms)} | ${fmt(r.cpuMsPerRoute)} | ${r.agreement.toFixed(3)} | ${kb(r.heapPerTool)} (${kb(r.indexHeapPerTool)}) | ${kb(r.buffersPerTool)} | ${r.searches} |`,
     ),
+    "",
+    "Route CPU ms: the process's CPU time over the timed routes, per route (less inflated than wall time when other work shares the machine). " +
+      "Typed arrays: buffers outside the V8 heap (the index's entries and posting lists), ledger and index together; the default heap limit does not count them.",
+    ...(million
+      ? [
+          "",
+          `Store alone at ${million.tools.toLocaleString("en-US")} made-up-word tools (\`TOOL_LESSONS_BENCH_ROUTING_MILLION\`; lexical weights fitted on every tool, sparse vectors added 5,000 at a time, no ledger): ` +
+            `built in ${million.buildSeconds.toFixed(0)} s (${million.buildCpuSeconds.toFixed(0)} s CPU), ${kb(million.heapBytesPerTool)} KB heap and ${kb(million.arrayBufferBytesPerTool)} KB typed arrays per tool; ` +
+            `top-5 p50 ${fmt(million.p50Ms)} ms, p95 ${fmt(million.p95Ms)} ms, ${fmt(million.cpuMsPerSearch)} ms CPU a search; top-5 = exhaustive on ${million.agreement.toFixed(3)} of ${million.checked} requests; searches: ${million.searches}.`,
+        ]
+      : []),
     "",
     ...userRows
       .filter((r) => r.tools === 100_000)
@@ -685,7 +714,7 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
     }
   }
   for (const note of notes) lines.push(note, "");
-  return { markdown: lines.join("\n"), figures: userPathFigures(userRows) };
+  return { markdown: lines.join("\n"), figures: userPathFigures(userRows, million) };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

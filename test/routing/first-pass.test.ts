@@ -130,6 +130,42 @@ describe("the candidate pass of the in-memory index", () => {
     expect(proven).toBeGreaterThan(0);
   });
 
+  it("without a deeper round, equals the exhaustive scan on made-up-word tools whose terms are nearly all common", async () => {
+    // Words of 2-4 syllables out of 12: every character n-gram, and the frequent words, sit on more
+    // tools than the cap, so the pass walks a slice of those lists and answers without proof.
+    const syllables = ["ka", "lo", "mi", "ne", "tor", "sha", "vel", "qu", "ar", "zen", "pol", "dri"];
+    const random = rng(5);
+    const vocabulary = Array.from({ length: 3_000 }, () =>
+      Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * 12)]).join(""),
+    );
+    // Zipf-like: word r drawn with weight 1/r.
+    const word = () => vocabulary[Math.floor(vocabulary.length ** random()) - 1];
+    const text = (min: number, spread: number) =>
+      Array.from({ length: min + Math.floor(random() * spread) }, word).join(" ");
+    const tools = Array.from({ length: 3_000 }, () => text(12, 20));
+    const embeddings = new LexicalEmbeddings().fit(tools);
+    const index = new InMemoryVectorIndex(embeddings, {
+      firstPass: { termRows: 30, termShare: 0, commonPostings: 6_000, rescore: 256, postingBudget: 6_000 },
+    });
+    const names = tools.map((_, i) => `t${i}`);
+    await index.addSparseVectors(
+      tools.map((t) => embeddings.embedSparse(t)),
+      names.map(doc),
+      { ids: names },
+    );
+    let same = 0;
+    const requests = 200;
+    for (let q = 0; q < requests; q++) {
+      const query = embeddings.embedSparse(text(5, 8));
+      const got = shape(await index.similaritySearchSparseWithScore(query, 5));
+      if (JSON.stringify(got) === JSON.stringify(shape(await index.exhaustiveSearchVectorWithScore(query, 5)))) same++;
+    }
+    const stats = index.searchStats;
+    expect(stats.deepened).toBe(0);
+    expect(stats.unproven).toBeGreaterThan(requests / 2);
+    expect(same / requests).toBeGreaterThanOrEqual(0.99);
+  });
+
   it.skipIf(metaToolUnavailableReason() !== null)(
     "agrees with the exhaustive scan on MetaTool requests over the 199 real tools and 1,800 synthetic ones",
     async () => {
