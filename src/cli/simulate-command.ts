@@ -36,6 +36,7 @@ const OPTIONS: OptionSpec = {
   cycles: { type: "string" },
   shuffle: { type: "string" },
   center: { type: "string" },
+  wordings: { type: "string" },
   set: { type: "string", multiple: true },
   objective: { type: "string", multiple: true },
   json: { type: "boolean" },
@@ -44,7 +45,7 @@ const OPTIONS: OptionSpec = {
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
                               [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
-                              [--center SHARE] [--set key=value ...] [--objective key=value ...]
+                              [--center SHARE] [--wordings on|off] [--set key=value ...] [--objective key=value ...]
                               [--json]
 
 How much would learning help on this traffic? Registers the tools in a throw-away in-memory
@@ -70,6 +71,9 @@ Options:
   --center SHARE          how much of the tools' mean example vector routing takes from each
                           tool's examples, 0 to 1 (the index option examples.center; default
                           the index's): more keeps tools that learned nothing in routing
+  --wordings on|off       route with the wordings of served requests, each its own vector,
+                          besides the cards (the index option wordings; default on); off
+                          routes from the cards and their learned examples alone
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --objective key=value   a field of how a review values candidate examples (repeatable; the
                           manager's exampleObjective), e.g. --objective lossWeight=1; a gain may
@@ -128,6 +132,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
   }
   const center = shareOption(values, "center");
+  const wordingsFlag = stringOption(values, "wordings");
+  if (wordingsFlag !== undefined && wordingsFlag !== "on" && wordingsFlag !== "off") {
+    throw new UsageError(`--wordings takes on or off; got "${wordingsFlag}".`);
+  }
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const exampleObjective = parseObjectiveAssignments(stringList(values, "objective"));
   const { traffic, evaluation } = await readTraffic(values);
@@ -156,7 +164,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     shuffleSeed,
     settings,
     exampleObjective,
-    index: center === undefined ? undefined : { examples: { center } },
+    index: {
+      ...(center === undefined ? {} : { examples: { center } }),
+      ...(wordingsFlag === undefined ? {} : { wordings: wordingsFlag === "on" }),
+    },
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,

@@ -1,15 +1,31 @@
-import { createHash } from "node:crypto";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
 import { definedOnly } from "../internal.js";
+import {
+  DEFAULT_TOOL_INDEX,
+  DEFAULT_TOOL_INDEX_EXAMPLES,
+  examplesWeight,
+  type IndexMode,
+  type ToolIndexOptions,
+} from "./tool-index-options.js";
+import { selectWordings, type Wording, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
 import { addToMean, CappedVectorCache, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
-import { encodeLabel } from "../ledger/keys.js";
+import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
+
+export {
+  DEFAULT_TOOL_INDEX,
+  DEFAULT_TOOL_INDEX_EXAMPLES,
+  examplesWeight,
+  type IndexMode,
+  type ToolIndexExamplesOptions,
+  type ToolIndexOptions,
+} from "./tool-index-options.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
 import { denseOf, isSparse, type SparseVector, sparseMix, sparseUnit } from "./sparse-vector.js";
 import {
@@ -20,123 +36,11 @@ import {
 } from "./vector-store-contract.js";
 
 /**
- * How a card becomes vectors.
- * - `tool`: one vector per tool: the unit vector of its tool part (name, description, argument
- *   names) plus, when it has example requests, their unit vector weighted by
- *   {@link examplesWeight} (renormalised). The default: on MetaTool it routes clearly better
- *   (see docs/benchmarks.md).
- * - `examples`: one vector for the tool part and one per example request; a tool scores its best match.
- */
-export type IndexMode = "tool" | "examples";
-
-/** Options of {@link ToolIndex}. */
-export interface ToolIndexOptions {
-  /** The ledger the index is derived from. */
-  ledger: Ledger;
-  /**
-   * Embeddings for routing text and requests. Any LangChain `Embeddings` works. The default,
-   * {@link LexicalEmbeddings}, is offline and is fitted per partition on its tools' routing text.
-   * @default new LexicalEmbeddings() per partition
-   */
-  embeddings?: EmbeddingsInterface;
-  /**
-   * Options of the default {@link LexicalEmbeddings} (not used when `embeddings` is given), e.g.
-   * `{ dimension: 2048 }` for a quarter of the bytes per tool in a dense store (Chroma); the
-   * default in-memory store keeps only nonzero entries, whatever the dimension.
-   * @default {} (see DEFAULT_LEXICAL_EMBEDDINGS)
-   */
-  lexical?: LexicalEmbeddingsOptions;
-  /**
-   * Makes the vector store: any LangChain `VectorStore` that keeps the contract of
-   * `vector-store-contract.ts` (docs/routing.md): `addVectors` with ids that upsert,
-   * `similaritySearchVectorWithScore` filtered by `{ partition }`, `delete` by ids and by
-   * `{ partition }`. Checked here, when the index is built: a store that lacks one of them (core's
-   * `FakeVectorStore`, LangChain's `MemoryVectorStore`) is refused with `UnsupportedVectorStore`
-   * naming it. Every document carries flat `partition`, `tool` and `kind` metadata.
-   * @default (embeddings) => new InMemoryVectorIndex(embeddings)
-   */
-  vectorStore?: (embeddings: EmbeddingsInterface) => VectorStore;
-  /**
-   * Whether the store's scores are similarities or distances, and which: `similarity` (higher is
-   * better), `cosine-distance` (`1 - cosine`) or `l2-distance` (squared Euclidean). Distances are
-   * turned into the cosine similarity the rest of the package reads (the index stores and searches
-   * unit vectors only, so the conversion is exact and rankings come out as a similarity store's).
-   * `auto` knows both stores of this package and `@langchain/community`'s `Chroma` (a distance in
-   * its collection's space, read from the server at the first search); any other store must say.
-   * @default "auto"
-   */
-  scores?: ScoreKindOption;
-  /**
-   * One vector per tool, or one per example request.
-   * @default "tool"
-   */
-  mode?: IndexMode;
-  /**
-   * In `tool` mode, how a tool's example requests enter its vector.
-   * - `max`, `half`: how much they weigh against its tool part, `max × n / (n + half)` for `n`
-   *   examples. A few examples move the vector a little; many, up to `max` times the tool part.
-   *   On MetaTool with 12 random real requests per tool this routes better than one vector of
-   *   the whole text (see docs/benchmarks.md).
-   * - `center`: how much of the partition's mean example vector is taken from each tool's
-   *   example vector, from 0 (off) to 1. Requests share a style ("I need help finding…") that
-   *   every tool's examples carry; uncentered, tools with many examples match any long request a
-   *   little and can push tools that learned nothing out of routing. Centered, fewer such tools
-   *   lose requests, for a little accuracy (docs/routing.md has the measurements). The mean is
-   *   taken when a partition is (re)indexed (see {@link ToolIndex.reindex}).
-   * @default { max: 2, half: 4, center: 0 } (see DEFAULT_TOOL_INDEX_EXAMPLES)
-   */
-  examples?: ToolIndexExamplesOptions;
-}
-
-/** How a tool's example requests enter its vector in `tool` mode (see {@link ToolIndexOptions.examples}). */
-export interface ToolIndexExamplesOptions {
-  /**
-   * Most the examples weigh against the tool part, reached with many examples.
-   * @default 2
-   */
-  max?: number;
-  /**
-   * Number of examples at which they weigh half of `max`.
-   * @default 4
-   */
-  half?: number;
-  /**
-   * Share of the partition's mean example vector taken from each tool's example vector, in [0, 1].
-   * @default 0 (off)
-   */
-  center?: number;
-}
-
-/** The defaults applied to every {@link ToolIndexExamplesOptions} field left unset. */
-export const DEFAULT_TOOL_INDEX_EXAMPLES: Readonly<Required<ToolIndexExamplesOptions>> = Object.freeze({
-  max: 2,
-  half: 4,
-  center: 0,
-});
-
-/**
- * The defaults applied to every optional {@link ToolIndexOptions} field left unset (`embeddings`
- * has no value of its own: without it each partition fits its own {@link LexicalEmbeddings}).
- */
-export const DEFAULT_TOOL_INDEX: Readonly<Required<Omit<ToolIndexOptions, "ledger" | "embeddings">>> = Object.freeze({
-  lexical: Object.freeze({}),
-  vectorStore: (embeddings: EmbeddingsInterface): VectorStore => new InMemoryVectorIndex(embeddings),
-  scores: "auto",
-  mode: "tool",
-  examples: DEFAULT_TOOL_INDEX_EXAMPLES,
-});
-
-/**
  * With the default lexical embeddings, a partition's term weights are refitted (and its tools
  * re-embedded) once this share of its tools changed since the last fit: often enough that
  * learned words count for their rarity, rarely enough that an apply re-embeds one tool, not all.
  */
 const REFIT_AFTER_CHANGED_SHARE = 0.1;
-
-/** Weight of `n` example requests against the tool part (see {@link ToolIndexOptions.examples}). */
-export function examplesWeight(n: number, o: { max: number; half: number } = DEFAULT_TOOL_INDEX_EXAMPLES): number {
-  return n <= 0 ? 0 : (o.max * n) / (n + o.half);
-}
 
 /** Options of one routing query. */
 export interface RouteQuery {
@@ -167,7 +71,17 @@ interface PartitionState {
    * vector before mixing.
    */
   exampleMean?: number[];
+  /** Wordings stored per tool: key → text (see `wordings.ts`). */
+  wordings: Map<string, Map<string, string>>;
+  /** Wordings stored in all. */
+  wordingCount: number;
 }
+
+/**
+ * Wording hits read per routed request: a tool's wording term is the sum of its best wordings
+ * among them. Fixed, so that one request gets the same terms whatever the `k` asked.
+ */
+const WORDING_HITS = 400;
 
 /**
  * Most vector entries the tool-part cache of a partition holds (numbers of a dense vector,
@@ -201,6 +115,7 @@ export class ToolIndex {
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly examples: { max: number; half: number; center: number };
+  private readonly wordings: Required<WordingsOptions>;
   private readonly partitions = new Map<string, PartitionState>();
   /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
   private readonly revisions = new Map<string, number>();
@@ -211,6 +126,7 @@ export class ToolIndex {
     this.sharedEmbeddings = options.embeddings;
     this.lexical = { ...(options.lexical ?? DEFAULT_TOOL_INDEX.lexical) };
     this.examples = { ...DEFAULT_TOOL_INDEX_EXAMPLES, ...definedOnly(options.examples ?? {}) };
+    this.wordings = wordingsOptions(options.wordings ?? DEFAULT_TOOL_INDEX.wordings);
     const { max, half, center } = this.examples;
     if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1)) {
       throw new InvalidInput(
@@ -236,9 +152,12 @@ export class ToolIndex {
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
     this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
+    if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
     const state = this.freshState(partition, cards);
     state.exampleMean = await this.fitMean(state, cards);
     await this.embedCards(partition, state, cards);
+    if (this.wordings.enabled)
+      await this.writeWordings(partition, state, await this.wordingsFromLedger(partition, cards));
     this.partitions.set(partition, state);
     this.bump(partition);
     return cards.length;
@@ -276,6 +195,12 @@ export class ToolIndex {
     this.bump(partition);
     const parts = state.parts.get(tool) ?? 1;
     await this.store.delete({ ids: Array.from({ length: parts }, (_, i) => docId(partition, tool, i)) });
+    const wordings = state.wordings.get(tool);
+    if (wordings) {
+      await this.store.delete({ ids: [...wordings.keys()].map((key) => wordingId(partition, tool, key)) });
+      state.wordings.delete(tool);
+      state.wordingCount -= wordings.size;
+    }
     state.textHash.delete(tool);
     state.parts.delete(tool);
     this.bump(partition);
@@ -338,30 +263,151 @@ export class ToolIndex {
     const tools = state.textHash.size;
     if (tools === 0 || query.k <= 0) return [];
     const exclude = query.exclude ?? new Set<string>();
+    const terms = await this.wordingTermsOf(partition, state, vector);
     // One vector per tool: k (+ excluded) hits suffice. One per example: several hits may be the
-    // same tool, so fetch more and keep each tool's best.
+    // same tool, so fetch more and keep each tool's best. With wordings, every tool's card score
+    // is read: a tool's wordings may lift it past tools whose cards score higher.
     const wanted = query.k + exclude.size;
-    const fetch = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
-    const kind = await this.checked.scoreKind();
-    const filter = this.partitionFilter(partition);
-    const hits = !isSparse(vector)
-      ? await this.store.similaritySearchVectorWithScore(unit(vector), fetch, filter)
-      : this.sparseStore
-        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), fetch, filter)
-        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), fetch, filter);
+    const fetch = terms
+      ? [...state.parts.values()].reduce((a, b) => a + b, 0)
+      : this.mode === "tool"
+        ? Math.min(tools, wanted)
+        : wanted * 8;
     const best = new Map<string, number>();
-    for (const [doc, raw] of hits) {
-      const tool = String(doc.metadata.tool);
-      const score = toSimilarity(kind, raw);
+    for (const [tool, score] of await this.search(vector, fetch, this.partitionFilter(partition))) {
       if (exclude.has(tool)) continue;
       if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
     }
+    if (terms) for (const [tool, term] of terms) if (best.has(tool)) best.set(tool, best.get(tool)! + term);
     const minScore = query.minScore ?? Number.NEGATIVE_INFINITY;
     return [...best.entries()]
       .filter(([, score]) => score >= minScore)
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, query.k)
       .map(([tool, score], i) => ({ tool, rank: i + 1, score }));
+  }
+
+  /**
+   * Each tool's wording term for a request vector (what its wordings add to its card's score in
+   * {@link routeVector}); empty when wordings are off or none are stored. For "what if" questions,
+   * which score a tool's hypothetical card and add this.
+   */
+  async wordingScores(partition: string, vector: RoutingVector): Promise<Map<string, number>> {
+    const state = await this.ensure(partition);
+    return (await this.wordingTermsOf(partition, state, vector)) ?? new Map();
+  }
+
+  /** Wordings stored for a tool (in this process), sorted: what routing learned from its traffic. */
+  wordingsOf(partition: string, tool: string): string[] {
+    return [...(this.partitions.get(partition)?.wordings.get(tool)?.values() ?? [])].sort();
+  }
+
+  /**
+   * Bring a partition's wordings up to date with the ledger's turn records (the newest
+   * `wordings.turns`): new served requests are gated and embedded, wordings no longer kept are
+   * deleted; the revision changes when they do. Returns how many are stored. A review calls it
+   * before it asks routing "what if", so examples are learned only where wordings fall short.
+   */
+  async refreshWordings(partition: string): Promise<number> {
+    const state = await this.ensure(partition);
+    if (!this.wordings.enabled) return 0;
+    const cards = await this.ledger.listCards(partition);
+    await this.writeWordings(partition, state, await this.wordingsFromLedger(partition, cards));
+    return state.wordingCount;
+  }
+
+  private async wordingsFromLedger(partition: string, cards: readonly ToolCard[]): Promise<Map<string, Wording[]>> {
+    const turns = await this.ledger.listTurns(partition, { limit: this.wordings.turns });
+    return selectWordings(turns, cards, this.wordings.cap);
+  }
+
+  /** Stores the wordings `wanted` in place of the partition's, changing only what differs. */
+  private async writeWordings(
+    partition: string,
+    state: PartitionState,
+    wanted: ReadonlyMap<string, Wording[]>,
+  ): Promise<void> {
+    const gone: { tool: string; key: string }[] = [];
+    for (const [tool, kept] of state.wordings) {
+      const keys = new Set((wanted.get(tool) ?? []).map((w) => w.key));
+      for (const key of kept.keys()) if (!keys.has(key)) gone.push({ tool, key });
+    }
+    const added: { tool: string; wording: Wording }[] = [];
+    for (const [tool, list] of wanted) {
+      if (!state.textHash.has(tool)) continue;
+      const kept = state.wordings.get(tool);
+      for (const wording of list) if (!kept?.has(wording.key)) added.push({ tool, wording });
+    }
+    if (gone.length === 0 && added.length === 0) return;
+    this.bump(partition);
+    if (gone.length > 0) {
+      await this.store.delete({ ids: gone.map((g) => wordingId(partition, g.tool, g.key)) });
+      for (const { tool, key } of gone) {
+        state.wordings.get(tool)?.delete(key);
+        state.wordingCount -= 1;
+      }
+    }
+    const filter = wordingPartition(partition);
+    for (let start = 0; start < added.length; start += EMBED_BATCH_CARDS) {
+      const batch = added.slice(start, start + EMBED_BATCH_CARDS);
+      const docs = batch.map(
+        ({ tool, wording }) =>
+          new Document({ pageContent: wording.text, metadata: { partition: filter, tool, kind: "wording" } }),
+      );
+      const vectors = await this.embedTexts(
+        state,
+        batch.map((b) => b.wording.text),
+      );
+      await this.write(
+        vectors,
+        docs,
+        batch.map((b) => wordingId(partition, b.tool, b.wording.key)),
+      );
+      for (const { tool, wording } of batch) {
+        let kept = state.wordings.get(tool);
+        if (!kept) state.wordings.set(tool, (kept = new Map()));
+        kept.set(wording.key, wording.text);
+        state.wordingCount += 1;
+      }
+    }
+    this.bump(partition);
+  }
+
+  private async wordingTermsOf(
+    partition: string,
+    state: PartitionState,
+    vector: RoutingVector,
+  ): Promise<Map<string, number> | undefined> {
+    if (!this.wordings.enabled || state.wordingCount === 0) return undefined;
+    const hits = await this.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
+      partition: wordingPartition(partition),
+    });
+    return wordingTerms(hits, this.wordings.best);
+  }
+
+  /** The store's hits for a request vector, as `[tool, cosine similarity]`. */
+  private async search(vector: RoutingVector, k: number, filter: Record<string, string>): Promise<[string, number][]> {
+    const kind = await this.checked.scoreKind();
+    const hits = !isSparse(vector)
+      ? await this.store.similaritySearchVectorWithScore(unit(vector), k, filter)
+      : this.sparseStore
+        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), k, filter)
+        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), k, filter);
+    return hits.map(([doc, raw]) => [String(doc.metadata.tool), toSimilarity(kind, raw)]);
+  }
+
+  /** Writes unit vectors (sparse ones as they are to the in-memory store). */
+  private async write(vectors: RoutingVector[], docs: Document[], ids: string[]): Promise<void> {
+    const sparseStore = this.sparseStore;
+    if (sparseStore && vectors.every(isSparse)) {
+      await sparseStore.addSparseVectors((vectors as SparseVector[]).map(sparseUnit), docs, { ids });
+    } else {
+      await this.store.addVectors(
+        vectors.map((v) => unit(isSparse(v) ? denseOf(v) : v)),
+        docs,
+        { ids },
+      );
+    }
   }
 
   /**
@@ -502,6 +548,8 @@ export class ToolIndex {
       parts: new Map(),
       changedSinceFit: 0,
       toolParts: new CappedVectorCache(MAX_CACHED_TOOL_PART_ENTRIES),
+      wordings: new Map(),
+      wordingCount: 0,
     };
   }
 
@@ -535,17 +583,7 @@ export class ToolIndex {
     }
     if (spare.length > 0) await this.store.delete({ ids: spare });
     // Unit vectors only, so that a distance store ranks as a similarity store (see `scores`).
-    const vectors = (await this.embedAll(state, cards)).flat();
-    const sparseStore = this.sparseStore;
-    if (sparseStore && vectors.every(isSparse)) {
-      await sparseStore.addSparseVectors((vectors as SparseVector[]).map(sparseUnit), docs, { ids });
-    } else {
-      await this.store.addVectors(
-        vectors.map((v) => unit(isSparse(v) ? denseOf(v) : v)),
-        docs,
-        { ids },
-      );
-    }
+    await this.write((await this.embedAll(state, cards)).flat(), docs, ids);
     // Only once the store holds them: after a failed write (the store down) the same cards are
     // still "changed", so the next upsertCards writes them instead of skipping them as done.
     cards.forEach((card, i) => {
@@ -553,27 +591,4 @@ export class ToolIndex {
       state.textHash.set(card.name, hashCard(card));
     });
   }
-}
-
-/**
- * True for the package's lexical embeddings as they are (a subclass overriding how it embeds gets
- * its own methods called, densely).
- */
-function ownLexical(embeddings: EmbeddingsInterface): embeddings is LexicalEmbeddings {
-  const own = LexicalEmbeddings.prototype;
-  return (
-    embeddings instanceof LexicalEmbeddings &&
-    embeddings.embedDocuments === own.embedDocuments &&
-    embeddings.embedQuery === own.embedQuery
-  );
-}
-
-function hashCard(card: ToolCard): string {
-  const parts = routingTexts(card);
-  return createHash("sha1").update(parts.tool).update("\u0000").update(parts.examples.join("\u0000")).digest("hex");
-}
-
-/** Stable id of one vector: partition, tool and part number. */
-function docId(partition: string, tool: string, part: number): string {
-  return `${encodeLabel(partition)}/${encodeLabel(tool)}/${part}`;
 }
