@@ -3,7 +3,10 @@
  * examples, centering, and the capped cache of tool-part vectors. Dense vectors come from users'
  * embeddings; sparse ones ({@link SparseVector}) from the package's lexical embeddings.
  */
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { norm } from "../internal.js";
+import type { ToolCard } from "../ledger/schema.js";
+import { routingTexts } from "./routing-text.js";
 import type { SparseVector } from "./sparse-vector.js";
 
 /** A card's or a request's vector: dense (any `Embeddings`), or sparse (the package's lexical embeddings). */
@@ -113,4 +116,25 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
     nb += b[i] * b[i];
   }
   return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+}
+
+/**
+ * The mean of the partition's unit example vectors (centering on, `tool` mode), embedded `batch`
+ * cards at a time; undefined when no tool has examples.
+ */
+export async function fitExampleMean(
+  embeddings: EmbeddingsInterface,
+  cards: readonly ToolCard[],
+  batch: number,
+): Promise<number[] | undefined> {
+  let mean: number[] | undefined;
+  for (let start = 0; start < cards.length; start += batch) {
+    const texts = cards
+      .slice(start, start + batch)
+      .map((c) => routingTexts(c).examples)
+      .filter((e) => e.length > 0)
+      .map((e) => e.join("\n"));
+    if (texts.length > 0) mean = addToMean(mean, await embeddings.embedDocuments(texts), cards.length);
+  }
+  return mean;
 }

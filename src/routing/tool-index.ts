@@ -11,7 +11,7 @@ import {
   type ToolIndexOptions,
 } from "./tool-index-options.js";
 import { selectWordings, type Wording, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
-import { addToMean, CappedVectorCache, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
+import { CappedVectorCache, fitExampleMean, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -148,16 +148,19 @@ export class ToolIndex {
   async reindex(partition: string): Promise<number> {
     this.bump(partition);
     const cards = await this.ledger.listCards(partition);
+    const wordings = this.wordings.enabled
+      ? await this.wordingsFromLedger(partition, cards)
+      : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
     this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
     if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
-    const state = this.freshState(partition, cards);
-    state.exampleMean = await this.fitMean(state, cards);
+    const state = this.freshState(partition, cards, wordings);
+    if (this.mode === "tool" && this.examples.center > 0)
+      state.exampleMean = await fitExampleMean(state.embeddings, cards, EMBED_BATCH_CARDS);
     await this.embedCards(partition, state, cards);
-    if (this.wordings.enabled)
-      await this.writeWordings(partition, state, await this.wordingsFromLedger(partition, cards));
+    await this.writeWordings(partition, state, wordings);
     this.partitions.set(partition, state);
     this.bump(partition);
     return cards.length;
@@ -312,7 +315,16 @@ export class ToolIndex {
     const state = await this.ensure(partition);
     if (!this.wordings.enabled) return 0;
     const cards = await this.ledger.listCards(partition);
-    await this.writeWordings(partition, state, await this.wordingsFromLedger(partition, cards));
+    const wanted = await this.wordingsFromLedger(partition, cards);
+    // The default lexical weights are fitted on the wordings too: refitted (the partition
+    // rebuilt) once this share of them is new, as for cards.
+    let fresh = 0;
+    for (const [tool, list] of wanted) fresh += list.filter((w) => !state.wordings.get(tool)?.has(w.key)).length;
+    if (this.ownsEmbeddings && fresh > 0 && fresh >= REFIT_AFTER_CHANGED_SHARE * state.wordingCount) {
+      await this.reindex(partition);
+      return this.partitions.get(partition)?.wordingCount ?? 0;
+    }
+    await this.writeWordings(partition, state, wanted);
     return state.wordingCount;
   }
 
@@ -457,24 +469,6 @@ export class ToolIndex {
     return lexical ? texts.map((t) => lexical.embedSparse(t)) : state.embeddings.embedDocuments(texts);
   }
 
-  /**
-   * The mean of the partition's unit example vectors (centering on, `tool` mode), embedded batch
-   * by batch; undefined when centering is off or no tool has examples.
-   */
-  private async fitMean(state: PartitionState, cards: readonly ToolCard[]): Promise<number[] | undefined> {
-    if (this.mode !== "tool" || this.examples.center === 0) return undefined;
-    let mean: number[] | undefined;
-    for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
-      const texts = cards
-        .slice(start, start + EMBED_BATCH_CARDS)
-        .map((c) => routingTexts(c).examples)
-        .filter((e) => e.length > 0)
-        .map((e) => e.join("\n"));
-      if (texts.length > 0) mean = addToMean(mean, await state.embeddings.embedDocuments(texts), cards.length);
-    }
-    return mean;
-  }
-
   /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbeddings} says so). */
   private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<RoutingVector[][]> {
     if (this.mode === "examples") {
@@ -534,11 +528,21 @@ export class ToolIndex {
     return this.partitions.get(partition)!;
   }
 
-  private freshState(partition: string, cards: readonly ToolCard[]): PartitionState {
+  /** A partition's state; the default lexical weights fitted on each tool's text with its wordings. */
+  private freshState(
+    partition: string,
+    cards: readonly ToolCard[],
+    wordings: ReadonlyMap<string, Wording[]>,
+  ): PartitionState {
     let embeddings = this.sharedEmbeddings;
     if (!embeddings) {
       const lexical = new LexicalEmbeddings(this.lexical);
-      for (const card of cards) lexical.partialFit(this.pieces(card).map((p) => p.text));
+      for (const card of cards) {
+        const texts = this.pieces(card).map((p) => p.text);
+        const taught = wordings.get(card.name);
+        if (taught) texts[0] = [texts[0], ...taught.map((w) => w.text)].join("\n");
+        lexical.partialFit(texts);
+      }
       embeddings = lexical;
     }
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
