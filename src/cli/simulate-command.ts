@@ -16,6 +16,7 @@ import {
 import { type FoldedRequest, type JsonlRow, labelled, readRequests, readTools } from "./files.js";
 import { regressedTools, renderSimulation } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
+import { wordingsOption } from "./ledger-session.js";
 
 /** Defaults of `simulate`. */
 export const DEFAULT_SIMULATE: Readonly<{ k: number; cycles: number }> = Object.freeze({
@@ -132,10 +133,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     throw new UsageError(`--shuffle takes a non-negative integer seed; got "${shuffle}".`);
   }
   const center = shareOption(values, "center");
-  const wordingsFlag = stringOption(values, "wordings");
-  if (wordingsFlag !== undefined && wordingsFlag !== "on" && wordingsFlag !== "off") {
-    throw new UsageError(`--wordings takes on or off; got "${wordingsFlag}".`);
-  }
+  const wordings = wordingsOption(values);
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const exampleObjective = parseObjectiveAssignments(stringList(values, "objective"));
   const { traffic, evaluation } = await readTraffic(values);
@@ -166,7 +164,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     exampleObjective,
     index: {
       ...(center === undefined ? {} : { examples: { center } }),
-      ...(wordingsFlag === undefined ? {} : { wordings: wordingsFlag === "on" }),
+      ...(wordings === undefined ? {} : { wordings }),
     },
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
