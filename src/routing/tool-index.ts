@@ -10,7 +10,7 @@ import {
   type IndexMode,
   type ToolIndexOptions,
 } from "./tool-index-options.js";
-import { selectWordings, type Wording, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
+import { type Wording, wordingsFromLedger, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
 import { CappedVectorCache, fitExampleMean, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
@@ -149,7 +149,7 @@ export class ToolIndex {
     this.bump(partition);
     const cards = await this.ledger.listCards(partition);
     const wordings = this.wordings.enabled
-      ? await this.wordingsFromLedger(partition, cards)
+      ? await wordingsFromLedger(this.ledger, partition, cards, this.wordings)
       : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
@@ -315,7 +315,7 @@ export class ToolIndex {
     const state = await this.ensure(partition);
     if (!this.wordings.enabled) return 0;
     const cards = await this.ledger.listCards(partition);
-    const wanted = await this.wordingsFromLedger(partition, cards);
+    const wanted = await wordingsFromLedger(this.ledger, partition, cards, this.wordings);
     // The default lexical weights are fitted on the wordings too: refitted (the partition
     // rebuilt) once this share of them is new, as for cards.
     let fresh = 0;
@@ -326,11 +326,6 @@ export class ToolIndex {
     }
     await this.writeWordings(partition, state, wanted);
     return state.wordingCount;
-  }
-
-  private async wordingsFromLedger(partition: string, cards: readonly ToolCard[]): Promise<Map<string, Wording[]>> {
-    const turns = await this.ledger.listTurns(partition, { limit: this.wordings.turns });
-    return selectWordings(turns, cards, this.wordings.cap);
   }
 
   /** Stores the wordings `wanted` in place of the partition's, changing only what differs. */

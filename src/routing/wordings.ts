@@ -10,7 +10,9 @@
 import { createHash } from "node:crypto";
 import { InvalidInput } from "../errors.js";
 import { definedOnly, oneLine, spreadOrder } from "../internal.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { ToolCard, TurnRecord } from "../ledger/schema.js";
+import { valueCheckOf } from "../text/fingerprint.js";
 import { gateText } from "../text/gate.js";
 import { allowedWords, type CitedRequest } from "../text/vocabulary.js";
 import { routingTexts } from "./routing-text.js";
@@ -78,11 +80,14 @@ export function wordingKey(text: string): string {
  * words at least two of the tool's served requests share, from distinct threads, are allowed;
  * other words are masked as `<word>`; a text aimed at the model, or masked past the gate's share,
  * is left out), duplicates once, at most `cap` a tool in spread order (newest first).
+ * `containsValue` is the fingerprint check of the partition's recorded argument values (as the
+ * review's vet uses it): a word it flags is never allowed, and a wording it flags is left out.
  */
 export function selectWordings(
   turns: readonly Pick<TurnRecord, "requestId" | "threadId" | "request" | "servedBy">[],
   cards: readonly ToolCard[],
   cap: number,
+  containsValue: (text: string) => boolean = () => false,
 ): Map<string, Wording[]> {
   const byTool = new Map<string, { id: string; text: string; group: string }[]>();
   const known = new Set(cards.map((c) => c.name));
@@ -102,13 +107,14 @@ export function selectWordings(
       card: [card.name, texts.tool, ...card.author.argNames],
       toolNames,
       requests: served satisfies readonly CitedRequest[],
+      isValue: containsValue,
     });
     const kept: Wording[] = [];
     const seen = new Set<string>();
     for (const i of spreadOrder(served.length)) {
       if (kept.length >= cap) break;
       const gated = gateText(served[i].text, { kind: "lesson", allowed });
-      if (gated.refused !== undefined) continue;
+      if (gated.refused !== undefined || containsValue(gated.text)) continue;
       const text = oneLine(gated.text);
       const key = wordingKey(text);
       if (text === "" || seen.has(key)) continue;
@@ -118,6 +124,24 @@ export function selectWordings(
     if (kept.length > 0) out.set(card.name, kept);
   }
   return out;
+}
+
+/**
+ * The wordings to keep, read from the ledger: its newest `turns` turn records, checked against
+ * the argument values of its newest `turns` call records (see {@link selectWordings}).
+ */
+export async function wordingsFromLedger(
+  ledger: Ledger,
+  partition: string,
+  cards: readonly ToolCard[],
+  options: Pick<Required<WordingsOptions>, "turns" | "cap">,
+): Promise<Map<string, Wording[]>> {
+  const [turns, calls, key] = await Promise.all([
+    ledger.listTurns(partition, { limit: options.turns }),
+    ledger.listCalls(partition, { limit: options.turns }),
+    ledger.fingerprintKey(),
+  ]);
+  return selectWordings(turns, cards, options.cap, valueCheckOf(calls, key));
 }
 
 /**

@@ -7,6 +7,7 @@ import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { wordingPartition } from "../../src/routing/tool-index-ids.js";
 import { selectWordings, wordingsOptions, wordingTerms } from "../../src/routing/wordings.js";
+import { valueFingerprints } from "../../src/text/fingerprint.js";
 
 const P = "p1";
 const TOOLS = [
@@ -150,6 +151,35 @@ describe("ToolIndex wordings", () => {
     const again = new ToolIndex({ ledger });
     await again.reindex(P);
     expect(again.wordingsOf(P, "track_shipment")).toEqual(index.wordingsOf(P, "track_shipment"));
+  });
+
+  it("never keeps an argument value another run recorded, though two threads' requests share it", async () => {
+    const { ledger, index } = await setup();
+    const key = await ledger.fingerprintKey();
+    await ledger.appendTurns(served("track_shipment", ["parcel for rose never came", "rose says the parcel is lost"]));
+    // "rose" is a common word: kept while no run recorded it as a value.
+    await index.refreshWordings(P);
+    expect(index.wordingsOf(P, "track_shipment").join(" ")).toMatch(/rose/);
+    // Then a run passes "Rose" as a value (a customer): the threads above named her in their
+    // requests, where their own runs' maskers did not know the value.
+    await ledger.appendCalls([
+      {
+        partition: P,
+        tool: "send_email",
+        runId: "run-x",
+        threadId: "tx",
+        requestId: "rx",
+        args: [],
+        fingerprints: valueFingerprints({ to: "Rose" }, key),
+        outcome: "success",
+        source: "api",
+      },
+    ]);
+    await index.refreshWordings(P);
+    expect(index.wordingsOf(P, "track_shipment")).toEqual([
+      "<word> says the parcel is lost",
+      "parcel for <word> never came",
+    ]);
   });
 
   it("keeps at most `cap` a tool, and removing a tool removes its wordings", async () => {
