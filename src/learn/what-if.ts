@@ -54,7 +54,7 @@ export const MAX_DISPLACEMENT_CHECKS = 200;
  * Most served requests read (embedded, cached for the operation) when looking for the ones a
  * candidate wording could affect: a spread over the window, chosen without regard to its words.
  */
-export const MAX_NEAR_POOL = 3_000;
+export const MAX_NEAR_POOL = 1_000;
 
 /**
  * Routing "what if" questions for one review or apply, against the index as it is now: would this
@@ -67,6 +67,8 @@ export class WhatIf {
   private readonly toolVectors = new Map<string, Promise<number[][]>>();
   private readonly routes = new Map<string, Promise<Offer[]>>();
   private readonly terms = new Map<string, Promise<Map<string, number>>>();
+  /** Per tool, its current card's score on each request vector (the re-check reads it per candidate). */
+  private readonly currentScores = new Map<string, Map<SparseVector, number>>();
   private readonly tokens = new Map<string, Set<string>>();
   private readonly requestUnits = new Map<string, SparseVector>();
   private readonly cardUnits = new Map<string, Float64Array[]>();
@@ -155,9 +157,13 @@ export class WhatIf {
   ): Promise<Displacement | null> {
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    const lift = async (request: string): Promise<number> => {
-      const q = await this.requestUnit(request);
-      return maxDot(q, variantUnit) - maxDot(q, current);
+    let now = this.currentScores.get(tool);
+    if (!now) this.currentScores.set(tool, (now = new Map()));
+    const before = now;
+    const lift = (q: SparseVector): number => {
+      let c = before.get(q);
+      if (c === undefined) before.set(q, (c = maxDot(q, current)));
+      return maxDot(q, variantUnit) - c;
     };
     for (const turn of await this.nearOthers(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
       const servedBy = turn.servedBy!;
@@ -182,22 +188,28 @@ export class WhatIf {
    * {@link spreadOrder} (the newest first, then spread over the whole window): a bounded look
    * that protects every kind of request the window holds, chosen by the index's embeddings, not
    * by the words a request shares with a candidate (with semantic embeddings a wording takes
-   * requests it shares no word with).
+   * requests it shares no word with). A request rated 0 or below is left out: candidates that do
+   * not come closer to it (cosine or lift) cannot push its tool out, whatever the embeddings.
+   * `closeness` reads the request's unit vector (nonzero entries only).
    */
   async nearOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
     served: readonly T[],
     tool: string,
-    closeness: (request: string) => Promise<number>,
+    closeness: (request: SparseVector) => number,
     max: number,
   ): Promise<T[]> {
-    const pool: { turn: T; score: number; order: number }[] = [];
+    const pool: T[] = [];
     for (const i of spreadOrder(served.length)) {
       if (pool.length >= MAX_NEAR_POOL) break;
       const turn = served[i];
-      if (turn.servedBy === undefined || turn.servedBy === tool) continue;
-      pool.push({ turn, score: await closeness(turn.request), order: pool.length });
+      if (turn.servedBy !== undefined && turn.servedBy !== tool) pool.push(turn);
     }
-    return pool
+    const scored: { turn: T; score: number; order: number }[] = [];
+    for (let i = 0; i < pool.length; i++) {
+      const score = closeness(this.requestUnits.get(pool[i].request) ?? (await this.requestUnit(pool[i].request)));
+      if (score > 0) scored.push({ turn: pool[i], score, order: i });
+    }
+    return scored
       .sort((a, b) => b.score - a.score || a.order - b.order)
       .slice(0, max)
       .map((p) => p.turn);
@@ -207,9 +219,9 @@ export class WhatIf {
    * How close a served request is to any of `texts` (the best cosine of their vectors): what
    * {@link nearOthers} ranks by when choosing the requests a candidate set is valued on.
    */
-  async closenessTo(texts: readonly string[]): Promise<(request: string) => Promise<number>> {
+  async closenessTo(texts: readonly string[]): Promise<(request: SparseVector) => number> {
     const units = await Promise.all(texts.map(async (t) => unit(await this.vector(t))));
-    return async (request) => maxDot(await this.requestUnit(request), units);
+    return (request) => maxDot(request, units);
   }
 
   /**

@@ -10,7 +10,8 @@ import {
   type IndexMode,
   type ToolIndexOptions,
 } from "./tool-index-options.js";
-import { type Wording, wordingsFromLedger, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
+import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
+import { wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
 import { CappedVectorCache, fitExampleMean, centered, cosine, mix, type RoutingVector, unit } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
@@ -116,6 +117,8 @@ export class ToolIndex {
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly examples: { max: number; half: number; center: number };
   private readonly wordings: Required<WordingsOptions>;
+  /** Per partition, the last wordings read (unchanged records are not gated again). */
+  private readonly wordingMemos = new Map<string, WordingsMemo>();
   private readonly partitions = new Map<string, PartitionState>();
   /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
   private readonly revisions = new Map<string, number>();
@@ -149,7 +152,13 @@ export class ToolIndex {
     this.bump(partition);
     const cards = await this.ledger.listCards(partition);
     const wordings = this.wordings.enabled
-      ? await wordingsFromLedger(this.ledger, partition, cards, this.wordings)
+      ? await wordingsFromLedger(
+          this.ledger,
+          partition,
+          cards,
+          this.wordings,
+          this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
+        )
       : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
@@ -210,10 +219,8 @@ export class ToolIndex {
   }
 
   /**
-   * A number that changes whenever the partition's vectors change in this process (a reindex, an
-   * upsert that changed a tool, a removal; bumped when the change starts and when it ends, so a
-   * route that overlapped one sees two revisions): the same revision before and after a route,
-   * the same routing for the same request. What serving keys its routed sets by.
+   * Changes whenever the partition's vectors change in this process (reindex, upsert, removal,
+   * wordings; bumped when a change starts and ends): what serving keys its routed sets by.
    */
   revision(partition: string): number {
     return this.revisions.get(partition) ?? 0;
@@ -267,9 +274,8 @@ export class ToolIndex {
     if (tools === 0 || query.k <= 0) return [];
     const exclude = query.exclude ?? new Set<string>();
     const terms = await this.wordingTermsOf(partition, state, vector);
-    // One vector per tool: k (+ excluded) hits suffice. One per example: several hits may be the
-    // same tool, so fetch more and keep each tool's best. With wordings, every tool's card score
-    // is read: a tool's wordings may lift it past tools whose cards score higher.
+    // One vector per tool: k (+ excluded) hits suffice; one per example: more. With wordings,
+    // every card score (a tool's wordings may lift it past cards that score higher).
     const wanted = query.k + exclude.size;
     const fetch = terms
       ? [...state.parts.values()].reduce((a, b) => a + b, 0)
@@ -290,32 +296,34 @@ export class ToolIndex {
       .map(([tool, score], i) => ({ tool, rank: i + 1, score }));
   }
 
-  /**
-   * Each tool's wording term for a request vector (what its wordings add to its card's score in
-   * {@link routeVector}); empty when wordings are off or none are stored. For "what if" questions,
-   * which score a tool's hypothetical card and add this.
-   */
+  /** Each tool's wording term for a request vector (added to its card's score); empty without wordings. */
   async wordingScores(partition: string, vector: RoutingVector): Promise<Map<string, number>> {
     const state = await this.ensure(partition);
     return (await this.wordingTermsOf(partition, state, vector)) ?? new Map();
   }
 
-  /** Wordings stored for a tool (in this process), sorted: what routing learned from its traffic. */
+  /** A tool's stored wordings (in this process), sorted. */
   wordingsOf(partition: string, tool: string): string[] {
     return [...(this.partitions.get(partition)?.wordings.get(tool)?.values() ?? [])].sort();
   }
 
   /**
-   * Bring a partition's wordings up to date with the ledger's turn records (the newest
-   * `wordings.turns`): new served requests are gated and embedded, wordings no longer kept are
-   * deleted; the revision changes when they do. Returns how many are stored. A review calls it
-   * before it asks routing "what if", so examples are learned only where wordings fall short.
+   * Bring a partition's wordings up to date with the ledger's newest `wordings.turns` turn records
+   * (or `records`: a review passes its window), writing only what changed (the revision changes
+   * then). Returns how many are stored. A review calls it before it asks routing "what if".
    */
-  async refreshWordings(partition: string): Promise<number> {
+  async refreshWordings(partition: string, records?: WordingRecords): Promise<number> {
     const state = await this.ensure(partition);
     if (!this.wordings.enabled) return 0;
     const cards = await this.ledger.listCards(partition);
-    const wanted = await wordingsFromLedger(this.ledger, partition, cards, this.wordings);
+    const wanted = await wordingsFromLedger(
+      this.ledger,
+      partition,
+      cards,
+      this.wordings,
+      this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
+      records,
+    );
     // The default lexical weights are fitted on the wordings too: refitted (the partition
     // rebuilt) once this share of them is new, as for cards.
     let fresh = 0;
@@ -428,9 +436,7 @@ export class ToolIndex {
 
   /** Best cosine similarity of a request vector with any of a tool's vectors. */
   static bestScore(request: readonly number[], vectors: readonly (readonly number[])[]): number {
-    let best = Number.NEGATIVE_INFINITY;
-    for (const v of vectors) best = Math.max(best, cosine(request, v));
-    return best;
+    return vectors.reduce((best, v) => Math.max(best, cosine(request, v)), Number.NEGATIVE_INFINITY);
   }
 
   /**

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { InvalidInput } from "../errors.js";
 import { definedOnly, oneLine, spreadOrder } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
-import type { ToolCard, TurnRecord } from "../ledger/schema.js";
+import type { CallRecord, ToolCard, TurnRecord } from "../ledger/schema.js";
 import { valueCheckOf } from "../text/fingerprint.js";
 import { gateText } from "../text/gate.js";
 import { allowedWords, type CitedRequest } from "../text/vocabulary.js";
@@ -35,8 +35,9 @@ export interface WordingsOptions {
    */
   best?: number;
   /**
-   * Newest turn records read when the wordings are refreshed.
-   * @default 20000
+   * Newest turn records (and call records, for their values) read when the wordings are rebuilt;
+   * a review refreshes them from its own window (the partition's `reviewTurns`).
+   * @default 10000
    */
   turns?: number;
 }
@@ -46,7 +47,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   enabled: true,
   cap: 200,
   best: 3,
-  turns: 20_000,
+  turns: 10_000,
 });
 
 /** The options with defaults applied, checked. @throws InvalidInput */
@@ -126,22 +127,51 @@ export function selectWordings(
   return out;
 }
 
+/** Records already read (a review's window), to take the wordings from instead of reading them again. */
+export interface WordingRecords {
+  turns: readonly TurnRecord[];
+  calls: readonly CallRecord[];
+}
+
+/** The last wordings read for a partition, and what they were read from (see {@link wordingsFromLedger}). */
+export interface WordingsMemo {
+  stamp?: string;
+  wordings?: Map<string, Wording[]>;
+}
+
 /**
  * The wordings to keep, read from the ledger: its newest `turns` turn records, checked against
- * the argument values of its newest `turns` call records (see {@link selectWordings}).
+ * the argument values of its newest `turns` call records (see {@link selectWordings}). With a
+ * `memo`, records and cards unchanged since the last read give the last result, without gating
+ * every wording again.
  */
 export async function wordingsFromLedger(
   ledger: Ledger,
   partition: string,
   cards: readonly ToolCard[],
   options: Pick<Required<WordingsOptions>, "turns" | "cap">,
+  memo: WordingsMemo = {},
+  records?: WordingRecords,
 ): Promise<Map<string, Wording[]>> {
   const [turns, calls, key] = await Promise.all([
-    ledger.listTurns(partition, { limit: options.turns }),
-    ledger.listCalls(partition, { limit: options.turns }),
+    records?.turns ?? ledger.listTurns(partition, { limit: options.turns }),
+    records?.calls ?? ledger.listCalls(partition, { limit: options.turns }),
     ledger.fingerprintKey(),
   ]);
-  return selectWordings(turns, cards, options.cap, valueCheckOf(calls, key));
+  const stamp = [
+    turns.length,
+    turns[0]?.requestId,
+    turns.at(-1)?.requestId,
+    calls.length,
+    calls[0]?.id,
+    calls.at(-1)?.id,
+    ...cards.map((c) => `${c.name}@${c.version}`),
+  ].join("\u0000");
+  if (memo.stamp === stamp && memo.wordings) return memo.wordings;
+  const wordings = selectWordings(turns, cards, options.cap, valueCheckOf(calls, key));
+  memo.stamp = stamp;
+  memo.wordings = wordings;
+  return wordings;
 }
 
 /**

@@ -106,7 +106,7 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, turns: 20_000 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, turns: 10_000 });
     expect(() => wordingsOptions({ cap: 0 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ best: 1.5 })).toThrow(InvalidInput);
   });
