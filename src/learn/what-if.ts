@@ -5,7 +5,7 @@
  * change is the {@link ExampleObjective}'s (`example-objective.ts`).
  */
 import { ToolIndex } from "../routing/tool-index.js";
-import { intersects, tokenize } from "../text/tokenize.js";
+import { tokenize } from "../text/tokenize.js";
 import { spreadOrder } from "../internal.js";
 import type { Offer, ToolCard, TurnRecord } from "../ledger/schema.js";
 import { withExamples } from "./card-examples.js";
@@ -28,6 +28,16 @@ export interface Probe {
   near: Offer[];
   /** Score a tool must beat to be within the near depth (-Infinity when fewer tools). */
   nth: number;
+  /**
+   * What each tool's wordings add to its card's score for this request (the index's wording
+   * terms; empty when the index keeps none): a card's score plus this is the index's own score.
+   */
+  wordings: ReadonlyMap<string, number>;
+}
+
+/** The index's own score of `tool` for the probed request when its card scores `cardScore`. */
+export function indexScore(probe: Pick<Probe, "wordings">, tool: string, cardScore: number): number {
+  return cardScore + (probe.wordings.get(tool) ?? 0);
 }
 
 /** A request another tool served that a new example would push that tool out for. */
@@ -41,6 +51,12 @@ export interface Displacement {
 export const MAX_DISPLACEMENT_CHECKS = 200;
 
 /**
+ * Most served requests read (embedded, cached for the operation) when looking for the ones a
+ * candidate wording could affect: a spread over the window, chosen without regard to its words.
+ */
+export const MAX_NEAR_POOL = 1_000;
+
+/**
  * Routing "what if" questions for one review or apply, against the index as it is now: would this
  * wording bring the tool into the offered set for that request, would it push the tool that
  * served another request out? Request vectors, tool vectors and routes are cached for the
@@ -50,6 +66,9 @@ export class WhatIf {
   private readonly vectors = new Map<string, Promise<number[]>>();
   private readonly toolVectors = new Map<string, Promise<number[][]>>();
   private readonly routes = new Map<string, Promise<Offer[]>>();
+  private readonly terms = new Map<string, Promise<Map<string, number>>>();
+  /** Per tool, its current card's score on each request vector (the re-check reads it per candidate). */
+  private readonly currentScores = new Map<string, Map<SparseVector, number>>();
   private readonly tokens = new Map<string, Set<string>>();
   private readonly requestUnits = new Map<string, SparseVector>();
   private readonly cardUnits = new Map<string, Float64Array[]>();
@@ -103,6 +122,7 @@ export class WhatIf {
     const near = (await route).filter((o) => o.tool !== tool).slice(0, this.depth);
     const others = near.slice(0, this.k);
     return {
+      wordings: await this.wordingTerms(request),
       vector,
       others,
       kth: others.length < this.k ? Number.NEGATIVE_INFINITY : others[this.k - 1].score,
@@ -112,12 +132,22 @@ export class WhatIf {
     };
   }
 
+  /** What each tool's wordings add to its score for `request` (cached). */
+  wordingTerms(request: string): Promise<Map<string, number>> {
+    let t = this.terms.get(request);
+    if (!t) {
+      t = this.vector(request).then((v) => this.index.wordingScores(this.partition, v));
+      this.terms.set(request, t);
+    }
+    return t;
+  }
+
   /**
    * The first request (served by another tool) that giving `tool` the vectors `variant` would
-   * push its serving tool out of the offered set for, or null. Only requests sharing a word with
-   * `query` are checked (a lexical filter: an example lifts a tool's score mainly for requests
-   * that overlap it), at most {@link MAX_DISPLACEMENT_CHECKS}, spread over `served` (see
-   * {@link WhatIf.servedByOthers}).
+   * push its serving tool out of the offered set for, or null. Scored as the index scores (card
+   * and wordings), the candidate in place, on the {@link MAX_DISPLACEMENT_CHECKS} requests of
+   * {@link WhatIf.nearOthers} the variant lifts `tool` most on: chosen by the embeddings, never
+   * by shared words, so a wording that takes a request with synonyms is caught too.
    */
   async displaces(
     tool: string,
@@ -127,40 +157,71 @@ export class WhatIf {
   ): Promise<Displacement | null> {
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    for (const turn of this.servedByOthers(served, tool, this.words(query), MAX_DISPLACEMENT_CHECKS)) {
+    let now = this.currentScores.get(tool);
+    if (!now) this.currentScores.set(tool, (now = new Map()));
+    const before = now;
+    const lift = (q: SparseVector): number => {
+      let c = before.get(q);
+      if (c === undefined) before.set(q, (c = maxDot(q, current)));
+      return maxDot(q, variantUnit) - c;
+    };
+    for (const turn of await this.nearOthers(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
       const servedBy = turn.servedBy!;
       const q = await this.requestUnit(turn.request);
-      const after = maxDot(q, variantUnit);
+      const terms = await this.wordingTerms(turn.request);
+      const bonus = terms.get(tool) ?? 0;
+      const after = maxDot(q, variantUnit) + bonus;
       // Cheap test first: a tool that does not outscore the serving tool cannot push it out.
-      if (after <= maxDot(q, await this.cardUnit(servedBy))) continue;
+      if (after <= maxDot(q, await this.cardUnit(servedBy)) + (terms.get(servedBy) ?? 0)) continue;
       const probe = await this.probe(turn.request, tool);
       const last = probe.others[this.k - 1];
       if (!last || last.tool !== servedBy) continue;
-      const wasIn = maxDot(q, current) > probe.kth;
+      const wasIn = maxDot(q, current) + bonus > probe.kth;
       if (!wasIn && after > probe.kth) return { query, request: turn.request, servedBy };
     }
     return null;
   }
 
   /**
-   * Up to `max` of `served` that a tool other than `tool` served and that share a word with
-   * `words`, taken in {@link spreadOrder} (the newest first, then spread over the whole window):
-   * a bounded look protects every kind of request the window holds, not only the newest kind.
+   * Up to `max` of `served` that a tool other than `tool` served, those `closeness` rates highest
+   * (ties in window order), from a pool of at most {@link MAX_NEAR_POOL} taken in
+   * {@link spreadOrder} (the newest first, then spread over the whole window): a bounded look
+   * that protects every kind of request the window holds, chosen by the index's embeddings, not
+   * by the words a request shares with a candidate (with semantic embeddings a wording takes
+   * requests it shares no word with). A request rated 0 or below is left out: candidates that do
+   * not come closer to it (cosine or lift) cannot push its tool out, whatever the embeddings.
+   * `closeness` reads the request's unit vector (nonzero entries only).
    */
-  servedByOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
+  async nearOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
     served: readonly T[],
     tool: string,
-    words: ReadonlySet<string>,
+    closeness: (request: SparseVector) => number,
     max: number,
-  ): T[] {
-    const out: T[] = [];
+  ): Promise<T[]> {
+    const pool: T[] = [];
     for (const i of spreadOrder(served.length)) {
-      if (out.length >= max) break;
+      if (pool.length >= MAX_NEAR_POOL) break;
       const turn = served[i];
-      if (turn.servedBy === undefined || turn.servedBy === tool) continue;
-      if (intersects(this.words(turn.request), words)) out.push(turn);
+      if (turn.servedBy !== undefined && turn.servedBy !== tool) pool.push(turn);
     }
-    return out;
+    const scored: { turn: T; score: number; order: number }[] = [];
+    for (let i = 0; i < pool.length; i++) {
+      const score = closeness(this.requestUnits.get(pool[i].request) ?? (await this.requestUnit(pool[i].request)));
+      if (score > 0) scored.push({ turn: pool[i], score, order: i });
+    }
+    return scored
+      .sort((a, b) => b.score - a.score || a.order - b.order)
+      .slice(0, max)
+      .map((p) => p.turn);
+  }
+
+  /**
+   * How close a served request is to any of `texts` (the best cosine of their vectors): what
+   * {@link nearOthers} ranks by when choosing the requests a candidate set is valued on.
+   */
+  async closenessTo(texts: readonly string[]): Promise<(request: SparseVector) => number> {
+    const units = await Promise.all(texts.map(async (t) => unit(await this.vector(t))));
+    return (request) => maxDot(request, units);
   }
 
   /**
@@ -214,7 +275,15 @@ export class WhatIf {
       }
       const probe = await this.probe(request, tool);
       const vector = await this.requestUnit(request);
-      const target: Target = { vector, own: servedBy === null, probe, current: maxDot(vector, current), count: 1 };
+      const bonus = probe.wordings.get(tool) ?? 0;
+      const target: Target = {
+        vector,
+        own: servedBy === null,
+        probe,
+        bonus,
+        current: maxDot(vector, current) + bonus,
+        count: 1,
+      };
       if (servedBy !== null) {
         const place = probe.near.findIndex((o) => o.tool === servedBy);
         // A serving tool below the near depth is not offered (nor near) with or without this tool.
@@ -229,7 +298,7 @@ export class WhatIf {
     const valueOf = async (examples: readonly string[], out: readonly string[] = []): Promise<number> => {
       const vectors = (await this.variant(card, examples, out)).map(unit);
       let total = 0;
-      for (const t of targets) total += t.count * this.change(t, maxDot(t.vector, vectors), objective);
+      for (const t of targets) total += t.count * this.change(t, maxDot(t.vector, vectors) + t.bonus, objective);
       return total;
     };
     // Lazy greedy: a candidate's last marginal value bounds its next one in the usual case, so
@@ -434,7 +503,9 @@ interface Target {
   count: number;
   own: boolean;
   probe: Probe;
-  /** Score of `tool` now. */
+  /** What `tool`'s wordings add to its score on this request. */
+  bonus: number;
+  /** Score of `tool` now (card and wordings, as the index scores it). */
   current: number;
   /** For another tool's request: its serving tool's place (1-based) and score among the others. */
   servedAt?: { place: number; score: number };

@@ -3,8 +3,13 @@
  * examples, centering, and the capped cache of tool-part vectors. Dense vectors come from users'
  * embeddings; sparse ones ({@link SparseVector}) from the package's lexical embeddings.
  */
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { norm } from "../internal.js";
-import type { SparseVector } from "./sparse-vector.js";
+import type { ToolCard } from "../ledger/schema.js";
+import { routingTexts } from "./routing-text.js";
+import type { ToolIndexExamplesOptions } from "./index-examples.js";
+import { examplesWeight } from "./index-examples.js";
+import { denseOf, isSparse, type SparseVector, sparseMix } from "./sparse-vector.js";
 
 /** A card's or a request's vector: dense (any `Embeddings`), or sparse (the package's lexical embeddings). */
 export type RoutingVector = number[] | SparseVector;
@@ -116,6 +121,37 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
 }
 
 /**
+ * The mean of the partition's unit example vectors (centering on, `tool` mode), embedded `batch`
+ * cards at a time; undefined when no tool has examples.
+ */
+export async function fitExampleMean(
+  embeddings: EmbeddingsInterface,
+  cards: readonly ToolCard[],
+  batch: number,
+  each = false,
+  check: (vectors: number[][]) => number[][] = (vectors) => vectors,
+): Promise<number[] | undefined> {
+  let mean: number[] | undefined;
+  for (let start = 0; start < cards.length; start += batch) {
+    const examples = cards
+      .slice(start, start + batch)
+      .map((c) => routingTexts(c).examples)
+      .filter((e) => e.length > 0);
+    if (examples.length === 0) continue;
+    const texts = each ? examples.flat() : examples.map((e) => e.join("\n"));
+    const vectors = check(await embeddings.embedDocuments(texts));
+    const perTool = each
+      ? meansOfUnits(
+          vectors,
+          examples.map((e) => e.length),
+        )
+      : vectors;
+    mean = addToMean(mean, perTool, cards.length);
+  }
+  return mean;
+}
+
+/**
  * Consecutive groups of `vectors` (`counts[i]` vectors for group `i`) as the mean of their unit
  * vectors: a tool's examples embedded one by one, as one example vector.
  */
@@ -133,4 +169,50 @@ export function meansOfUnits(vectors: readonly number[][], counts: readonly numb
     out.push(mean);
   }
   return out;
+}
+
+/**
+ * In `tool` mode, each card's one vector: its tool part (from `cache` when embedded before) mixed
+ * with its examples' vector weighted by {@link examplesWeight}; the examples embedded as one text,
+ * or each on its own and averaged (`examples.embed`). One `embed` call for every text not cached.
+ */
+export async function mixedToolVectors(
+  cards: readonly ToolCard[],
+  cache: CappedVectorCache,
+  examples: Required<ToolIndexExamplesOptions>,
+  exampleMean: number[] | undefined,
+  embed: (texts: string[]) => Promise<RoutingVector[]>,
+): Promise<RoutingVector[][]> {
+  const parts = cards.map((c) => routingTexts(c));
+  const toolVectors = new Map<string, RoutingVector>();
+  for (const p of parts) {
+    const cached = cache.get(p.tool);
+    if (cached) toolVectors.set(p.tool, cached);
+  }
+  const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
+  const withExamples = parts.filter((p) => p.examples.length > 0);
+  const each = examples.embed === "each";
+  const texts = each ? withExamples.flatMap((p) => p.examples) : withExamples.map((p) => p.examples.join("\n"));
+  const flat = await embed([...missing, ...texts]);
+  missing.forEach((text, i) => {
+    toolVectors.set(text, flat[i]);
+    cache.set(text, flat[i]);
+  });
+  const embedded = flat.slice(missing.length);
+  const exampleVectors: RoutingVector[] = each
+    ? meansOfUnits(
+        embedded.map((v) => (isSparse(v) ? denseOf(v) : v)),
+        withExamples.map((p) => p.examples.length),
+      )
+    : embedded;
+  let i = 0;
+  return parts.map((p) => {
+    const tool = toolVectors.get(p.tool)!;
+    if (p.examples.length === 0) return [tool];
+    const weight = examplesWeight(p.examples.length, examples);
+    const e = exampleVectors[i++];
+    if (isSparse(tool) && isSparse(e)) return [sparseMix(tool, e, weight)];
+    const dense = centered(isSparse(e) ? denseOf(e) : e, exampleMean, examples.center);
+    return [mix(isSparse(tool) ? denseOf(tool) : tool, dense, weight)];
+  });
 }

@@ -1,31 +1,45 @@
-import { createHash } from "node:crypto";
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { Document } from "@langchain/core/documents";
 import type { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
 import { definedOnly } from "../internal.js";
 import {
-  addToMean,
+  DEFAULT_TOOL_INDEX,
+  DEFAULT_TOOL_INDEX_EXAMPLES,
+  type IndexMode,
+  type RouteQuery,
+  type ToolIndexOptions,
+} from "./tool-index-options.js";
+import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
+import { wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
+import {
   CappedVectorCache,
-  centered,
+  fitExampleMean,
   cosine,
-  meansOfUnits,
-  mix,
+  mixedToolVectors,
   type RoutingVector,
   unit,
 } from "./card-vectors.js";
 import { fitsPerPartition } from "./blended-embeddings.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
-import { DEFAULT_TOOL_INDEX_EXAMPLES, examplesWeight, type ToolIndexExamplesOptions } from "./index-examples.js";
-
-export { DEFAULT_TOOL_INDEX_EXAMPLES, examplesWeight, type ToolIndexExamplesOptions } from "./index-examples.js";
+import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { routingTexts } from "./routing-text.js";
-import { encodeLabel } from "../ledger/keys.js";
+import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
+
+export {
+  DEFAULT_TOOL_INDEX,
+  DEFAULT_TOOL_INDEX_EXAMPLES,
+  examplesWeight,
+  type IndexMode,
+  type RouteQuery,
+  type ToolIndexExamplesOptions,
+  type ToolIndexOptions,
+} from "./tool-index-options.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
-import { denseOf, isSparse, type SparseVector, sparseMix, sparseUnit } from "./sparse-vector.js";
+import { denseOf, isSparse, type SparseVector, sparseUnit } from "./sparse-vector.js";
 import {
   type CheckedVectorStore,
   checkVectorStore,
@@ -34,104 +48,11 @@ import {
 } from "./vector-store-contract.js";
 
 /**
- * How a card becomes vectors.
- * - `tool`: one vector per tool: the unit vector of its tool part (name, description, argument
- *   names) plus, when it has example requests, their unit vector weighted by
- *   {@link examplesWeight} (renormalised). The default: on MetaTool it routes clearly better
- *   (see docs/benchmarks.md).
- * - `examples`: one vector for the tool part and one per example request; a tool scores its best match.
- */
-export type IndexMode = "tool" | "examples";
-
-/** Options of {@link ToolIndex}. */
-export interface ToolIndexOptions {
-  /** The ledger the index is derived from. */
-  ledger: Ledger;
-  /**
-   * Embeddings for routing text and requests. Any LangChain `Embeddings` works. The default,
-   * {@link LexicalEmbeddings}, is offline and is fitted per partition on its tools' routing text.
-   * @default new LexicalEmbeddings() per partition
-   */
-  embeddings?: EmbeddingsInterface;
-  /**
-   * Options of the default {@link LexicalEmbeddings} (not used when `embeddings` is given), e.g.
-   * `{ dimension: 2048 }` for a quarter of the bytes per tool in a dense store (Chroma); the
-   * default in-memory store keeps only nonzero entries, whatever the dimension.
-   * @default {} (see DEFAULT_LEXICAL_EMBEDDINGS)
-   */
-  lexical?: LexicalEmbeddingsOptions;
-  /**
-   * Makes the vector store: any LangChain `VectorStore` that keeps the contract of
-   * `vector-store-contract.ts` (docs/routing.md): `addVectors` with ids that upsert,
-   * `similaritySearchVectorWithScore` filtered by `{ partition }`, `delete` by ids and by
-   * `{ partition }`. Checked here, when the index is built: a store that lacks one of them (core's
-   * `FakeVectorStore`, LangChain's `MemoryVectorStore`) is refused with `UnsupportedVectorStore`
-   * naming it. Every document carries flat `partition`, `tool` and `kind` metadata.
-   * @default (embeddings) => new InMemoryVectorIndex(embeddings)
-   */
-  vectorStore?: (embeddings: EmbeddingsInterface) => VectorStore;
-  /**
-   * Whether the store's scores are similarities or distances, and which: `similarity` (higher is
-   * better), `cosine-distance` (`1 - cosine`) or `l2-distance` (squared Euclidean). Distances are
-   * turned into the cosine similarity the rest of the package reads (the index stores and searches
-   * unit vectors only, so the conversion is exact and rankings come out as a similarity store's).
-   * `auto` knows both stores of this package and `@langchain/community`'s `Chroma` (a distance in
-   * its collection's space, read from the server at the first search); any other store must say.
-   * @default "auto"
-   */
-  scores?: ScoreKindOption;
-  /**
-   * One vector per tool, or one per example request.
-   * @default "tool"
-   */
-  mode?: IndexMode;
-  /**
-   * In `tool` mode, how a tool's example requests enter its vector.
-   * - `max`, `half`: how much they weigh against its tool part, `max × n / (n + half)` for `n`
-   *   examples. A few examples move the vector a little; many, up to `max` times the tool part.
-   *   On MetaTool with 12 random real requests per tool this routes better than one vector of
-   *   the whole text (see docs/benchmarks.md).
-   * - `center`: how much of the partition's mean example vector is taken from each tool's
-   *   example vector, from 0 (off) to 1. Requests share a style ("I need help finding…") that
-   *   every tool's examples carry; uncentered, tools with many examples match any long request a
-   *   little and can push tools that learned nothing out of routing. Centered, fewer such tools
-   *   lose requests, for a little accuracy (docs/routing.md has the measurements). The mean is
-   *   taken when a partition is (re)indexed (see {@link ToolIndex.reindex}).
-   * - `embed`: `joined` embeds a tool's examples as one text; `each` embeds each on its own and
-   *   averages their unit vectors (what a sentence encoder needs: it reads one sentence, not a list).
-   * @default { max: 2, half: 4, center: 0, embed: "joined" } (see DEFAULT_TOOL_INDEX_EXAMPLES)
-   */
-  examples?: ToolIndexExamplesOptions;
-}
-
-/**
- * The defaults applied to every optional {@link ToolIndexOptions} field left unset (`embeddings`
- * has no value of its own: without it each partition fits its own {@link LexicalEmbeddings}).
- */
-export const DEFAULT_TOOL_INDEX: Readonly<Required<Omit<ToolIndexOptions, "ledger" | "embeddings">>> = Object.freeze({
-  lexical: Object.freeze({}),
-  vectorStore: (embeddings: EmbeddingsInterface): VectorStore => new InMemoryVectorIndex(embeddings),
-  scores: "auto",
-  mode: "tool",
-  examples: DEFAULT_TOOL_INDEX_EXAMPLES,
-});
-
-/**
  * With the default lexical embeddings, a partition's term weights are refitted (and its tools
  * re-embedded) once this share of its tools changed since the last fit: often enough that
  * learned words count for their rarity, rarely enough that an apply re-embeds one tool, not all.
  */
 const REFIT_AFTER_CHANGED_SHARE = 0.1;
-
-/** Options of one routing query. */
-export interface RouteQuery {
-  /** How many tools to offer. */
-  k: number;
-  /** Offer no tool scoring below this (the "no tool" path). @default -Infinity */
-  minScore?: number;
-  /** Tools to leave out (already offered another way). */
-  exclude?: ReadonlySet<string>;
-}
 
 interface PartitionState {
   /** Fitted lexical embeddings, when the index owns them. */
@@ -152,7 +73,17 @@ interface PartitionState {
    * vector before mixing.
    */
   exampleMean?: number[];
+  /** Wordings stored per tool: key → text (see `wordings.ts`). */
+  wordings: Map<string, Map<string, string>>;
+  /** Wordings stored in all. */
+  wordingCount: number;
 }
+
+/**
+ * Wording hits read per routed request: a tool's wording term is the sum of its best wordings
+ * among them. Fixed, so that one request gets the same terms whatever the `k` asked.
+ */
+const WORDING_HITS = 400;
 
 /**
  * Most vector entries the tool-part cache of a partition holds (numbers of a dense vector,
@@ -186,8 +117,11 @@ export class ToolIndex {
   private readonly sharedEmbeddings: EmbeddingsInterface | undefined;
   private readonly lexical: LexicalEmbeddingsOptions;
   private readonly examples: Required<ToolIndexExamplesOptions>;
-  /** Checks the vectors of the embeddings the caller gave (never the index's own lexical ones). */
-  private readonly guard = new EmbeddingsGuard();
+  /** Checks the vectors of the embeddings the caller gave (none for the index's own lexical ones). */
+  private readonly guard: EmbeddingsGuard | undefined;
+  private readonly wordings: Required<WordingsOptions>;
+  /** Per partition, the last wordings read (unchanged records are not gated again). */
+  private readonly wordingMemos = new Map<string, WordingsMemo>();
   private readonly partitions = new Map<string, PartitionState>();
   /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
   private readonly revisions = new Map<string, number>();
@@ -196,8 +130,10 @@ export class ToolIndex {
     this.ledger = options.ledger;
     this.mode = options.mode ?? DEFAULT_TOOL_INDEX.mode;
     this.sharedEmbeddings = options.embeddings;
+    this.guard = options.embeddings ? new EmbeddingsGuard() : undefined;
     this.lexical = { ...(options.lexical ?? DEFAULT_TOOL_INDEX.lexical) };
     this.examples = { ...DEFAULT_TOOL_INDEX_EXAMPLES, ...definedOnly(options.examples ?? {}) };
+    this.wordings = wordingsOptions(options.wordings ?? DEFAULT_TOOL_INDEX.wordings);
     const { max, half, center, embed } = this.examples;
     if (!(max >= 0) || !(half >= 0) || !(center >= 0 && center <= 1) || !(embed === "joined" || embed === "each")) {
       throw new InvalidInput(
@@ -219,13 +155,31 @@ export class ToolIndex {
   async reindex(partition: string): Promise<number> {
     this.bump(partition);
     const cards = await this.ledger.listCards(partition);
+    const wordings = this.wordings.enabled
+      ? await wordingsFromLedger(
+          this.ledger,
+          partition,
+          cards,
+          this.wordings,
+          this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
+        )
+      : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
     this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
-    const state = this.freshState(partition, cards);
-    state.exampleMean = await this.fitMean(state, cards);
+    if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
+    const state = this.freshState(partition, cards, wordings);
+    if (this.mode === "tool" && this.examples.center > 0)
+      state.exampleMean = await fitExampleMean(
+        state.embeddings,
+        cards,
+        EMBED_BATCH_CARDS,
+        this.examples.embed === "each",
+        (v) => this.checkedDocuments(v),
+      );
     await this.embedCards(partition, state, cards);
+    await this.writeWordings(partition, state, wordings);
     this.partitions.set(partition, state);
     this.bump(partition);
     return cards.length;
@@ -263,16 +217,20 @@ export class ToolIndex {
     this.bump(partition);
     const parts = state.parts.get(tool) ?? 1;
     await this.store.delete({ ids: Array.from({ length: parts }, (_, i) => docId(partition, tool, i)) });
+    const wordings = state.wordings.get(tool);
+    if (wordings) {
+      await this.store.delete({ ids: [...wordings.keys()].map((key) => wordingId(partition, tool, key)) });
+      state.wordings.delete(tool);
+      state.wordingCount -= wordings.size;
+    }
     state.textHash.delete(tool);
     state.parts.delete(tool);
     this.bump(partition);
   }
 
   /**
-   * A number that changes whenever the partition's vectors change in this process (a reindex, an
-   * upsert that changed a tool, a removal; bumped when the change starts and when it ends, so a
-   * route that overlapped one sees two revisions): the same revision before and after a route,
-   * the same routing for the same request. What serving keys its routed sets by.
+   * Changes whenever the partition's vectors change in this process (reindex, upsert, removal,
+   * wordings; bumped when a change starts and ends): what serving keys its routed sets by.
    */
   revision(partition: string): number {
     return this.revisions.get(partition) ?? 0;
@@ -300,7 +258,7 @@ export class ToolIndex {
   /** Embed a request as the partition's queries are embedded, as a dense vector. */
   async embedRequest(partition: string, request: string): Promise<number[]> {
     const state = await this.ensure(partition);
-    return this.checkedQuery(await state.embeddings.embedQuery(request));
+    return this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
   }
 
   /**
@@ -310,7 +268,9 @@ export class ToolIndex {
   async embedQuery(partition: string, request: string): Promise<RoutingVector> {
     const state = await this.ensure(partition);
     const lexical = this.sparseEmbeddings(state);
-    return lexical ? lexical.embedSparse(request) : this.checkedQuery(await state.embeddings.embedQuery(request));
+    return lexical
+      ? lexical.embedSparse(request)
+      : this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
   }
 
   /** The top-k tools for a request, best first, with ranks from 1. */
@@ -325,30 +285,156 @@ export class ToolIndex {
     const tools = state.textHash.size;
     if (tools === 0 || query.k <= 0) return [];
     const exclude = query.exclude ?? new Set<string>();
-    // One vector per tool: k (+ excluded) hits suffice. One per example: several hits may be the
-    // same tool, so fetch more and keep each tool's best.
+    const terms = await this.wordingTermsOf(partition, state, vector);
+    // One vector per tool: k (+ excluded) hits suffice; one per example: more. With wordings,
+    // every card score (a tool's wordings may lift it past cards that score higher).
     const wanted = query.k + exclude.size;
-    const fetch = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
-    const kind = await this.checked.scoreKind();
-    const filter = this.partitionFilter(partition);
-    const hits = !isSparse(vector)
-      ? await this.store.similaritySearchVectorWithScore(unit(vector), fetch, filter)
-      : this.sparseStore
-        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), fetch, filter)
-        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), fetch, filter);
+    const fetch = terms
+      ? [...state.parts.values()].reduce((a, b) => a + b, 0)
+      : this.mode === "tool"
+        ? Math.min(tools, wanted)
+        : wanted * 8;
     const best = new Map<string, number>();
-    for (const [doc, raw] of hits) {
-      const tool = String(doc.metadata.tool);
-      const score = toSimilarity(kind, raw);
+    for (const [tool, score] of await this.search(vector, fetch, this.partitionFilter(partition))) {
       if (exclude.has(tool)) continue;
       if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
     }
+    if (terms) for (const [tool, term] of terms) if (best.has(tool)) best.set(tool, best.get(tool)! + term);
     const minScore = query.minScore ?? Number.NEGATIVE_INFINITY;
     return [...best.entries()]
       .filter(([, score]) => score >= minScore)
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, query.k)
       .map(([tool, score], i) => ({ tool, rank: i + 1, score }));
+  }
+
+  /** Each tool's wording term for a request vector (added to its card's score); empty without wordings. */
+  async wordingScores(partition: string, vector: RoutingVector): Promise<Map<string, number>> {
+    const state = await this.ensure(partition);
+    return (await this.wordingTermsOf(partition, state, vector)) ?? new Map();
+  }
+
+  /** A tool's stored wordings (in this process), sorted. */
+  wordingsOf(partition: string, tool: string): string[] {
+    return [...(this.partitions.get(partition)?.wordings.get(tool)?.values() ?? [])].sort();
+  }
+
+  /**
+   * Bring a partition's wordings up to date with the ledger's newest `wordings.turns` turn records
+   * (or `records`: a review passes its window), writing only what changed (the revision changes
+   * then). Returns how many are stored. A review calls it before it asks routing "what if".
+   */
+  async refreshWordings(partition: string, records?: WordingRecords): Promise<number> {
+    const state = await this.ensure(partition);
+    if (!this.wordings.enabled) return 0;
+    const cards = await this.ledger.listCards(partition);
+    const wanted = await wordingsFromLedger(
+      this.ledger,
+      partition,
+      cards,
+      this.wordings,
+      this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
+      records,
+    );
+    // The default lexical weights are fitted on the wordings too: refitted (the partition
+    // rebuilt) once this share of them is new, as for cards.
+    let fresh = 0;
+    for (const [tool, list] of wanted) fresh += list.filter((w) => !state.wordings.get(tool)?.has(w.key)).length;
+    if (this.ownsEmbeddings && fresh > 0 && fresh >= REFIT_AFTER_CHANGED_SHARE * state.wordingCount) {
+      await this.reindex(partition);
+      return this.partitions.get(partition)?.wordingCount ?? 0;
+    }
+    await this.writeWordings(partition, state, wanted);
+    return state.wordingCount;
+  }
+
+  /** Stores the wordings `wanted` in place of the partition's, changing only what differs. */
+  private async writeWordings(
+    partition: string,
+    state: PartitionState,
+    wanted: ReadonlyMap<string, Wording[]>,
+  ): Promise<void> {
+    const gone: { tool: string; key: string }[] = [];
+    for (const [tool, kept] of state.wordings) {
+      const keys = new Set((wanted.get(tool) ?? []).map((w) => w.key));
+      for (const key of kept.keys()) if (!keys.has(key)) gone.push({ tool, key });
+    }
+    const added: { tool: string; wording: Wording }[] = [];
+    for (const [tool, list] of wanted) {
+      if (!state.textHash.has(tool)) continue;
+      const kept = state.wordings.get(tool);
+      for (const wording of list) if (!kept?.has(wording.key)) added.push({ tool, wording });
+    }
+    if (gone.length === 0 && added.length === 0) return;
+    this.bump(partition);
+    if (gone.length > 0) {
+      await this.store.delete({ ids: gone.map((g) => wordingId(partition, g.tool, g.key)) });
+      for (const { tool, key } of gone) {
+        state.wordings.get(tool)?.delete(key);
+        state.wordingCount -= 1;
+      }
+    }
+    const filter = wordingPartition(partition);
+    for (let start = 0; start < added.length; start += EMBED_BATCH_CARDS) {
+      const batch = added.slice(start, start + EMBED_BATCH_CARDS);
+      const docs = batch.map(
+        ({ tool, wording }) =>
+          new Document({ pageContent: wording.text, metadata: { partition: filter, tool, kind: "wording" } }),
+      );
+      const vectors = await this.embedTexts(
+        state,
+        batch.map((b) => b.wording.text),
+      );
+      await this.write(
+        vectors,
+        docs,
+        batch.map((b) => wordingId(partition, b.tool, b.wording.key)),
+      );
+      for (const { tool, wording } of batch) {
+        let kept = state.wordings.get(tool);
+        if (!kept) state.wordings.set(tool, (kept = new Map()));
+        kept.set(wording.key, wording.text);
+        state.wordingCount += 1;
+      }
+    }
+    this.bump(partition);
+  }
+
+  private async wordingTermsOf(
+    partition: string,
+    state: PartitionState,
+    vector: RoutingVector,
+  ): Promise<Map<string, number> | undefined> {
+    if (!this.wordings.enabled || state.wordingCount === 0) return undefined;
+    const hits = await this.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
+      partition: wordingPartition(partition),
+    });
+    return wordingTerms(hits, this.wordings.best);
+  }
+
+  /** The store's hits for a request vector, as `[tool, cosine similarity]`. */
+  private async search(vector: RoutingVector, k: number, filter: Record<string, string>): Promise<[string, number][]> {
+    const kind = await this.checked.scoreKind();
+    const hits = !isSparse(vector)
+      ? await this.store.similaritySearchVectorWithScore(unit(vector), k, filter)
+      : this.sparseStore
+        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), k, filter)
+        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), k, filter);
+    return hits.map(([doc, raw]) => [String(doc.metadata.tool), toSimilarity(kind, raw)]);
+  }
+
+  /** Writes unit vectors (sparse ones as they are to the in-memory store). */
+  private async write(vectors: RoutingVector[], docs: Document[], ids: string[]): Promise<void> {
+    const sparseStore = this.sparseStore;
+    if (sparseStore && vectors.every(isSparse)) {
+      await sparseStore.addSparseVectors((vectors as SparseVector[]).map(sparseUnit), docs, { ids });
+    } else {
+      await this.store.addVectors(
+        vectors.map((v) => unit(isSparse(v) ? denseOf(v) : v)),
+        docs,
+        { ids },
+      );
+    }
   }
 
   /**
@@ -362,9 +448,7 @@ export class ToolIndex {
 
   /** Best cosine similarity of a request vector with any of a tool's vectors. */
   static bestScore(request: readonly number[], vectors: readonly (readonly number[])[]): number {
-    let best = Number.NEGATIVE_INFINITY;
-    for (const v of vectors) best = Math.max(best, cosine(request, v));
-    return best;
+    return vectors.reduce((best, v) => Math.max(best, cosine(request, v)), Number.NEGATIVE_INFINITY);
   }
 
   /**
@@ -401,39 +485,8 @@ export class ToolIndex {
   }
 
   /** The caller's document vectors, checked ({@link EmbeddingsGuard}); the index's own lexical ones as they are. */
-  private checkedDocuments(vectors: number[][]): number[][] {
-    return this.sharedEmbeddings === undefined ? vectors : this.guard.check(vectors, "documents");
-  }
-
-  private checkedQuery(vector: number[]): number[] {
-    return this.sharedEmbeddings === undefined ? vector : this.guard.check([vector], "query")[0];
-  }
-
-  /**
-   * The mean of the partition's unit example vectors (centering on, `tool` mode), embedded batch
-   * by batch; undefined when centering is off or no tool has examples.
-   */
-  private async fitMean(state: PartitionState, cards: readonly ToolCard[]): Promise<number[] | undefined> {
-    if (this.mode !== "tool" || this.examples.center === 0) return undefined;
-    let mean: number[] | undefined;
-    for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
-      const examples = cards
-        .slice(start, start + EMBED_BATCH_CARDS)
-        .map((c) => routingTexts(c).examples)
-        .filter((e) => e.length > 0);
-      if (examples.length === 0) continue;
-      const each = this.examples.embed === "each";
-      const texts = each ? examples.flat() : examples.map((e) => e.join("\n"));
-      const vectors = this.checkedDocuments(await state.embeddings.embedDocuments(texts));
-      const perTool = each
-        ? meansOfUnits(
-            vectors,
-            examples.map((e) => e.length),
-          )
-        : vectors;
-      mean = addToMean(mean, perTool, cards.length);
-    }
-    return mean;
+  private checkedDocuments(vectors: number[][], kind: "documents" | "query" = "documents"): number[][] {
+    return this.guard ? this.guard.check(vectors, kind) : vectors;
   }
 
   /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbeddings} says so). */
@@ -444,41 +497,10 @@ export class ToolIndex {
       let i = 0;
       return pieces.map((p) => p.map(() => flat[i++]));
     }
-    // Tool part and examples embedded apart, then mixed: one batch for every text not cached
-    // (tool parts are).
-    const parts = cards.map((c) => routingTexts(c));
-    const cache = state.toolParts;
-    const toolVectors = new Map<string, RoutingVector>();
-    for (const p of parts) {
-      const cached = cache.get(p.tool);
-      if (cached) toolVectors.set(p.tool, cached);
-    }
-    const missing = [...new Set(parts.map((p) => p.tool).filter((t) => !toolVectors.has(t)))];
-    const withExamples = parts.filter((p) => p.examples.length > 0);
-    const each = this.examples.embed === "each";
-    const examples = each ? withExamples.flatMap((p) => p.examples) : withExamples.map((p) => p.examples.join("\n"));
-    const flat = await this.embedTexts(state, [...missing, ...examples]);
-    missing.forEach((text, i) => {
-      toolVectors.set(text, flat[i]);
-      cache.set(text, flat[i]);
-    });
-    const embedded = flat.slice(missing.length);
-    const exampleVectors: RoutingVector[] = each
-      ? meansOfUnits(
-          embedded.map((v) => (isSparse(v) ? denseOf(v) : v)),
-          withExamples.map((p) => p.examples.length),
-        )
-      : embedded;
-    let i = 0;
-    return parts.map((p) => {
-      const tool = toolVectors.get(p.tool)!;
-      if (p.examples.length === 0) return [tool];
-      const weight = examplesWeight(p.examples.length, this.examples);
-      const e = exampleVectors[i++];
-      if (isSparse(tool) && isSparse(e)) return [sparseMix(tool, e, weight)];
-      const dense = centered(isSparse(e) ? denseOf(e) : e, state.exampleMean, this.examples.center);
-      return [mix(isSparse(tool) ? denseOf(tool) : tool, dense, weight)];
-    });
+    // Tool part and examples embedded apart, then mixed (tool parts cached).
+    return mixedToolVectors(cards, state.toolParts, this.examples, state.exampleMean, (texts) =>
+      this.embedTexts(state, texts),
+    );
   }
 
   private pieces(card: ToolCard): { kind: string; text: string }[] {
@@ -504,11 +526,21 @@ export class ToolIndex {
     return this.partitions.get(partition)!;
   }
 
-  private freshState(partition: string, cards: readonly ToolCard[]): PartitionState {
+  /** A partition's state; the default lexical weights fitted on each tool's text with its wordings. */
+  private freshState(
+    partition: string,
+    cards: readonly ToolCard[],
+    wordings: ReadonlyMap<string, Wording[]>,
+  ): PartitionState {
     let embeddings = this.sharedEmbeddings;
     if (!embeddings) {
       const lexical = new LexicalEmbeddings(this.lexical);
-      for (const card of cards) lexical.partialFit(this.pieces(card).map((p) => p.text));
+      for (const card of cards) {
+        const texts = this.pieces(card).map((p) => p.text);
+        const taught = wordings.get(card.name);
+        if (taught) texts[0] = [texts[0], ...taught.map((w) => w.text)].join("\n");
+        lexical.partialFit(texts);
+      }
       embeddings = lexical;
     } else if (fitsPerPartition(embeddings)) {
       // A blend with an unfitted lexical part: fitted on this partition's texts, as the default is.
@@ -521,6 +553,8 @@ export class ToolIndex {
       parts: new Map(),
       changedSinceFit: 0,
       toolParts: new CappedVectorCache(MAX_CACHED_TOOL_PART_ENTRIES),
+      wordings: new Map(),
+      wordingCount: 0,
     };
   }
 
@@ -554,17 +588,7 @@ export class ToolIndex {
     }
     if (spare.length > 0) await this.store.delete({ ids: spare });
     // Unit vectors only, so that a distance store ranks as a similarity store (see `scores`).
-    const vectors = (await this.embedAll(state, cards)).flat();
-    const sparseStore = this.sparseStore;
-    if (sparseStore && vectors.every(isSparse)) {
-      await sparseStore.addSparseVectors((vectors as SparseVector[]).map(sparseUnit), docs, { ids });
-    } else {
-      await this.store.addVectors(
-        vectors.map((v) => unit(isSparse(v) ? denseOf(v) : v)),
-        docs,
-        { ids },
-      );
-    }
+    await this.write((await this.embedAll(state, cards)).flat(), docs, ids);
     // Only once the store holds them: after a failed write (the store down) the same cards are
     // still "changed", so the next upsertCards writes them instead of skipping them as done.
     cards.forEach((card, i) => {
@@ -572,27 +596,4 @@ export class ToolIndex {
       state.textHash.set(card.name, hashCard(card));
     });
   }
-}
-
-/**
- * True for the package's lexical embeddings as they are (a subclass overriding how it embeds gets
- * its own methods called, densely).
- */
-function ownLexical(embeddings: EmbeddingsInterface): embeddings is LexicalEmbeddings {
-  const own = LexicalEmbeddings.prototype;
-  return (
-    embeddings instanceof LexicalEmbeddings &&
-    embeddings.embedDocuments === own.embedDocuments &&
-    embeddings.embedQuery === own.embedQuery
-  );
-}
-
-function hashCard(card: ToolCard): string {
-  const parts = routingTexts(card);
-  return createHash("sha1").update(parts.tool).update("\u0000").update(parts.examples.join("\u0000")).digest("hex");
-}
-
-/** Stable id of one vector: partition, tool and part number. */
-function docId(partition: string, tool: string, part: number): string {
-  return `${encodeLabel(partition)}/${encodeLabel(tool)}/${part}`;
 }

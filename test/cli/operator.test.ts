@@ -120,7 +120,8 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
   });
 
   it("review, apply, undo and history round trip", async () => {
-    const review = await runCli("review", "--ledger", path);
+    // Wordings off: the subject is the examples a review adds (the wordings would cover the misses).
+    const review = await runCli("review", "--ledger", path, "--wordings", "off");
     expect(review.code, review.stderr).toBe(0);
     const out = review.stdout;
     expect(out).toContain('partition "default": 1 revision proposed');

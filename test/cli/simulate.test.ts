@@ -32,6 +32,9 @@ describe("tool-lessons simulate", () => {
       "2",
       "--cycles",
       "2",
+      // Wordings off: "learning helps" here means the examples a review adds.
+      "--wordings",
+      "off",
       "--json",
     );
     expect(run.code, run.stderr).toBe(0);
@@ -149,6 +152,9 @@ describe("tool-lessons simulate", () => {
     }
     expect((await runCli(...base, "--center", "-1")).code).toBe(2);
     expect((await runCli(...base, "--set", "maxQueriez=3")).code).toBe(2);
+    const wordings = await runCli(...base, "--wordings", "maybe");
+    expect(wordings.code).toBe(2);
+    expect(wordings.stderr).toMatch(/--wordings takes on or off/);
   });
 
   it("--embeddings names a preset; an unknown one exits 2 naming the choices", async () => {
@@ -174,7 +180,21 @@ describe("tool-lessons simulate", () => {
   });
 
   it("--objective reaches the review: with every gain step off no example is chosen; a bad field or value exits 2", async () => {
-    const args = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation, "--k", "2", "--json"];
+    // Wordings off: the subject is how examples are chosen.
+    const args = [
+      "simulate",
+      "--tools",
+      tools,
+      "--traffic",
+      traffic,
+      "--eval",
+      evaluation,
+      "--k",
+      "2",
+      "--wordings",
+      "off",
+      "--json",
+    ];
     const plain = JSON.parse((await runCli(...args)).stdout);
     const off = await runCli(...args, "--objective", "minGain=Infinity", "--objective", "fillGain=Infinity");
     expect(off.code, off.stderr).toBe(0);
@@ -203,6 +223,9 @@ describe("tool-lessons simulate", () => {
       "1",
       "--cycles",
       "2",
+      // Wordings off: centering shapes the learned examples.
+      "--wordings",
+      "off",
       "--json",
     ];
     const runs = [await runCli(...args), await runCli(...args, "--center", "1")];

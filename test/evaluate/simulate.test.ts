@@ -5,8 +5,9 @@ import { EVAL, TOOLS, TRAFFIC } from "../cli/synthetic-data.js";
 
 describe("simulate()", () => {
   it("routes with the index options given, as an application would build its index", async () => {
+    // Wordings off: the options under test shape the learned examples (wordings would cover the misses).
     const run = (index?: Parameters<typeof simulate>[0]["index"]) =>
-      simulate({ tools: TOOLS, traffic: TRAFFIC, eval: EVAL, k: 2, cycles: 2, index });
+      simulate({ tools: TOOLS, traffic: TRAFFIC, eval: EVAL, k: 2, cycles: 2, index: { wordings: false, ...index } });
     const [plain, centered] = [await run(), await run({ examples: { center: 1 } })];
     for (const report of [plain, centered]) {
       expect(report.lessons.examplesAdded).toBeGreaterThan(0);
@@ -17,6 +18,22 @@ describe("simulate()", () => {
     expect(perExample.before).not.toEqual(plain.before);
     // The index checks its options: a bad one fails before anything is replayed.
     await expect(run({ examples: { center: 2 } })).rejects.toThrow(InvalidInput);
+  });
+
+  it("with wordings on (the default), routing learns the traffic's words without an example, and off is today's learning", async () => {
+    const on = await simulate({ tools: TOOLS, traffic: TRAFFIC, eval: EVAL, k: 2, cycles: 2 });
+    const off = await simulate({
+      tools: TOOLS,
+      traffic: TRAFFIC,
+      eval: EVAL,
+      k: 2,
+      cycles: 2,
+      index: { wordings: false },
+    });
+    expect(on.before).toEqual(off.before);
+    expect(on.after.top1).toBeGreaterThan(on.before.top1);
+    expect(on.lessons.examplesAdded).toBeLessThan(off.lessons.examplesAdded);
+    expect(on.maxNetLoss).toBeLessThanOrEqual(off.maxNetLoss);
   });
 });
 

@@ -91,7 +91,8 @@ async function world(
     ledger,
     TOOLS.filter((t) => !augmented.includes(t)),
   );
-  const index = new ToolIndex({ ledger, examples: options.examples });
+  // Wordings off: these tests are about the lessons a review learns (wordings would cover the misses).
+  const index = new ToolIndex({ ledger, examples: options.examples, wordings: false });
   const manager = new LessonManager({
     ledger,
     index,

@@ -16,7 +16,7 @@ import type { MissedRequest, ToolDetection } from "../detect.js";
 import { buildToolEvidence, type NeighbourTool, type ToolEvidence } from "../proposer.js";
 import type { CoveredMiss, TurnedDown } from "../types.js";
 import { equivalent, turnedDownOf } from "../vet.js";
-import { type ExampleObjective, type Probe, rankOf, type ServedRequest, WhatIf } from "../what-if.js";
+import { type ExampleObjective, indexScore, type Probe, rankOf, type ServedRequest, WhatIf } from "../what-if.js";
 import { spread } from "../../internal.js";
 import type { ReviewWindow } from "./gather.js";
 import type { DueTool } from "./select.js";
@@ -39,7 +39,7 @@ const MAX_CANDIDATES = 24;
 /** Requests this tool served that choosing its examples is scored on. */
 const MAX_OWN_REQUESTS = 400;
 
-/** Requests other tools served that choosing one tool's examples is scored on (those sharing a word with a candidate). */
+/** Requests other tools served that choosing one tool's examples is scored on (those closest to a candidate). */
 const MAX_OTHER_REQUESTS = 600;
 
 /** Routing as one review sees it: the index's answers (cached) and the window's served requests. */
@@ -145,7 +145,8 @@ export async function buildEvidence(
  * routed requests it served that routing offered it for then but would not today
  * (`no_longer_offered`: a card changed since), oldest first, each marked with whether routing
  * would choose its wording as an example (see {@link WhatIf.chooseExampleSet}): scored on the
- * requests this tool served and on those other tools served that share a word with a candidate.
+ * requests this tool served and on those other tools served closest to a candidate (by the index's
+ * embeddings, whatever words they share).
  * Every recorded miss of routing is a candidate, whether routing still misses it or the learned
  * examples cover it now (the tool's own text alone would not): a wording covered in-sample still
  * catches the unseen ones like it, and the set is chosen for what it covers, not for what is left
@@ -187,7 +188,7 @@ async function coverMisses(
   const recordedIds = new Set(recorded.map((m) => m.requestId));
   for (const miss of [...recorded, ...moved].sort((a, b) => at(a) - at(b))) {
     const probe = await whatIf.probe(miss.request, card.name);
-    if (rankOf(ToolIndex.bestScore(probe.vector, current), probe) === null) {
+    if (rankOf(indexScore(probe, card.name, ToolIndex.bestScore(probe.vector, current)), probe) === null) {
       misses.push(miss);
       open.push({ miss, probe });
       continue;
@@ -197,7 +198,11 @@ async function coverMisses(
     // confusion of that one, which a routing key cannot fix) that the learned examples are what
     // covers now: the tool's own text alone would still miss it.
     if (!recordedIds.has(miss.requestId) || !missedByRouting(routing, miss)) continue;
-    if (bare === current || rankOf(ToolIndex.bestScore(probe.vector, bare), probe) !== null) continue;
+    if (
+      bare === current ||
+      rankOf(indexScore(probe, card.name, ToolIndex.bestScore(probe.vector, bare)), probe) !== null
+    )
+      continue;
     misses.push(miss);
   }
   const tokens = new Map(misses.map((miss) => [miss.requestId, whatIf.words(miss.request)]));
@@ -236,10 +241,10 @@ async function coverMisses(
     yielding: [],
   };
   if (candidates.length === 0 || limit <= 0) return none;
-  const words = new Set(candidates.flatMap((c) => [...tokens.get(c.requestId)!]));
-  const others: ServedRequest[] = whatIf
-    .servedByOthers(routing.served, card.name, words, MAX_OTHER_REQUESTS)
-    .map((t) => ({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! }));
+  const closeness = await whatIf.closenessTo(candidates.map((c) => c.request));
+  const others: ServedRequest[] = (
+    await whatIf.nearOthers(routing.served, card.name, closeness, MAX_OTHER_REQUESTS)
+  ).map((t) => ({ requestId: t.requestId, request: t.request, servedBy: t.servedBy! }));
   const { chosen, yielding } = await whatIf.chooseExampleSet(
     card.name,
     candidates,
@@ -283,7 +288,7 @@ export async function routingRanks(
   const after = await routing.whatIf.variant(card, added, displaced);
   return covered.map(({ miss, probe }) => ({
     request: miss.request,
-    before: rankOf(ToolIndex.bestScore(probe.vector, before), probe),
-    after: rankOf(ToolIndex.bestScore(probe.vector, after), probe),
+    before: rankOf(indexScore(probe, card.name, ToolIndex.bestScore(probe.vector, before)), probe),
+    after: rankOf(indexScore(probe, card.name, ToolIndex.bestScore(probe.vector, after)), probe),
   }));
 }

@@ -135,6 +135,11 @@ export async function runReview(
   });
   const review: Review = { partition, revisions: [], refused: [], skipped: selection.skipped, flags: [] };
 
+  // The wordings of what the tools served first: examples are learned only where they fall short.
+  await index.refreshWordings(
+    partition,
+    scope.threadId === undefined && scope.after === undefined ? window : undefined,
+  );
   const routing = reviewRouting(window, index, deps.objective ?? DEFAULT_EXAMPLE_OBJECTIVE);
   const containsValue = valueCheck(window);
   const marks = new Map<string, string>();

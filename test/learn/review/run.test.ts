@@ -28,7 +28,8 @@ async function world() {
   const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
-  const index = new ToolIndex({ ledger });
+  // Wordings off: the subject is the lessons both adapters learn (wordings would cover the misses).
+  const index = new ToolIndex({ ledger, wordings: false });
   const key = await ledger.fingerprintKey();
   const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
   const turn = async (threadId: string, request: string, calls: ShopCall[]): Promise<void> => {

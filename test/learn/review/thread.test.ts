@@ -36,7 +36,8 @@ async function world() {
   const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
-  const index = new ToolIndex({ ledger });
+  // Wordings off: the subject is the lessons a thread review finds (wordings would cover the misses).
+  const index = new ToolIndex({ ledger, wordings: false });
   const key = await ledger.fingerprintKey();
   const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
   /** One user turn, routed by the index unless `routed` is false, written as the recorder writes it. */

@@ -202,7 +202,8 @@ describe("LessonManager.review over a window", () => {
     }
     // Then 100 ordinary requests, each routed to the tool that served it.
     await traffic(ledger, 100, 200, (i) => TOOLS[i % 3].name);
-    const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
+    // Wordings off: the subject is the evidence window of example learning.
+    const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger, wordings: false }) });
     const learned = async (reviewTurns: number) => {
       const review = await manager.review({ partition: P, dryRun: true, config: { reviewTurns } });
       return JSON.stringify([review.revisions.filter((r) => r.tool === "refund_order"), review.refused]);

@@ -1,0 +1,201 @@
+/**
+ * Wordings: what the traffic taught routing. Per partition and tool, the routing index keeps the
+ * wordings of requests the tool served, each its own vector, and a tool's score adds the sum of its
+ * best {@link WordingsOptions.best} wording similarities to its card's score (see
+ * {@link wordingTerms}). Which wordings are kept is decided here, purely, from turn records:
+ * every wording passes the gate as a learned text does (masked, allow-listed, refused when aimed
+ * at the model or holding a value), duplicates are one, and at most {@link WordingsOptions.cap}
+ * a tool are kept, spread over the window rather than only the newest.
+ */
+import { createHash } from "node:crypto";
+import { InvalidInput } from "../errors.js";
+import { definedOnly, oneLine, spreadOrder } from "../internal.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { CallRecord, ToolCard, TurnRecord } from "../ledger/schema.js";
+import { valueCheckOf } from "../text/fingerprint.js";
+import { gateText } from "../text/gate.js";
+import { allowedWords, type CitedRequest } from "../text/vocabulary.js";
+import { routingTexts } from "./routing-text.js";
+
+/** Options of the wordings the routing index keeps (the index option `wordings`). */
+export interface WordingsOptions {
+  /**
+   * Keep wordings of served requests and route with them. `false` routes from the cards alone.
+   * @default true
+   */
+  enabled?: boolean;
+  /**
+   * Most wordings kept per tool; past it a spread over the window is kept (the newest first).
+   * @default 200
+   */
+  cap?: number;
+  /**
+   * How many of a tool's best-matching wordings add to its score.
+   * @default 3
+   */
+  best?: number;
+  /**
+   * Newest turn records (and call records, for their values) read when the wordings are rebuilt;
+   * a review refreshes them from its own window (the partition's `reviewTurns`).
+   * @default 10000
+   */
+  turns?: number;
+}
+
+/** The defaults of {@link WordingsOptions}. */
+export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.freeze({
+  enabled: true,
+  cap: 200,
+  best: 3,
+  turns: 10_000,
+});
+
+/** The options with defaults applied, checked. @throws InvalidInput */
+export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
+  const given = typeof options === "boolean" ? { enabled: options } : (options ?? {});
+  const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
+  for (const key of ["cap", "best", "turns"] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1) {
+      throw new InvalidInput(`ToolIndex: wordings.${key} must be a positive integer; got ${String(o[key])}.`, {
+        context: { [key]: o[key] },
+      });
+    }
+  }
+  return o;
+}
+
+/** One kept wording: its gated text and a stable key (hash of the text). */
+export interface Wording {
+  key: string;
+  text: string;
+}
+
+/** The key of a wording's text (case and spacing ignored, as duplicates are). */
+export function wordingKey(text: string): string {
+  return createHash("sha1").update(oneLine(text).toLowerCase()).digest("hex").slice(0, 20);
+}
+
+/**
+ * The wordings to keep per tool, from turn records (oldest first): requests some registered tool
+ * served, each gated as a learned text of that tool (the card's words, every tool name, and the
+ * words at least two of the tool's served requests share, from distinct threads, are allowed;
+ * other words are masked as `<word>`; a text aimed at the model, or masked past the gate's share,
+ * is left out), duplicates once, at most `cap` a tool in spread order (newest first).
+ * `containsValue` is the fingerprint check of the partition's recorded argument values (as the
+ * review's vet uses it): a word it flags is never allowed, and a wording it flags is left out.
+ */
+export function selectWordings(
+  turns: readonly Pick<TurnRecord, "requestId" | "threadId" | "request" | "servedBy">[],
+  cards: readonly ToolCard[],
+  cap: number,
+  containsValue: (text: string) => boolean = () => false,
+): Map<string, Wording[]> {
+  const byTool = new Map<string, { id: string; text: string; group: string }[]>();
+  const known = new Set(cards.map((c) => c.name));
+  for (const t of turns) {
+    if (t.servedBy === undefined || !known.has(t.servedBy) || t.request.trim() === "") continue;
+    let list = byTool.get(t.servedBy);
+    if (!list) byTool.set(t.servedBy, (list = []));
+    list.push({ id: t.requestId, text: t.request, group: t.threadId ?? t.requestId });
+  }
+  const toolNames = cards.map((c) => c.name);
+  const out = new Map<string, Wording[]>();
+  for (const card of cards) {
+    const served = byTool.get(card.name);
+    if (!served) continue;
+    const texts = routingTexts(card);
+    const allowed = allowedWords({
+      card: [card.name, texts.tool, ...card.author.argNames],
+      toolNames,
+      requests: served satisfies readonly CitedRequest[],
+      isValue: containsValue,
+    });
+    const kept: Wording[] = [];
+    const seen = new Set<string>();
+    for (const i of spreadOrder(served.length)) {
+      if (kept.length >= cap) break;
+      const gated = gateText(served[i].text, { kind: "lesson", allowed });
+      if (gated.refused !== undefined || containsValue(gated.text)) continue;
+      const text = oneLine(gated.text);
+      const key = wordingKey(text);
+      if (text === "" || seen.has(key)) continue;
+      seen.add(key);
+      kept.push({ key, text });
+    }
+    if (kept.length > 0) out.set(card.name, kept);
+  }
+  return out;
+}
+
+/** Records already read (a review's window), to take the wordings from instead of reading them again. */
+export interface WordingRecords {
+  turns: readonly TurnRecord[];
+  calls: readonly CallRecord[];
+}
+
+/** The last wordings read for a partition, and what they were read from (see {@link wordingsFromLedger}). */
+export interface WordingsMemo {
+  stamp?: string;
+  wordings?: Map<string, Wording[]>;
+}
+
+/**
+ * The wordings to keep, read from the ledger: its newest `turns` turn records, checked against
+ * the argument values of its newest `turns` call records (see {@link selectWordings}). With a
+ * `memo`, records and cards unchanged since the last read give the last result, without gating
+ * every wording again.
+ */
+export async function wordingsFromLedger(
+  ledger: Ledger,
+  partition: string,
+  cards: readonly ToolCard[],
+  options: Pick<Required<WordingsOptions>, "turns" | "cap">,
+  memo: WordingsMemo = {},
+  records?: WordingRecords,
+): Promise<Map<string, Wording[]>> {
+  const [turns, calls, key] = await Promise.all([
+    records?.turns ?? ledger.listTurns(partition, { limit: options.turns }),
+    records?.calls ?? ledger.listCalls(partition, { limit: options.turns }),
+    ledger.fingerprintKey(),
+  ]);
+  const stamp = [
+    turns.length,
+    turns[0]?.requestId,
+    turns.at(-1)?.requestId,
+    calls.length,
+    calls[0]?.id,
+    calls.at(-1)?.id,
+    ...cards.map((c) => `${c.name}@${c.version}`),
+  ].join("\u0000");
+  if (memo.stamp === stamp && memo.wordings) return memo.wordings;
+  const wordings = selectWordings(turns, cards, options.cap, valueCheckOf(calls, key));
+  memo.stamp = stamp;
+  memo.wordings = wordings;
+  return wordings;
+}
+
+/**
+ * Each tool's wording term for one request: the sum of its best `best` similarities among the
+ * wording hits (`[tool, similarity]`, any order); a tool with fewer hits sums what it has.
+ */
+export function wordingTerms(hits: Iterable<readonly [string, number]>, best: number): Map<string, number> {
+  const top = new Map<string, number[]>();
+  for (const [tool, score] of hits) {
+    let list = top.get(tool);
+    if (!list) top.set(tool, (list = []));
+    if (list.length < best) {
+      list.push(score);
+      list.sort((a, b) => b - a);
+    } else if (score > list[best - 1]) {
+      list[best - 1] = score;
+      list.sort((a, b) => b - a);
+    }
+  }
+  const out = new Map<string, number>();
+  for (const [tool, list] of top)
+    out.set(
+      tool,
+      list.reduce((s, x) => s + Math.max(0, x), 0),
+    );
+  return out;
+}
