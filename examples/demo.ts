@@ -91,7 +91,10 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
   const opened = await openLedger({ path: ledgerPath });
   const tools = supportDeskTools();
   // One routing index for the nodes and the operator (its ledger writes to the graph's store).
-  const index = new ToolIndex({ ledger: opened });
+  // The day shows lessons (notes, examples, "Not for" lines) as the operator reviews them, so
+  // routing here is from the cards alone: with `wordings` on (the default), the index would also
+  // route from the wordings of requests each tool served, learned without a review.
+  const index = new ToolIndex({ ledger: opened, wordings: false });
   const graph = createToolLessonsAgent({
     index,
     model: new ScriptedSupportModel(),

@@ -92,8 +92,10 @@ export function selectWordings(
 ): Map<string, Wording[]> {
   const byTool = new Map<string, { id: string; text: string; group: string }[]>();
   const known = new Set(cards.map((c) => c.name));
+  const corrected = reAskedAway(turns);
   for (const t of turns) {
     if (t.servedBy === undefined || !known.has(t.servedBy) || t.request.trim() === "") continue;
+    if (corrected.has(t.requestId)) continue;
     let list = byTool.get(t.servedBy);
     if (!list) byTool.set(t.servedBy, (list = []));
     list.push({ id: t.requestId, text: t.request, group: t.threadId ?? t.requestId });
@@ -125,6 +127,26 @@ export function selectWordings(
     if (kept.length > 0) out.set(card.name, kept);
   }
   return out;
+}
+
+/**
+ * Requests served by one tool whose thread's next request another tool served: the user asked
+ * again elsewhere, which detection reads as a confusion of the first tool (its `re_asked` rule).
+ * Such a request is no wording of the tool that served it: kept, it would pull the same requests
+ * back to the wrong tool, which is what a lesson for the confusion sets out to undo.
+ */
+export function reAskedAway(turns: readonly Pick<TurnRecord, "requestId" | "threadId" | "servedBy">[]): Set<string> {
+  const last = new Map<string, Pick<TurnRecord, "requestId" | "servedBy">>();
+  const away = new Set<string>();
+  for (const t of turns) {
+    if (t.threadId === undefined) continue;
+    const before = last.get(t.threadId);
+    last.set(t.threadId, t);
+    if (before?.servedBy !== undefined && t.servedBy !== undefined && before.servedBy !== t.servedBy) {
+      away.add(before.requestId);
+    }
+  }
+  return away;
 }
 
 /** Records already read (a review's window), to take the wordings from instead of reading them again. */

@@ -84,7 +84,12 @@ describe.skipIf(unavailable !== null)(
       const collection = await new ChromaClient({ host: chroma.host, port: chroma.port }).getCollection({
         name: collectionName,
       });
-      expect(await collection.count()).toBe(8);
+      // One record per tool, and one per wording of a request a tool served (their own vectors).
+      const { metadatas } = await collection.get({ include: ["metadatas"] });
+      const kinds = metadatas.map((m) => String(m?.kind));
+      expect(kinds.filter((k) => k === "tool")).toHaveLength(8);
+      expect(kinds.filter((k) => k !== "tool" && k !== "wording")).toEqual([]);
+      expect(kinds.filter((k) => k === "wording").length).toBeGreaterThan(0);
     });
 
     it("sends no argument value in a prompt the package wrote (augmentation, proposals, tool descriptions)", () => {

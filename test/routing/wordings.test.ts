@@ -191,3 +191,31 @@ describe("ToolIndex wordings", () => {
     expect(store.size).toBe(TOOLS.length - 1);
   });
 });
+
+describe("a request the user asked again elsewhere is no wording of the tool that served it", () => {
+  const turn = (thread: string, id: string, request: string, servedBy?: string) => ({
+    threadId: thread,
+    requestId: id,
+    request,
+    ...(servedBy ? { servedBy } : {}),
+  });
+
+  it("drops the first of two requests of a thread served by different tools, keeps the rest", async () => {
+    const { cards } = await setup();
+    const turns = [
+      turn("a", "a1", "track the parcel for my order", "track_shipment"),
+      turn("a", "a2", "no, refund the order to my card instead", "refund_order"),
+      turn("b", "b1", "track the parcel for my order please", "track_shipment"),
+      turn("b", "b2", "thanks"),
+      turn("b", "b3", "refund the order to my card", "refund_order"),
+    ];
+    const kept = selectWordings(turns, cards, 10);
+    expect(kept.get("track_shipment")?.map((w) => w.text)).toEqual(["track the parcel for my order please"]);
+    expect(
+      kept
+        .get("refund_order")
+        ?.map((w) => w.text)
+        .sort(),
+    ).toEqual(["no, refund the order to my card instead", "refund the order to my card"]);
+  });
+});
