@@ -91,10 +91,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
   const opened = await openLedger({ path: ledgerPath });
   const tools = supportDeskTools();
   // One routing index for the nodes and the operator (its ledger writes to the graph's store).
-  // The day shows lessons (notes, examples, "Not for" lines) as the operator reviews them, so
-  // routing here is from the cards alone: with `wordings` on (the default), the index would also
-  // route from the wordings of requests each tool served, learned without a review.
-  const index = new ToolIndex({ ledger: opened, wordings: false });
+  const index = new ToolIndex({ ledger: opened });
   const graph = createToolLessonsAgent({
     index,
     model: new ScriptedSupportModel(),

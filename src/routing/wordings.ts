@@ -20,8 +20,10 @@ import { routingTexts } from "./routing-text.js";
 /** Options of the wordings the routing index keeps (the index option `wordings`). */
 export interface WordingsOptions {
   /**
-   * Keep wordings of served requests and route with them. `false` routes from the cards alone.
-   * @default true
+   * Keep wordings of served requests and route with them. Off by default: on MetaTool they add
+   * about 5 top-1 points but let one tool lose up to 15 eval requests net (docs/routing.md); an
+   * options object turns them on unless it says `enabled: false`.
+   * @default false
    */
   enabled?: boolean;
   /**
@@ -44,7 +46,7 @@ export interface WordingsOptions {
 
 /** The defaults of {@link WordingsOptions}. */
 export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.freeze({
-  enabled: true,
+  enabled: false,
   cap: 200,
   best: 3,
   turns: 10_000,
@@ -52,7 +54,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
 
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
-  const given = typeof options === "boolean" ? { enabled: options } : (options ?? {});
+  const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
   for (const key of ["cap", "best", "turns"] as const) {
     if (!Number.isInteger(o[key]) || o[key] < 1) {

@@ -35,6 +35,7 @@ function onChroma(ctx: TestContext, ledger: Ledger): { index: ToolIndex; store: 
   let store: ChromaVectorIndex | undefined;
   const index = new ToolIndex({
     ledger,
+    wordings: true,
     vectorStore: (embeddings) => (store = new ChromaVectorIndex({ host, port, collectionName, embeddings })),
   });
   return { index, store: () => store! };
@@ -73,7 +74,7 @@ describe("wordings on a real Chroma server", () => {
   it("holds one record per wording, routes like the in-memory index, and rebuilds them from the ledger", async (ctx) => {
     const ledger = await ledgerWithTraffic();
     const chroma = onChroma(ctx, ledger);
-    const inMemory = new ToolIndex({ ledger });
+    const inMemory = new ToolIndex({ ledger, wordings: true });
     expect(await chroma.index.refreshWordings("p1")).toBe(6);
     expect(await inMemory.refreshWordings("p1")).toBe(6);
     const records = await chroma.store().similaritySearch("stuff umbrella", 50, { partition: wordingPartition("p1") });

@@ -25,13 +25,14 @@ function served(tool: string, requests: readonly string[]) {
   });
 }
 
-async function setup(wordings?: boolean | { cap?: number }) {
+/** An index with wordings on (they are off by default), or as `wordings` says. */
+async function setup(wordings: boolean | { cap?: number } = true) {
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, TOOLS, { partition: P });
   const stores: InMemoryVectorIndex[] = [];
   const index = new ToolIndex({
     ledger,
-    ...(wordings === undefined ? {} : { wordings }),
+    wordings,
     vectorStore: (e) => {
       const store = new InMemoryVectorIndex(e);
       stores.push(store);
@@ -106,7 +107,10 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, turns: 10_000 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3, turns: 10_000 });
+    // Options given as an object turn them on unless they say otherwise.
+    expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
+    expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
     expect(() => wordingsOptions({ cap: 0 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ best: 1.5 })).toThrow(InvalidInput);
   });
@@ -148,7 +152,7 @@ describe("ToolIndex wordings", () => {
     expect(docs.every((d) => d.metadata.tool === "track_shipment" && d.metadata.kind === "wording")).toBe(true);
     expect(docs.map((d) => d.pageContent).join(" ")).not.toContain("Zorbulax");
     // A fresh index over the same ledger holds the same wordings after its first route.
-    const again = new ToolIndex({ ledger });
+    const again = new ToolIndex({ ledger, wordings: true });
     await again.reindex(P);
     expect(again.wordingsOf(P, "track_shipment")).toEqual(index.wordingsOf(P, "track_shipment"));
   });
