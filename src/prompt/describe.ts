@@ -84,6 +84,21 @@ export const SHOW_EXAMPLES: Readonly<Pick<Settings, "showLearnedExamples">> = Ob
 });
 
 /**
+ * A view of `tool` with only its `description` overridden (the tool itself is left as it is):
+ * what `bindTools` and `ToolNode` read, the tool's own methods unchanged.
+ */
+export function describedAs<T extends object>(tool: T, description: string): T {
+  const view = Object.create(tool) as T;
+  Object.defineProperty(view, "description", {
+    value: description,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return view;
+}
+
+/**
  * The user's tools re-described for binding to the model: each tool that has a card and whose
  * {@link modelDescription} differs from its own description is replaced by a view of the original
  * (`Object.create(tool)`) with only `description` overridden. Everything else is the original,
@@ -107,14 +122,6 @@ export function withDescriptions<T extends ToolSource & object>(
     if (!card) return tool;
     const current = tool.description ?? "";
     const description = modelDescription({ ...card, author: { ...card.author, description: current } }, settings);
-    if (description === current) return tool;
-    const view = Object.create(tool) as T;
-    Object.defineProperty(view, "description", {
-      value: description,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    return view;
+    return description === current ? tool : describedAs(tool, description);
   });
 }

@@ -12,7 +12,7 @@
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ToolSource } from "../ledger/cards.js";
 import type { ToolCard } from "../ledger/schema.js";
-import { modelDescription, SHOW_EXAMPLES } from "../prompt/describe.js";
+import { describedAs, modelDescription, SHOW_EXAMPLES } from "../prompt/describe.js";
 
 /** One tool of a thread's kept set: its name and the description it was first sent with. */
 export interface KeptTool {
@@ -136,18 +136,7 @@ export function keptBinding<T extends ToolSource & object>(
   for (const { name, description } of kept) {
     const tool = byName.get(name);
     if (!tool) continue;
-    if ((tool.description ?? "") === description) {
-      out.push(tool);
-      continue;
-    }
-    const view = Object.create(tool) as T;
-    Object.defineProperty(view, "description", {
-      value: description,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    out.push(view);
+    out.push((tool.description ?? "") === description ? tool : describedAs(tool, description));
   }
   return out;
 }
