@@ -17,7 +17,7 @@ import { registerTools } from "../learn/register.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { Ledger } from "../ledger/ledger.js";
 import type { ToolCard } from "../ledger/schema.js";
-import { modelDescription } from "../prompt/describe.js";
+import { describedAs, modelDescription } from "../prompt/describe.js";
 import type { ToolLine } from "./cases.js";
 import type { SelectionMode } from "./diagnose.js";
 import { duplicateTools } from "./duplicates.js";
@@ -229,15 +229,7 @@ function bindable(tool: EvalTool, card: ToolCard | undefined): StructuredToolInt
     ? modelDescription({ ...card, author: { ...card.author, description: source.description ?? "" } })
     : (source.description ?? "");
   if (isLangChainTool(tool)) {
-    if (description === (tool.description ?? "")) return tool as StructuredToolInterface;
-    const view = Object.create(tool) as StructuredToolInterface;
-    Object.defineProperty(view, "description", {
-      value: description,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    return view;
+    return description === (tool.description ?? "") ? tool : describedAs(tool, description);
   }
   const line = tool as ToolLine;
   return {
