@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { storeGroups, type CorpusCase } from "./corpus.js";
 import { eulerianCircuit } from "./channels.js";
+import { wordToken } from "../../src/text/free-text.js";
 import { InjectionFinder, injectionOwners, type Planted, ValueFinder, VALUES, VALUES_AND_WORDING } from "./leaks.js";
 
 /** The channel test's own checks: a leak it cannot see would make its zero worthless. */
@@ -26,6 +27,16 @@ describe("ValueFinder", () => {
       'key: letters "qvtblmnvrxswpyzkdhahcjf"',
     ]);
     expect(found("ask <value> Whitfield")).toEqual(['name: letters "whitfield"', 'other: letters "whitfield"']);
+  });
+
+  it("does not read a word token's hash letters as a value's letters, but still finds them beside it", () => {
+    // CI once met this: a token's hash spelled the key's letter run "beleio" by chance.
+    const key: Planted = { caseId: "ci-key", text: "sk-55e8icY45E2y7G6bhstIGsb1bEleIO5zj0t", scope: "value" };
+    const keyFinder = new ValueFinder([key]);
+    const hows = (text: string): string[] => keyFinder.find(text, VALUES).map((h) => h.how);
+    const token = wordToken("jnobeleiodah");
+    expect(hows(`refund >")${token}.`)).toEqual([]);
+    expect(hows(`refund >")${token} beleio.`)).toEqual(['letters "beleio"']);
   });
 
   it("finds private wording only where wording is asked for", () => {

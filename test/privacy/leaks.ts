@@ -17,6 +17,7 @@ import { normalizeText, skeleton, skeletonOfNormalized } from "../../src/text/no
 import { findAimedAtModel } from "../../src/text/injection.js";
 import { shapeOf } from "../../src/text/mask.js";
 import { commonWords } from "../../src/text/vocabulary.js";
+import { WORD_TOKEN } from "../../src/text/free-text.js";
 import type { CorpusCase } from "./corpus.js";
 
 /** Letter runs of a planted value that are part of a format the output may name (as gate.test.ts). */
@@ -205,7 +206,7 @@ export class ValueFinder {
    * @param sink the text of a sink (a file's bytes decoded, rows joined, lines joined)
    */
   find(sink: string, scopes: ReadonlySet<PlantedScope>): ValueHit[] {
-    const normalized = normalizeText(sink);
+    const normalized = hideWordTokens(normalizeText(sink));
     const out = normalized.toLowerCase();
     const skel = skeletonByRuns(normalized);
     const found = new Map<string, ValueHit>();
@@ -247,6 +248,16 @@ export class ValueFinder {
     }
     return [...found.values()];
   }
+}
+
+/**
+ * A sink's text with each word token's hash letters blanked (same length, so positions hold): a
+ * token is a keyed hash, not the word, and its twelve letters match a five-letter run of some
+ * planted value by chance, as the ledger's hex ids would (those runs are skipped in
+ * {@link letterRuns}). Text outside tokens is searched as it is.
+ */
+export function hideWordTokens(text: string): string {
+  return text.replace(WORD_TOKEN, (token) => `<w:${"_".repeat(token.length - 4)}>`);
 }
 
 /**
