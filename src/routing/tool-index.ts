@@ -320,7 +320,7 @@ export class ToolIndex {
   }
 
   /**
-   * Bring a partition's wordings up to date with the ledger's newest `wordings.turns` turn records
+   * Bring a partition's wordings up to date with the newest turn records of the review's window (the partition's `reviewTurns`)
    * (or `records`: a review passes its window), writing only what changed (the revision changes
    * then). Returns how many are stored. A review calls it before it asks routing "what if".
    */

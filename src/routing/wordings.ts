@@ -36,12 +36,6 @@ export interface WordingsOptions {
    * @default 3
    */
   best?: number;
-  /**
-   * Newest turn records (and call records, for their values) read when the wordings are rebuilt;
-   * a review refreshes them from its own window (the partition's `reviewTurns`).
-   * @default 10000
-   */
-  turns?: number;
 }
 
 /** The defaults of {@link WordingsOptions}. */
@@ -49,14 +43,13 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   enabled: false,
   cap: 200,
   best: 3,
-  turns: 10_000,
 });
 
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
-  for (const key of ["cap", "best", "turns"] as const) {
+  for (const key of ["cap", "best"] as const) {
     if (!Number.isInteger(o[key]) || o[key] < 1) {
       throw new InvalidInput(`ToolIndex: wordings.${key} must be a positive integer; got ${String(o[key])}.`, {
         context: { [key]: o[key] },
@@ -164,22 +157,25 @@ export interface WordingsMemo {
 }
 
 /**
- * The wordings to keep, read from the ledger: its newest `turns` turn records, checked against
- * the argument values of its newest `turns` call records (see {@link selectWordings}). With a
- * `memo`, records and cards unchanged since the last read give the last result, without gating
- * every wording again.
+ * The wordings to keep, read from the ledger: the review's window (`records`), or, when the index
+ * rebuilds, the same bound read afresh: the newest `reviewTurns` turn records of the partition's
+ * settings, checked against the argument values of as many newest call records (see
+ * {@link selectWordings}). One window either way, so a rebuild after a review keeps what the
+ * review kept. With a `memo`, records and cards unchanged since the last read give the last
+ * result, without gating every wording again.
  */
 export async function wordingsFromLedger(
   ledger: Ledger,
   partition: string,
   cards: readonly ToolCard[],
-  options: Pick<Required<WordingsOptions>, "turns" | "cap">,
+  options: Pick<Required<WordingsOptions>, "cap">,
   memo: WordingsMemo = {},
   records?: WordingRecords,
 ): Promise<Map<string, Wording[]>> {
+  const limit = records ? undefined : (await ledger.getSettings(partition)).reviewTurns;
   const [turns, calls, key] = await Promise.all([
-    records?.turns ?? ledger.listTurns(partition, { limit: options.turns }),
-    records?.calls ?? ledger.listCalls(partition, { limit: options.turns }),
+    records?.turns ?? ledger.listTurns(partition, { limit }),
+    records?.calls ?? ledger.listCalls(partition, { limit }),
     ledger.fingerprintKey(),
   ]);
   const stamp = [

@@ -107,7 +107,7 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3, turns: 10_000 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3 });
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
@@ -184,6 +184,18 @@ describe("ToolIndex wordings", () => {
       "<word> says the parcel is lost",
       "parcel for <word> never came",
     ]);
+  });
+
+  it("reads one window whoever rebuilds them: a reindex after a review keeps what the review's window held", async () => {
+    const { ledger, index } = await setup();
+    await ledger.configure(P, { reviewTurns: 2 });
+    await ledger.appendTurns(served("track_shipment", STUFF));
+    await index.reindex(P);
+    // The partition's review window (2 turns) bounds a rebuild: the oldest request is out.
+    expect(index.wordingsOf(P, "track_shipment")).toEqual([...STUFF.slice(1)].sort());
+    await ledger.configure(P, { reviewTurns: 10 });
+    await index.reindex(P);
+    expect(index.wordingsOf(P, "track_shipment")).toEqual([...STUFF].sort());
   });
 
   it("keeps at most `cap` a tool, and removing a tool removes its wordings", async () => {
