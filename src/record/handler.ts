@@ -274,7 +274,6 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     return {
       id: runId,
       caller: callerInMetadata(metadata, this.resolver, this.failures),
-      userId: asString(metadata?.user_id),
       isChain,
       turnFromInput: false,
       requested: new Map(),
@@ -407,8 +406,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       else this.writer.lose(records);
       return undefined;
     }
-    const { partition } = settled;
-    return this.writer.admit({ trace: root, partition, records });
+    const { partition, caller } = settled;
+    return this.writer.admit({ trace: root, partition, ...(caller !== undefined ? { caller } : {}), records });
   }
 
   private guard(event: string, body: () => Promise<void> | void | undefined): Promise<void> | void {

@@ -73,11 +73,6 @@ export interface RunTrace {
   /** The run id of the top-level run. */
   id: string;
   threadId?: string;
-  /**
-   * The user id the run's metadata names, if any: only to tell callers apart when several share a
-   * partition (a stored word is released by a different thread and caller, `word-releases.ts`).
-   */
-  userId?: string;
   /** Chain root (a graph or chain): gets a turn row when it has a request. */
   isChain: boolean;
   turn?: HumanTurn;
