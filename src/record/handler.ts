@@ -19,7 +19,7 @@ import {
 import { isToolMessage, toolMessagesIn } from "./output.js";
 import type { PartitionSpec } from "./partition.js";
 import { latestHumanTurn, messageRole, messagesOf } from "./request.js";
-import type { PendingCall, RequestedCall, RunTrace } from "./rows.js";
+import { isEvidenceCall, type PendingCall, type RequestedCall, type RunTrace } from "./rows.js";
 import { RecordWriter } from "./writer.js";
 
 /** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
@@ -394,7 +394,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
     root.members.clear();
     const hasTurn = root.isChain && root.turn !== undefined;
-    const records = root.calls.length + (hasTurn ? 1 : 0);
+    const records = root.calls.filter(isEvidenceCall).length + (hasTurn ? 1 : 0);
     if (records === 0) return undefined;
     const settled = settleCaller(root.caller, root.threadId, records, {
       callers: this.callers,
