@@ -17,7 +17,7 @@ import { Ledger } from "../../src/ledger/ledger.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { createSearchToolsTool } from "../../src/serve/search-tools.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
-import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../../fixtures/seeking-model.js";
 
 function deskGraph(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
   const views: CallView[] = [];

@@ -11,7 +11,7 @@ import { supportDeskTools } from "../../examples/support-desk.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { toolLessonsMiddleware } from "../../src/middleware/index.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
-import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../../fixtures/seeking-model.js";
 
 function deskAgent(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
   const views: CallView[] = [];
