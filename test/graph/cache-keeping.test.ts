@@ -12,8 +12,11 @@ import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
 import { bindKeptTools } from "../../src/graph/kept-tools.js";
 import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { createRouteNode } from "../../src/graph/route-node.js";
+import { registerTools } from "../../src/learn/register.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { Ledger } from "../../src/ledger/ledger.js";
+import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { createSearchToolsTool } from "../../src/serve/search-tools.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
@@ -100,34 +103,52 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     expect(state.keptTools.map((t) => t.name)).toContain("send_email");
   });
 
-  it("works the same in a graph of one's own (the lessons subgraph, bindKeptTools, a real ToolNode)", async () => {
-    const views: CallView[] = [];
-    const model = new SeekingModel(deskScript([EMAIL_ASK]), views);
-    const tools = supportDeskTools();
-    const ledger = new Ledger(new InMemoryStore());
-    const index = new ToolIndex({ ledger });
-    const search = createSearchToolsTool({ ledger, index }, tools);
-    const graph = new StateGraph(ToolLessonsAnnotation)
-      .addNode("lessons", createLessonsGraph({ tools, ledger, index, maxTools: 1, cacheKeeping: true }))
-      .addNode("agent", async (state, config) => {
-        const { bound, keptTools } = bindKeptTools(model, tools, state, search);
-        return { messages: [await bound.invoke(lessonsMessages(state), config)], ...(keptTools ? { keptTools } : {}) };
-      })
-      .addNode("tools", new ToolNode([...tools, search]))
-      .addEdge(START, "lessons")
-      .addEdge("lessons", "agent")
-      .addConditionalEdges("agent", toolsCondition, ["tools", END])
-      .addEdge("tools", "agent")
-      .compile({ checkpointer: new MemorySaver() });
-    for (const { request } of [...DESK_THREAD.slice(0, 4), EMAIL_ASK]) {
-      await graph.invoke({ messages: [new HumanMessage(request)] }, config("own-1"));
-    }
-    for (let i = 1; i < views.length; i++) expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
-    const state = await graph.getState(config("own-1"));
-    const kept = state.values.keptTools.map((t: { name: string }) => t.name);
-    expect(kept.slice(0, 4)).toEqual(DESK_THREAD.slice(0, 4).map((t) => t.tool));
-    expect(kept).toContain("send_email");
-    const last = state.values.messages.at(-2);
-    expect([last.name, last.status ?? "success"]).toEqual(["send_email", "success"]);
-  });
+  it.each(["lessons", "route"] as const)(
+    "works the same in a graph of one's own (the %s node, bindKeptTools, a real ToolNode)",
+    async (front) => {
+      const views: CallView[] = [];
+      const model = new SeekingModel(deskScript([EMAIL_ASK]), views);
+      const tools = supportDeskTools();
+      const ledger = new Ledger(new InMemoryStore());
+      const index = new ToolIndex({ ledger });
+      const search = createSearchToolsTool({ ledger, index }, tools);
+      // The route node registers nothing: the tools are registered for the caller beforehand.
+      if (front === "route") await registerTools(ledger, tools, { partition: "u:ann" });
+      const graph = new StateGraph(ToolLessonsAnnotation)
+        .addNode(
+          "front",
+          front === "lessons"
+            ? createLessonsGraph({ tools, ledger, index, maxTools: 1, cacheKeeping: true })
+            : createRouteNode({ router: new ToolRouter({ index, maxTools: 1 }), ledger, cacheKeeping: true }),
+        )
+        .addNode("agent", async (state, config) => {
+          const { bound, keptTools } = bindKeptTools(model, tools, state, search);
+          return {
+            messages: [await bound.invoke(lessonsMessages(state), config)],
+            ...(keptTools ? { keptTools } : {}),
+          };
+        })
+        .addNode("tools", new ToolNode([...tools, search]))
+        .addEdge(START, "front")
+        .addEdge("front", "agent")
+        .addConditionalEdges("agent", toolsCondition, ["tools", END])
+        .addEdge("tools", "agent")
+        .compile({ checkpointer: new MemorySaver() });
+      for (const { request } of [...DESK_THREAD.slice(0, 4), EMAIL_ASK]) {
+        await graph.invoke({ messages: [new HumanMessage(request)] }, config(`own-${front}`));
+      }
+      for (let i = 1; i < views.length; i++) {
+        expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
+      }
+      const state = await graph.getState(config(`own-${front}`));
+      const kept = state.values.keptTools.map((t: { name: string }) => t.name);
+      const used = DESK_THREAD.slice(0, 4).map((t) => t.tool);
+      expect(kept.slice(0, 4)).toEqual(used);
+      expect(kept).toContain("send_email");
+      // The last turn's routed tools: the thread's kept ones first, in order, then routing's one.
+      expect(state.values.routedTools.slice(0, 4)).toEqual(used);
+      const last = state.values.messages.at(-2);
+      expect([last.name, last.status ?? "success"]).toEqual(["send_email", "success"]);
+    },
+  );
 });
