@@ -32,7 +32,7 @@ import { ToolIndex } from "../src/routing/tool-index.js";
 import { createSearchToolsTool } from "../src/serve/search-tools.js";
 import type { SearchToolsArtifact } from "../src/serve/tool-set.js";
 import { TurnServer } from "../src/serve/turn-server.js";
-import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../test/serve/seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../fixtures/seeking-model.js";
 
 const THREADS = 12;
 const TURNS = 6;

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // House rules the type checker does not enforce (see ../shared/STYLE.md): no `any` in src; every
 // error thrown in src is a ToolLessonsError (no bare Error, TypeError, RangeError, SyntaxError);
-// the folder direction of src; kebab-case file names; barrels of named exports only; no src file
-// over MAX_LINES lines but generated data.
+// the folder direction of src; fixtures/ (shared by tests and benchmarks) imports only src;
+// kebab-case file names; barrels of named exports only; no src file over MAX_LINES lines but
+// generated data.
 // Prints each finding as file:line and exits 1 when there is one.
 //
 // Usage: node scripts/lint.mjs [ROOT]   (or TOOL_LESSONS_LINT_ROOT=ROOT). ROOT defaults to this
@@ -159,11 +160,26 @@ function checkDirection(file, text, rel) {
   }
 }
 
+/**
+ * fixtures/ holds what tests and benchmarks both import (scripted models, scripted threads): it
+ * imports src and packages only, so a benchmark never depends on the test tree through it.
+ */
+function checkFixture(text, rel) {
+  for (const { specifier, line } of relativeImports(text)) {
+    const target = path.relative(root, path.resolve(path.dirname(path.join(root, rel)), specifier));
+    const top = target.split(path.sep)[0];
+    if (top !== "src" && top !== "fixtures") {
+      findings.push(`${rel}:${line}: fixtures/ imports only src and fixtures/, not ${top}/ ("${specifier}")`);
+    }
+  }
+}
+
 const kebab = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)*\.m?ts$/;
-for (const dir of ["src", "test", "bench", "examples"]) {
+for (const dir of ["src", "test", "bench", "examples", "fixtures"]) {
   for (const file of walk(path.join(root, dir))) {
     const rel = path.relative(root, file);
     if (!kebab.test(path.basename(file))) findings.push(`${rel}: file name is not kebab-case`);
+    if (dir === "fixtures") checkFixture(readFileSync(file, "utf8"), rel);
     if (dir !== "src") continue;
     const text = readFileSync(file, "utf8");
     checkDirection(file, text, rel);

@@ -10,6 +10,8 @@ import type { ToolCard } from "../ledger/schema.js";
 import type { ToolRouter } from "../routing/router.js";
 import type { PartitionResolver } from "../record/partition.js";
 import { toolsInUse } from "../record/request.js";
+import { DEFAULT_SERVE } from "../serve/options.js";
+import type { KeptTool } from "../serve/tool-set.js";
 import { TurnServer } from "../serve/turn-server.js";
 import type { Settings } from "../settings.js";
 
@@ -43,6 +45,14 @@ export interface RouteNodeOptions {
    * @default console.warn with a "[tool-lessons]" prefix
    */
   onFailure?: FailureSink;
+  /**
+   * Cache-keeping mode: the thread's kept tools (`state.keptTools`) go first in `routedTools`, in
+   * their kept order, then what routing adds, so the set only grows. Bind them with
+   * `bindKeptTools` and give the graph's `ToolNode` the `search_tools` tool
+   * (`createSearchToolsTool`); `docs/nodes.md`.
+   * @default false
+   */
+  cacheKeeping?: boolean;
 }
 
 /**
@@ -55,11 +65,13 @@ export interface RouteNodeOptions {
  */
 export function createRouteNode(options: RouteNodeOptions) {
   const server = new TurnServer({ ...options, register: false, captureEdicts: false });
+  const keeping = options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
   return async function route(
-    state: { messages: BaseMessage[] },
+    state: { messages: BaseMessage[]; keptTools?: KeptTool[] },
     config?: RunnableConfig,
   ): Promise<{ routedTools: string[]; routedCards: ToolCard[] }> {
-    const served = await server.serve({ messages: state.messages, tools: [], lessons: false }, config);
+    const kept = keeping ? { kept: (state.keptTools ?? []).map((t) => t.name) } : {};
+    const served = await server.serve({ messages: state.messages, tools: [], lessons: false, ...kept }, config);
     return { routedTools: served.tools ?? [], routedCards: served.shownCards };
   };
 }

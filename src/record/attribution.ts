@@ -9,7 +9,7 @@
 import { PartitionUnresolved } from "../errors.js";
 import type { ThreadCallers } from "./callers.js";
 import type { RecordingFailures } from "./failures.js";
-import { type PartitionSource, type PartitionSpec, resolveCaller } from "./partition.js";
+import { callerIdOf, type PartitionSource, type PartitionSpec, resolveCaller } from "./partition.js";
 
 /** The caller as a run's callback metadata names it. */
 export interface CallerSeen {
@@ -19,11 +19,16 @@ export interface CallerSeen {
   from: PartitionSource;
   /** A template's missing id: the node may still know the thread's caller. */
   unresolved?: PartitionUnresolved;
+  /** Who the caller is within the partition, by the ids the metadata carries (`callerIdOf`). */
+  caller?: string;
 }
 
-/** A settled run: its partition, or why its records are not written (`failed`: refused; `withheld`: unseen). */
+/**
+ * A settled run: its partition and who the caller is within it (`callerIdOf`, when known), or why
+ * its records are not written (`failed`: refused; `withheld`: unseen).
+ */
 export type SettledCaller =
-  { partition: string; lost?: undefined } | { partition?: undefined; lost: "failed" | "withheld" };
+  { partition: string; caller?: string; lost?: undefined } | { partition?: undefined; lost: "failed" | "withheld" };
 
 /** What {@link settleCaller} consults. */
 export interface AttributionContext {
@@ -38,11 +43,14 @@ export function callerInMetadata(
   resolver: PartitionSpec | undefined,
   failures: RecordingFailures,
 ): CallerSeen {
+  const caller = callerIdOf({ metadata });
+  const known = caller === undefined ? {} : { caller };
   try {
-    return resolveCaller(metadata ?? {}, undefined, resolver);
+    return { ...resolveCaller(metadata ?? {}, undefined, resolver), ...known };
   } catch (error) {
     // A template's id may live in configurable / context, which a node sees: settled at the end.
-    if (error instanceof PartitionUnresolved) return { partition: undefined, from: "none", unresolved: error };
+    if (error instanceof PartitionUnresolved)
+      return { partition: undefined, from: "none", unresolved: error, ...known };
     failures.report(
       "caller_refused",
       "A run's records are not written: the recorder's partition resolver refused the caller's ids in its " +
@@ -79,7 +87,7 @@ export function settleCaller(
           "recorder and the node the same partition resolver or template.",
       );
     }
-    return { partition: caller.partition };
+    return withCaller(caller.partition, node === caller.partition ? callers.callerOf(threadId) : undefined, caller);
   }
   if (callers.isRefused(threadId)) {
     failures.report(
@@ -92,7 +100,7 @@ export function settleCaller(
     );
     return { lost: "failed" };
   }
-  if (node !== undefined) return { partition: node };
+  if (node !== undefined) return withCaller(node, callers.callerOf(threadId), caller);
   if (caller.unresolved) {
     failures.report(
       "caller_unresolved",
@@ -103,7 +111,7 @@ export function settleCaller(
     );
     return { lost: "failed" };
   }
-  if (singleTenant && caller.partition !== undefined) return { partition: caller.partition };
+  if (singleTenant && caller.partition !== undefined) return withCaller(caller.partition, undefined, caller);
   failures.report(
     "caller_unseen",
     "A run's records were not written: its callback metadata names no caller (tenant_id, user_id, agent_id) " +
@@ -116,4 +124,13 @@ export function settleCaller(
     { records, thread: threadId !== undefined },
   );
   return { lost: "withheld" };
+}
+
+/**
+ * A settled partition and who the caller is within it: the caller a node resolved for the thread
+ * from the run's whole config (it read the metadata first), else the one the metadata names.
+ */
+function withCaller(partition: string, named: string | undefined, seen: CallerSeen): SettledCaller {
+  const caller = named ?? seen.caller;
+  return caller === undefined ? { partition } : { partition, caller };
 }

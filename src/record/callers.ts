@@ -6,7 +6,7 @@
  * share it without a process-wide map; pass your own to each to share it explicitly.
  */
 import type { BaseStore } from "@langchain/langgraph";
-import { partitionOf, type PartitionSpec } from "./partition.js";
+import { callerIdOf, partitionOf, type PartitionSpec } from "./partition.js";
 
 /** Options of {@link ThreadCallers}. */
 export interface ThreadCallersOptions {
@@ -23,20 +23,31 @@ export const DEFAULT_THREAD_CALLERS: Readonly<Required<ThreadCallersOptions>> = 
 /** What {@link ThreadCallers.refuse} keeps for a thread: no partition (never a partition key, which has no NUL). */
 const REFUSED = "\u0000refused";
 
-/** Thread id → the caller's partition (or "refused"), bounded, newest last. */
+/** A thread's caller as a node resolved it. */
+interface ThreadCaller {
+  /** The caller's partition, or {@link REFUSED}. */
+  partition: string;
+  /** Who the caller is within it (`callerIdOf`), when the run named a user. */
+  caller?: string;
+}
+
+/** Thread id → the caller's partition (or "refused") and caller id, bounded, newest last. */
 export class ThreadCallers {
-  private readonly callers = new Map<string, string>();
+  private readonly callers = new Map<string, ThreadCaller>();
   private readonly maxThreads: number;
 
   constructor(options: ThreadCallersOptions = {}) {
     this.maxThreads = options.maxThreads ?? DEFAULT_THREAD_CALLERS.maxThreads;
   }
 
-  /** Remember the partition resolved for a thread's run. */
-  remember(threadId: string | undefined, partition: string): void {
+  /**
+   * Remember the partition resolved for a thread's run, and who the caller is within it (the
+   * run's `callerIdOf`; a partition several callers share tells them apart by it).
+   */
+  remember(threadId: string | undefined, partition: string, caller?: string): void {
     if (threadId === undefined) return;
     this.callers.delete(threadId);
-    this.callers.set(threadId, partition);
+    this.callers.set(threadId, caller === undefined ? { partition } : { partition, caller });
     if (this.callers.size > this.maxThreads) this.callers.delete(this.callers.keys().next().value as string);
   }
 
@@ -51,13 +62,22 @@ export class ThreadCallers {
 
   /** The partition last remembered for a thread, if any (none once refused). */
   partitionOf(threadId: string | undefined): string | undefined {
-    const partition = threadId === undefined ? undefined : this.callers.get(threadId);
-    return partition === REFUSED ? undefined : partition;
+    return this.named(threadId)?.partition;
+  }
+
+  /** Who the thread's caller is within its partition, as last remembered (none once refused). */
+  callerOf(threadId: string | undefined): string | undefined {
+    return this.named(threadId)?.caller;
   }
 
   /** True when the last word on a thread was {@link refuse}. */
   isRefused(threadId: string | undefined): boolean {
-    return threadId !== undefined && this.callers.get(threadId) === REFUSED;
+    return threadId !== undefined && this.callers.get(threadId)?.partition === REFUSED;
+  }
+
+  private named(threadId: string | undefined): ThreadCaller | undefined {
+    const named = threadId === undefined ? undefined : this.callers.get(threadId);
+    return named?.partition === REFUSED ? undefined : named;
   }
 }
 
@@ -92,6 +112,6 @@ export function resolveThreadCaller(
     callers?.refuse(threadId);
     throw error;
   }
-  callers?.remember(threadId, partition);
+  callers?.remember(threadId, partition, callerIdOf(config));
   return partition;
 }

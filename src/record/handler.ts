@@ -19,7 +19,7 @@ import {
 import { isToolMessage, toolMessagesIn } from "./output.js";
 import type { PartitionSpec } from "./partition.js";
 import { latestHumanTurn, messageRole, messagesOf } from "./request.js";
-import type { PendingCall, RequestedCall, RunTrace } from "./rows.js";
+import { isEvidenceCall, type PendingCall, type RequestedCall, type RunTrace } from "./rows.js";
 import { RecordWriter } from "./writer.js";
 
 /** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
@@ -274,7 +274,6 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     return {
       id: runId,
       caller: callerInMetadata(metadata, this.resolver, this.failures),
-      userId: asString(metadata?.user_id),
       isChain,
       turnFromInput: false,
       requested: new Map(),
@@ -395,7 +394,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     }
     root.members.clear();
     const hasTurn = root.isChain && root.turn !== undefined;
-    const records = root.calls.length + (hasTurn ? 1 : 0);
+    const records = root.calls.filter(isEvidenceCall).length + (hasTurn ? 1 : 0);
     if (records === 0) return undefined;
     const settled = settleCaller(root.caller, root.threadId, records, {
       callers: this.callers,
@@ -407,8 +406,8 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
       else this.writer.lose(records);
       return undefined;
     }
-    const { partition } = settled;
-    return this.writer.admit({ trace: root, partition, records });
+    const { partition, caller } = settled;
+    return this.writer.admit({ trace: root, partition, ...(caller !== undefined ? { caller } : {}), records });
   }
 
   private guard(event: string, body: () => Promise<void> | void | undefined): Promise<void> | void {

@@ -339,8 +339,31 @@ export function partitionOf(config: CallerSources | undefined, resolver?: Partit
 
 /** {@link partitionOf}, saying where the answer came from (see {@link resolveCaller}). */
 export function callerOf(config: CallerSources | undefined, resolver?: PartitionSpec): ResolvedCaller {
+  return resolveCaller(config?.metadata ?? {}, laterSources(config), resolver);
+}
+
+/** `configurable` over v1 `context`: where ids are read after `metadata`. */
+function laterSources(config: CallerSources | undefined): Record<string, unknown> | undefined {
   const configurable = config?.configurable;
   const context = config?.context;
-  const merged = context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
-  return resolveCaller(config?.metadata ?? {}, merged, resolver);
+  return context || configurable ? { ...(context ?? {}), ...(configurable ?? {}) } : undefined;
+}
+
+/**
+ * Who the caller is, within a partition several callers may share (a template or resolver that
+ * groups them, e.g. `"t:{tenant_id}"`): the key of the `tenant_id` and `user_id` the run carries,
+ * read the one way every piece reads ids (`metadata`, then `configurable`, then v1 `context`;
+ * written as {@link partitionKey} writes them, so `42` and `"42"` are one caller), e.g.
+ * `"t:acme/u:42"`. Undefined when the run names no user or an id is not one: no known caller.
+ * Word releases tell callers apart by it (`word-releases.ts`).
+ */
+export function callerIdOf(config: CallerSources | undefined): string | undefined {
+  try {
+    const read = readId(config?.metadata, laterSources(config));
+    const userId = read(PART_KEYS.userId);
+    return userId === undefined ? undefined : partitionKey({ tenantId: read(PART_KEYS.tenantId), userId });
+  } catch (error) {
+    if (error instanceof InvalidInput) return undefined;
+    throw error;
+  }
 }

@@ -29,6 +29,7 @@ import {
 import { staticAllowedWords } from "../text/free-text.js";
 import type { AllowedWords } from "../text/vocabulary.js";
 import { clip, isRecord } from "../internal.js";
+import { SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "./request.js";
@@ -73,11 +74,6 @@ export interface RunTrace {
   /** The run id of the top-level run. */
   id: string;
   threadId?: string;
-  /**
-   * The user id the run's metadata names, if any: only to tell callers apart when several share a
-   * partition (a stored word is released by a different thread and caller, `word-releases.ts`).
-   */
-  userId?: string;
   /** Chain root (a graph or chain): gets a turn row when it has a request. */
   isChain: boolean;
   turn?: HumanTurn;
@@ -104,6 +100,17 @@ const MAX_TOOL_NAME_LENGTH = 256;
 /** A tool name a store can key a namespace by: non-blank, not too long, storable as it is. */
 function isStorableToolName(name: string): boolean {
   return name.trim() !== "" && name.length <= MAX_TOOL_NAME_LENGTH && isStorableName(name);
+}
+
+/**
+ * Whether a call is evidence about a user's tool: every call but those of the package's own
+ * `search_tools` (cache-keeping mode, by its registered name), which the model calls to find tools,
+ * not to serve a request. Such a call is kept in its turn's `calls` (what the run did), but never
+ * written as a call record nor named the turn's `servedBy`: no review, tally, wording, effect check
+ * or tool memory reads it as a refusal, a miss, a confusion or a served request of any tool.
+ */
+export function isEvidenceCall(call: { tool: string }): boolean {
+  return call.tool !== SEARCH_TOOLS_NAME;
 }
 
 /**
@@ -202,14 +209,14 @@ export function buildRecords(
       at: call.at,
     };
     if (isStorableToolName(call.tool)) {
-      out.push(trustBuilt(record));
+      if (isEvidenceCall(call)) out.push(trustBuilt(record));
       turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
     } else {
       refused += 1;
     }
   }
   if (!root.isChain || requestId === undefined || request === undefined) return { calls: out, refused };
-  const servedBy = [...turnCalls].reverse().find((c) => c.outcome === "success")?.tool;
+  const servedBy = [...turnCalls].reverse().find((c) => c.outcome === "success" && isEvidenceCall(c))?.tool;
   const turn: NewRecord<TurnRecord> = {
     partition,
     ...(root.threadId !== undefined ? { threadId: root.threadId } : {}),

@@ -49,7 +49,7 @@ export interface TextSource {
   partition: string;
   /** The thread (or, without one, the run: each run its own conversation). */
   thread: string;
-  /** The caller's user id within the partition, when the run names one. */
+  /** Who the caller is within the partition, as the recorder resolved it (`callerIdOf`), when known. */
   caller?: string;
 }
 

@@ -21,6 +21,8 @@ import { type WordReleases, wordReleasesOf } from "./word-releases.js";
 export interface FinishedRun {
   trace: RunTrace;
   partition: string;
+  /** Who the caller is within the partition, as resolved (`settleCaller`): for word releases. */
+  caller?: string;
   /** Calls, plus its turn when it has one. */
   records: number;
 }
@@ -433,11 +435,11 @@ export class RecordWriter {
       const memo: FingerprintMemo = new Map();
       for (const { run } of runs) {
         try {
-          const { trace, partition } = run;
+          const { trace, partition, caller } = run;
           const source = {
             partition,
             thread: trace.threadId ?? `run\u0000${trace.id}`,
-            ...(trace.userId !== undefined ? { caller: trace.userId } : {}),
+            ...(caller !== undefined ? { caller } : {}),
           };
           const rows = buildRecords(trace, partition, key, this.options.errorRules, memo, (text, allowed) =>
             this.releases.keep(text, source, allowed, key),

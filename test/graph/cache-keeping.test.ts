@@ -12,12 +12,16 @@ import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
 import { bindKeptTools } from "../../src/graph/kept-tools.js";
 import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { createRouteNode } from "../../src/graph/route-node.js";
+import { registerTools } from "../../src/learn/register.js";
 import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { Ledger } from "../../src/ledger/ledger.js";
+import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { createSearchToolsTool } from "../../src/serve/search-tools.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
-import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../../fixtures/seeking-model.js";
+import { EMAIL_ASK, expectNarrowed, expectOnlyGrew, expectSearchAdded } from "../helpers/cache-keeping.js";
 
 function deskGraph(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
   const views: CallView[] = [];
@@ -45,18 +49,7 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     }
     await agent.recorder.flush();
     expect(failures).toEqual([]);
-    // The routed sets did differ: routing offered different tools turn to turn.
-    const routes = await agent.ledger.listRoutes("u:ann");
-    expect(routes).toHaveLength(DESK_THREAD.length);
-    expect(new Set(routes.map((r) => r.offered[0]?.tool)).size).toBeGreaterThanOrEqual(4);
-    expect(views.length).toBeGreaterThanOrEqual(2 * DESK_THREAD.length);
-    for (let i = 1; i < views.length; i++) {
-      expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
-    }
-    const last = views[views.length - 1].tools.map((t) => t.name);
-    expect(last[0]).toBe(SEARCH_TOOLS_NAME);
-    expect(new Set(last).size).toBe(last.length);
-    for (const { tool } of DESK_THREAD) expect(last).toContain(tool);
+    const last = expectOnlyGrew(await agent.ledger.listRoutes("u:ann"), views);
     // The thread's state holds the same set, in the same order (a checkpointer keeps it).
     const state = await agent.getState(config("keep-1"));
     expect(state.values.keptTools.map((t: { name: string }) => t.name)).toEqual(last.slice(1));
@@ -67,9 +60,7 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     for (const { request } of DESK_THREAD) {
       await agent.invoke({ messages: [new HumanMessage(request)] }, config("narrow-1"));
     }
-    const broken = views.slice(1).filter((v, i) => !isPrefix(views[i].tools, v.tools));
-    expect(broken.length).toBeGreaterThan(0);
-    expect(views.flatMap((v) => v.tools.map((t) => t.name))).not.toContain(SEARCH_TOOLS_NAME);
+    expectNarrowed(views);
   });
 
   it("keeps a tool's definition as first sent while a lesson lands; a new thread gets the new one", async () => {
@@ -93,23 +84,14 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
   });
 
   it("adds the tools search_tools finds to the thread's set, for the next model call", async () => {
-    const ask = {
-      request: "Tell them the mug is lovely.",
-      tool: "send_email",
-      args: { to: "a@b.test", subject: "Your mug", body: "Lovely." },
-      query: "send an email to a customer",
-    };
-    const { agent, views } = deskGraph(true, [ask]);
+    const { agent, views } = deskGraph(true, [EMAIL_ASK]);
     await agent.invoke({ messages: [new HumanMessage(DESK_THREAD[0].request)] }, config("search-1"));
     views.length = 0;
-    const state = await agent.invoke({ messages: [new HumanMessage(ask.request)] }, config("search-1"));
-    expect(views[0].tools.map((t) => t.name)).not.toContain("send_email");
-    expect(views[1].tools.map((t) => t.name)).toContain("send_email");
-    expect(isPrefix(views[0].tools, views[1].tools)).toBe(true);
-    const turn = state.messages.slice(state.messages.findLastIndex((m) => m.getType() === "human"));
-    const ran = turn
-      .filter((m) => m.getType() === "tool")
-      .map((m) => [m.name, (m as { status?: string }).status ?? "success"]);
+    const state = await agent.invoke({ messages: [new HumanMessage(EMAIL_ASK.request)] }, config("search-1"));
+    const ran = expectSearchAdded(views, state.messages).map((m) => [
+      m.name,
+      (m as { status?: string }).status ?? "success",
+    ]);
     expect(ran).toEqual([
       [SEARCH_TOOLS_NAME, "success"],
       ["send_email", "success"],
@@ -117,44 +99,56 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
     const answer = String(state.messages.find((m) => m.name === SEARCH_TOOLS_NAME)!.content);
     expect(answer).toContain("- send_email: Send an email to a customer.");
     // The answer names tools; it never echoes the query.
-    expect(answer).not.toContain(ask.query);
+    expect(answer).not.toContain(EMAIL_ASK.query);
     expect(state.keptTools.map((t) => t.name)).toContain("send_email");
   });
 
-  it("works the same in a graph of one's own (the lessons subgraph, bindKeptTools, a real ToolNode)", async () => {
-    const ask = {
-      request: "Tell them the mug is lovely.",
-      tool: "send_email",
-      args: { to: "a@b.test", subject: "Your mug", body: "Lovely." },
-      query: "send an email to a customer",
-    };
-    const views: CallView[] = [];
-    const model = new SeekingModel(deskScript([ask]), views);
-    const tools = supportDeskTools();
-    const ledger = new Ledger(new InMemoryStore());
-    const index = new ToolIndex({ ledger });
-    const search = createSearchToolsTool({ ledger, index }, tools);
-    const graph = new StateGraph(ToolLessonsAnnotation)
-      .addNode("lessons", createLessonsGraph({ tools, ledger, index, maxTools: 1, cacheKeeping: true }))
-      .addNode("agent", async (state, config) => {
-        const { bound, keptTools } = bindKeptTools(model, tools, state, search);
-        return { messages: [await bound.invoke(lessonsMessages(state), config)], ...(keptTools ? { keptTools } : {}) };
-      })
-      .addNode("tools", new ToolNode([...tools, search]))
-      .addEdge(START, "lessons")
-      .addEdge("lessons", "agent")
-      .addConditionalEdges("agent", toolsCondition, ["tools", END])
-      .addEdge("tools", "agent")
-      .compile({ checkpointer: new MemorySaver() });
-    for (const { request } of [...DESK_THREAD.slice(0, 4), ask]) {
-      await graph.invoke({ messages: [new HumanMessage(request)] }, config("own-1"));
-    }
-    for (let i = 1; i < views.length; i++) expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
-    const state = await graph.getState(config("own-1"));
-    const kept = state.values.keptTools.map((t: { name: string }) => t.name);
-    expect(kept.slice(0, 4)).toEqual(DESK_THREAD.slice(0, 4).map((t) => t.tool));
-    expect(kept).toContain("send_email");
-    const last = state.values.messages.at(-2);
-    expect([last.name, last.status ?? "success"]).toEqual(["send_email", "success"]);
-  });
+  it.each(["lessons", "route"] as const)(
+    "works the same in a graph of one's own (the %s node, bindKeptTools, a real ToolNode)",
+    async (front) => {
+      const views: CallView[] = [];
+      const model = new SeekingModel(deskScript([EMAIL_ASK]), views);
+      const tools = supportDeskTools();
+      const ledger = new Ledger(new InMemoryStore());
+      const index = new ToolIndex({ ledger });
+      const search = createSearchToolsTool({ ledger, index }, tools);
+      // The route node registers nothing: the tools are registered for the caller beforehand.
+      if (front === "route") await registerTools(ledger, tools, { partition: "u:ann" });
+      const graph = new StateGraph(ToolLessonsAnnotation)
+        .addNode(
+          "front",
+          front === "lessons"
+            ? createLessonsGraph({ tools, ledger, index, maxTools: 1, cacheKeeping: true })
+            : createRouteNode({ router: new ToolRouter({ index, maxTools: 1 }), ledger, cacheKeeping: true }),
+        )
+        .addNode("agent", async (state, config) => {
+          const { bound, keptTools } = bindKeptTools(model, tools, state, search);
+          return {
+            messages: [await bound.invoke(lessonsMessages(state), config)],
+            ...(keptTools ? { keptTools } : {}),
+          };
+        })
+        .addNode("tools", new ToolNode([...tools, search]))
+        .addEdge(START, "front")
+        .addEdge("front", "agent")
+        .addConditionalEdges("agent", toolsCondition, ["tools", END])
+        .addEdge("tools", "agent")
+        .compile({ checkpointer: new MemorySaver() });
+      for (const { request } of [...DESK_THREAD.slice(0, 4), EMAIL_ASK]) {
+        await graph.invoke({ messages: [new HumanMessage(request)] }, config(`own-${front}`));
+      }
+      for (let i = 1; i < views.length; i++) {
+        expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
+      }
+      const state = await graph.getState(config(`own-${front}`));
+      const kept = state.values.keptTools.map((t: { name: string }) => t.name);
+      const used = DESK_THREAD.slice(0, 4).map((t) => t.tool);
+      expect(kept.slice(0, 4)).toEqual(used);
+      expect(kept).toContain("send_email");
+      // The last turn's routed tools: the thread's kept ones first, in order, then routing's one.
+      expect(state.values.routedTools.slice(0, 4)).toEqual(used);
+      const last = state.values.messages.at(-2);
+      expect([last.name, last.status ?? "success"]).toEqual(["send_email", "success"]);
+    },
+  );
 });

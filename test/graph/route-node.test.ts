@@ -108,6 +108,25 @@ describe("route node", () => {
     expect(last).toContain("reset_password");
   });
 
+  it("with cacheKeeping, puts the thread's kept tools first, in their kept order, then what routing adds", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "u:ann" });
+    const router = new ToolRouter({ index: new ToolIndex({ ledger }), maxTools: 1 });
+    const state = {
+      messages: [new HumanMessage("I forgot my password, send me a reset link.")],
+      // Kept from earlier turns though never called: only the kept set holds them.
+      keptTools: [
+        { name: "send_email", description: "Send an email to a customer." },
+        { name: "search_public_docs", description: "Search the published product documentation." },
+      ],
+    };
+    const config = { configurable: { thread_id: "k-1", user_id: "ann" } };
+    const keeping = await createRouteNode({ router, ledger, cacheKeeping: true })(state, config);
+    expect(keeping.routedTools).toEqual(["send_email", "search_public_docs", "reset_password"]);
+    const narrowing = await createRouteNode({ router, ledger })(state, config);
+    expect(narrowing.routedTools).toEqual(["reset_password"]);
+  });
+
   it("carries the routed tools' cards of the caller's partition: a lesson of one caller reaches only that caller's prompt", async () => {
     const { ledger, model, graph } = await build();
     const card = (await ledger.getCard("u:ann", "reset_password"))!;

@@ -11,7 +11,8 @@ import { supportDeskTools } from "../../examples/support-desk.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { toolLessonsMiddleware } from "../../src/middleware/index.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
-import { type CallView, DESK_THREAD, deskScript, isPrefix, SeekingModel } from "../serve/seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../../fixtures/seeking-model.js";
+import { EMAIL_ASK, expectNarrowed, expectOnlyGrew, expectSearchAdded } from "../helpers/cache-keeping.js";
 
 function deskAgent(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
   const views: CallView[] = [];
@@ -36,17 +37,7 @@ describe("toolLessonsMiddleware with cacheKeeping", () => {
       state = await agent.invoke({ messages: [new HumanMessage(request)] }, config("mw-keep-1"));
     }
     expect(failures).toEqual([]);
-    const routes = await ledger.listRoutes("u:erin");
-    expect(routes).toHaveLength(DESK_THREAD.length);
-    expect(new Set(routes.map((r) => r.offered[0]?.tool)).size).toBeGreaterThanOrEqual(4);
-    expect(views.length).toBeGreaterThanOrEqual(2 * DESK_THREAD.length);
-    for (let i = 1; i < views.length; i++) {
-      expect(isPrefix(views[i - 1].tools, views[i].tools), `call ${i}`).toBe(true);
-    }
-    const last = views[views.length - 1].tools.map((t) => t.name);
-    expect(last[0]).toBe(SEARCH_TOOLS_NAME);
-    expect(new Set(last).size).toBe(last.length);
-    for (const { tool } of DESK_THREAD) expect(last).toContain(tool);
+    const last = expectOnlyGrew(await ledger.listRoutes("u:erin"), views);
     expect(state.keptTools?.map((t) => t.name)).toEqual(last.slice(1));
   });
 
@@ -55,26 +46,15 @@ describe("toolLessonsMiddleware with cacheKeeping", () => {
     for (const { request } of DESK_THREAD) {
       await agent.invoke({ messages: [new HumanMessage(request)] }, config("mw-narrow-1"));
     }
-    expect(views.slice(1).filter((v, i) => !isPrefix(views[i].tools, v.tools)).length).toBeGreaterThan(0);
-    expect(views.flatMap((v) => v.tools.map((t) => t.name))).not.toContain(SEARCH_TOOLS_NAME);
+    expectNarrowed(views);
   });
 
   it("adds the tools search_tools finds to the thread's set, for the next model call", async () => {
-    const ask = {
-      request: "Tell them the mug is lovely.",
-      tool: "send_email",
-      args: { to: "a@b.test", subject: "Your mug", body: "Lovely." },
-      query: "send an email to a customer",
-    };
-    const { agent, views } = deskAgent(true, [ask]);
+    const { agent, views } = deskAgent(true, [EMAIL_ASK]);
     await agent.invoke({ messages: [new HumanMessage(DESK_THREAD[0].request)] }, config("mw-search-1"));
     views.length = 0;
-    const state = await agent.invoke({ messages: [new HumanMessage(ask.request)] }, config("mw-search-1"));
-    expect(views[0].tools.map((t) => t.name)).not.toContain("send_email");
-    expect(views[1].tools.map((t) => t.name)).toContain("send_email");
-    expect(isPrefix(views[0].tools, views[1].tools)).toBe(true);
-    const turn = state.messages.slice(state.messages.findLastIndex((m) => m.getType() === "human"));
-    expect(turn.filter((m) => m.getType() === "tool").map((m) => m.name)).toEqual([SEARCH_TOOLS_NAME, "send_email"]);
+    const state = await agent.invoke({ messages: [new HumanMessage(EMAIL_ASK.request)] }, config("mw-search-1"));
+    expect(expectSearchAdded(views, state.messages).map((m) => m.name)).toEqual([SEARCH_TOOLS_NAME, "send_email"]);
     expect(state.keptTools.map((t) => t.name)).toContain("send_email");
   });
 });

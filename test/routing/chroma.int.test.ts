@@ -1,10 +1,10 @@
 import { Document } from "@langchain/core/documents";
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
 import { ChromaVectorIndex } from "../../src/routing/chroma.js";
-import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/routing/chroma-server.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
+import { chromaForFile } from "../helpers/chroma.js";
 
 const TOOLS: Array<[id: string, text: string]> = [
   ["search_flights", "Search flights between two airports on a given date and compare fares"],
@@ -31,33 +31,12 @@ const QUERIES = [
   "latest headlines about climate",
 ];
 
-let server: ChromaServer | undefined;
-let skipReason: string | undefined;
+const chroma = chromaForFile("chroma.int");
 const embeddings = new LexicalEmbeddings().fit(TOOLS.map(([, t]) => t));
 let collectionSeq = 0;
 
-beforeAll(async () => {
-  try {
-    server = await startChromaServer();
-  } catch (error) {
-    if (error instanceof ChromaBindingUnavailable) {
-      skipReason = error.message;
-      console.warn(`[chroma.int] skipped: ${skipReason}`);
-      return;
-    }
-    throw error;
-  }
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
 async function freshIndex(ctx: TestContext): Promise<ChromaVectorIndex> {
-  if (!server) {
-    ctx.skip(skipReason);
-    throw new Error("unreachable");
-  }
+  const server = chroma.need(ctx);
   return ChromaVectorIndex.create({
     embeddings,
     collectionName: `test-${process.pid}-${++collectionSeq}`,

@@ -1,38 +1,20 @@
 import { InMemoryStore } from "@langchain/langgraph";
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { ChromaVectorIndex } from "../../src/routing/chroma.js";
-import { ChromaBindingUnavailable, startChromaServer, type ChromaServer } from "../../src/routing/chroma-server.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { TRAVEL_REQUESTS, TRAVEL_TOOLS } from "../helpers/travel-tools.js";
+import { chromaForFile } from "../helpers/chroma.js";
 
 const TOOLS = TRAVEL_TOOLS;
 const REQUESTS = TRAVEL_REQUESTS;
 
-let server: ChromaServer | undefined;
-let skipReason: string | undefined;
+const chroma = chromaForFile("tool-index-chroma.int");
 let seq = 0;
 
-beforeAll(async () => {
-  try {
-    server = await startChromaServer();
-  } catch (error) {
-    if (!(error instanceof ChromaBindingUnavailable)) throw error;
-    skipReason = error.message;
-    console.warn(`[tool-index-chroma.int] skipped: ${skipReason}`);
-  }
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
 function chromaIndex(ctx: TestContext, ledger: Ledger): ToolIndex {
-  if (!server) {
-    ctx.skip(skipReason);
-    throw new Error("unreachable");
-  }
-  const { host, port } = server;
+  const { host, port } = chroma.need(ctx);
   const collectionName = `tools_${process.pid}_${seq++}`;
   return new ToolIndex({
     ledger,

@@ -78,6 +78,19 @@ describe("scripts/lint.mjs", () => {
     expect(lint(root, "env").status).toBe(1);
   });
 
+  it("refuses a fixture importing the test or bench tree, and allows one importing src", () => {
+    const root = copyOfSrc();
+    const fixture = (specifier: string) => `import { x } from "${specifier}";\nexport const y = x;\n`;
+    writeFileSync(join(root, "src", "x.ts"), "export const x = 1;\n");
+    mkdirSync(join(root, "fixtures"));
+    writeFileSync(join(root, "fixtures", "model.ts"), fixture("../src/x.js"));
+    expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
+    writeFileSync(join(root, "fixtures", "model.ts"), fixture("../test/helpers/x.js"));
+    const found = lint(root);
+    expect(found.status).toBe(1);
+    expect(found.output).toMatch(/fixtures\/model\.ts:1: fixtures\/ imports only src and fixtures\/, not test\//);
+  });
+
   describe("folder direction", () => {
     const wrong: [from: string, specifier: string, rule: RegExp][] = [
       ["src/ledger/keys.ts", "../learn/manager.js", /src\/ledger may not import src\/learn/],

@@ -15,7 +15,7 @@ import { toolLessonsMiddleware } from "../../src/middleware/index.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { putRule } from "../../src/rules/store.js";
 import { TurnServer } from "../../src/serve/turn-server.js";
-import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "./seeking-model.js";
+import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../../fixtures/seeking-model.js";
 
 const config = (thread: string) => ({ configurable: { thread_id: thread, user_id: "ann" } });
 
