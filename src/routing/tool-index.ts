@@ -25,6 +25,7 @@ import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
+import { WORDING_HITS, type WordingsHost, writeGuardedWordings } from "./tool-index-wordings.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
@@ -78,12 +79,6 @@ interface PartitionState {
   /** Wordings stored in all. */
   wordingCount: number;
 }
-
-/**
- * Wording hits read per routed request: a tool's wording term is the sum of its best wordings
- * among them. Fixed, so that one request gets the same terms whatever the `k` asked.
- */
-const WORDING_HITS = 400;
 
 /**
  * Most vector entries the tool-part cache of a partition holds (numbers of a dense vector,
@@ -348,56 +343,17 @@ export class ToolIndex {
     return state.wordingCount;
   }
 
-  /** Stores the wordings `wanted` in place of the partition's, changing only what differs. */
-  private async writeWordings(
-    partition: string,
-    state: PartitionState,
-    wanted: ReadonlyMap<string, Wording[]>,
-  ): Promise<void> {
-    const gone: { tool: string; key: string }[] = [];
-    for (const [tool, kept] of state.wordings) {
-      const keys = new Set((wanted.get(tool) ?? []).map((w) => w.key));
-      for (const key of kept.keys()) if (!keys.has(key)) gone.push({ tool, key });
-    }
-    const added: { tool: string; wording: Wording }[] = [];
-    for (const [tool, list] of wanted) {
-      if (!state.textHash.has(tool)) continue;
-      const kept = state.wordings.get(tool);
-      for (const wording of list) if (!kept?.has(wording.key)) added.push({ tool, wording });
-    }
-    if (gone.length === 0 && added.length === 0) return;
-    this.bump(partition);
-    if (gone.length > 0) {
-      await this.store.delete({ ids: gone.map((g) => wordingId(partition, g.tool, g.key)) });
-      for (const { tool, key } of gone) {
-        state.wordings.get(tool)?.delete(key);
-        state.wordingCount -= 1;
-      }
-    }
-    const filter = wordingPartition(partition);
-    for (let start = 0; start < added.length; start += EMBED_BATCH_CARDS) {
-      const batch = added.slice(start, start + EMBED_BATCH_CARDS);
-      const docs = batch.map(
-        ({ tool, wording }) =>
-          new Document({ pageContent: wording.text, metadata: { partition: filter, tool, kind: "wording" } }),
-      );
-      const vectors = await this.embedTexts(
-        state,
-        batch.map((b) => b.wording.text),
-      );
-      await this.write(
-        vectors,
-        docs,
-        batch.map((b) => wordingId(partition, b.tool, b.wording.key)),
-      );
-      for (const { tool, wording } of batch) {
-        let kept = state.wordings.get(tool);
-        if (!kept) state.wordings.set(tool, (kept = new Map()));
-        kept.set(wording.key, wording.text);
-        state.wordingCount += 1;
-      }
-    }
-    this.bump(partition);
+  /** Stores `wanted`, the re-check holding back what would push other tools' requests out. */
+  private async writeWordings(partition: string, state: PartitionState, wanted: ReadonlyMap<string, Wording[]>) {
+    const host: WordingsHost = {
+      store: this.store,
+      bump: () => this.bump(partition),
+      embed: (texts) => this.embedTexts(state, texts),
+      write: (vectors, docs, ids) => this.write(vectors, docs, ids),
+      search: (vector, k, filter) => this.search(vector, k, filter),
+    };
+    const { routingK } = await this.ledger.getSettings(partition);
+    await writeGuardedWordings(host, partition, state, wanted, { ...this.wordings, k: routingK });
   }
 
   private async wordingTermsOf(
@@ -413,14 +369,18 @@ export class ToolIndex {
   }
 
   /** The store's hits for a request vector, as `[tool, cosine similarity]`. */
-  private async search(vector: RoutingVector, k: number, filter: Record<string, string>): Promise<[string, number][]> {
+  private async search(
+    vector: RoutingVector,
+    k: number,
+    filter: Record<string, string>,
+  ): Promise<[string, number, string][]> {
     const kind = await this.checked.scoreKind();
     const hits = !isSparse(vector)
       ? await this.store.similaritySearchVectorWithScore(unit(vector), k, filter)
       : this.sparseStore
         ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), k, filter)
         : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), k, filter);
-    return hits.map(([doc, raw]) => [String(doc.metadata.tool), toSimilarity(kind, raw)]);
+    return hits.map(([doc, raw]) => [String(doc.metadata.tool), toSimilarity(kind, raw), doc.pageContent]);
   }
 
   /** Writes unit vectors (sparse ones as they are to the in-memory store). */

@@ -36,6 +36,13 @@ export interface WordingsOptions {
    * @default 3
    */
   best?: number;
+  /**
+   * Served requests the re-check routes each time the wordings change (their own wordings, each
+   * left out while it is routed): a wording that pushes a request's own tool out of the first
+   * `routingK` its card gave it is held back (`wordings-guard.ts`). 0 turns the re-check off.
+   * @default 2000
+   */
+  check?: number;
 }
 
 /** The defaults of {@link WordingsOptions}. */
@@ -43,15 +50,16 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   enabled: false,
   cap: 200,
   best: 3,
+  check: 2000,
 });
 
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
-  for (const key of ["cap", "best"] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < 1) {
-      throw new InvalidInput(`ToolIndex: wordings.${key} must be a positive integer; got ${String(o[key])}.`, {
+  for (const key of ["cap", "best", "check"] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < (key === "check" ? 0 : 1)) {
+      throw new InvalidInput(`ToolIndex: wordings.${key} must be a whole number of at least ${key === "check" ? 0 : 1}; got ${String(o[key])}.`, {
         context: { [key]: o[key] },
       });
     }
@@ -198,7 +206,7 @@ export async function wordingsFromLedger(
  * Each tool's wording term for one request: the sum of its best `best` similarities among the
  * wording hits (`[tool, similarity]`, any order); a tool with fewer hits sums what it has.
  */
-export function wordingTerms(hits: Iterable<readonly [string, number]>, best: number): Map<string, number> {
+export function wordingTerms(hits: Iterable<readonly [string, number, ...unknown[]]>, best: number): Map<string, number> {
   const top = new Map<string, number[]>();
   for (const [tool, score] of hits) {
     let list = top.get(tool);

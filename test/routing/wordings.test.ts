@@ -26,7 +26,7 @@ function served(tool: string, requests: readonly string[]) {
 }
 
 /** An index with wordings on (they are off by default), or as `wordings` says. */
-async function setup(wordings: boolean | { cap?: number } = true) {
+async function setup(wordings: boolean | { cap?: number; check?: number } = true) {
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, TOOLS, { partition: P });
   const stores: InMemoryVectorIndex[] = [];
@@ -107,7 +107,7 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3, check: 2000 });
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
@@ -196,6 +196,26 @@ describe("ToolIndex wordings", () => {
     await ledger.configure(P, { reviewTurns: 10 });
     await index.reindex(P);
     expect(index.wordingsOf(P, "track_shipment")).toEqual([...STUFF].sort());
+  });
+
+  it("holds back a wording that pulls another tool's served request away from it (the re-check); check 0 keeps it", async () => {
+    const ask = "where is my parcel now";
+    const kept: Record<number, string[]> = {};
+    const routed: Record<number, string> = {};
+    for (const check of [2000, 0]) {
+      const { ledger, index } = await setup({ check });
+      await ledger.configure(P, { routingK: 1 });
+      await ledger.appendTurns([
+        ...served("track_shipment", ["where is my parcel"]),
+        ...served("refund_order", ["where is my parcel refund", "is my parcel where it should be, refund"]),
+      ]);
+      await index.refreshWordings(P);
+      kept[check] = index.wordingsOf(P, "refund_order");
+      routed[check] = (await index.route(P, ask, { k: 1 }))[0].tool;
+    }
+    expect(kept[0]).toHaveLength(2);
+    expect(kept[2000].length).toBeLessThan(2);
+    expect(routed).toEqual({ 0: "refund_order", 2000: "track_shipment" });
   });
 
   it("keeps at most `cap` a tool, and removing a tool removes its wordings", async () => {
