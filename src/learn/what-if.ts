@@ -67,6 +67,10 @@ export class WhatIf {
   private readonly toolVectors = new Map<string, Promise<number[][]>>();
   private readonly routes = new Map<string, Promise<Offer[]>>();
   private readonly terms = new Map<string, Promise<Map<string, number>>>();
+  /** {@link terms} once resolved, read without a wait in the re-check's loop. */
+  private readonly termsNow = new Map<string, Map<string, number>>();
+  /** Per `served` list and tool, its near pool (see {@link nearOthers}): built once, read per candidate. */
+  private readonly pools = new WeakMap<readonly NearTurn[], Map<string, PoolEntry<NearTurn>[]>>();
   /** Per tool, its current card's score on each request vector (the re-check reads it per candidate). */
   private readonly currentScores = new Map<string, Map<SparseVector, number>>();
   private readonly tokens = new Map<string, Set<string>>();
@@ -136,7 +140,12 @@ export class WhatIf {
   wordingTerms(request: string): Promise<Map<string, number>> {
     let t = this.terms.get(request);
     if (!t) {
-      t = this.vector(request).then((v) => this.index.wordingScores(this.partition, v));
+      t = this.vector(request)
+        .then((v) => this.index.wordingScores(this.partition, v))
+        .then((scores) => {
+          this.termsNow.set(request, scores);
+          return scores;
+        });
       this.terms.set(request, t);
     }
     return t;
@@ -165,14 +174,14 @@ export class WhatIf {
       if (c === undefined) before.set(q, (c = maxDot(q, current)));
       return maxDot(q, variantUnit) - c;
     };
-    for (const turn of await this.nearOthers(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
+    for (const { turn, unit: q } of await this.nearest(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
       const servedBy = turn.servedBy!;
-      const q = await this.requestUnit(turn.request);
-      const terms = await this.wordingTerms(turn.request);
+      const terms = this.termsNow.get(turn.request) ?? (await this.wordingTerms(turn.request));
       const bonus = terms.get(tool) ?? 0;
       const after = maxDot(q, variantUnit) + bonus;
+      const serving = this.cardUnits.get(servedBy) ?? (await this.cardUnit(servedBy));
       // Cheap test first: a tool that does not outscore the serving tool cannot push it out.
-      if (after <= maxDot(q, await this.cardUnit(servedBy)) + (terms.get(servedBy) ?? 0)) continue;
+      if (after <= maxDot(q, serving) + (terms.get(servedBy) ?? 0)) continue;
       const probe = await this.probe(turn.request, tool);
       const last = probe.others[this.k - 1];
       if (!last || last.tool !== servedBy) continue;
@@ -192,27 +201,64 @@ export class WhatIf {
    * not come closer to it (cosine or lift) cannot push its tool out, whatever the embeddings.
    * `closeness` reads the request's unit vector (nonzero entries only).
    */
-  async nearOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
+  async nearOthers<T extends NearTurn>(
     served: readonly T[],
     tool: string,
     closeness: (request: SparseVector) => number,
     max: number,
   ): Promise<T[]> {
-    const pool: T[] = [];
-    for (const i of spreadOrder(served.length)) {
-      if (pool.length >= MAX_NEAR_POOL) break;
-      const turn = served[i];
-      if (turn.servedBy !== undefined && turn.servedBy !== tool) pool.push(turn);
-    }
-    const scored: { turn: T; score: number; order: number }[] = [];
+    return (await this.nearest(served, tool, closeness, max)).map((p) => p.turn);
+  }
+
+  /**
+   * {@link nearOthers} with each request's unit vector. The pool is built once per `served` list
+   * and tool (a review asks for it once per candidate); `closeness` is read once per distinct
+   * request; only the requests that can be among the best `max` are ordered.
+   */
+  private async nearest<T extends NearTurn>(
+    served: readonly T[],
+    tool: string,
+    closeness: (request: SparseVector) => number,
+    max: number,
+  ): Promise<PoolEntry<T>[]> {
+    const pool = await this.pool(served, tool);
+    const scores = new Float64Array(pool.length);
+    const seen = new Map<SparseVector, number>();
+    let positive = 0;
     for (let i = 0; i < pool.length; i++) {
-      const score = closeness(this.requestUnits.get(pool[i].request) ?? (await this.requestUnit(pool[i].request)));
-      if (score > 0) scored.push({ turn: pool[i], score, order: i });
+      const q = pool[i].unit;
+      let score = seen.get(q);
+      if (score === undefined) seen.set(q, (score = closeness(q)));
+      scores[i] = score;
+      if (score > 0) positive += 1;
     }
-    return scored
-      .sort((a, b) => b.score - a.score || a.order - b.order)
-      .slice(0, max)
-      .map((p) => p.turn);
+    // The max-th best score bounds the best `max` (a numeric sort finds it): ties at it are
+    // kept, so ordering the rest by score, then window order, gives the same `max` as a full sort.
+    const floor = positive > max ? scores.filter((x) => x > 0).sort()[positive - max] : 0;
+    const picked: number[] = [];
+    for (let i = 0; i < pool.length; i++) if (scores[i] > 0 && scores[i] >= floor) picked.push(i);
+    picked.sort((a, b) => scores[b] - scores[a] || a - b);
+    return picked.slice(0, max).map((i) => pool[i]);
+  }
+
+  /** Up to {@link MAX_NEAR_POOL} of `served` another tool than `tool` served, in {@link spreadOrder} (cached). */
+  private async pool<T extends NearTurn>(served: readonly T[], tool: string): Promise<PoolEntry<T>[]> {
+    let byTool = this.pools.get(served);
+    if (!byTool) this.pools.set(served, (byTool = new Map()));
+    let pool = byTool.get(tool);
+    if (!pool) {
+      pool = [];
+      for (const i of spreadOrder(served.length)) {
+        if (pool.length >= MAX_NEAR_POOL) break;
+        const turn = served[i];
+        if (turn.servedBy !== undefined && turn.servedBy !== tool) {
+          pool.push({ turn, unit: this.requestUnits.get(turn.request) ?? (await this.requestUnit(turn.request)) });
+        }
+      }
+      byTool.set(tool, pool);
+    }
+    // The pool holds `served`'s own items, so they are of its type.
+    return pool as PoolEntry<T>[];
   }
 
   /**
@@ -452,6 +498,15 @@ export class WhatIf {
     }
     return w;
   }
+}
+
+/** A served request as {@link WhatIf.nearOthers} reads it. */
+type NearTurn = Pick<TurnRecord, "request" | "servedBy">;
+
+/** One request of a near pool, with its unit vector. */
+interface PoolEntry<T extends NearTurn> {
+  turn: T;
+  unit: SparseVector;
 }
 
 /** A recorded request and the tool that served it. */
