@@ -59,6 +59,8 @@ export const DEFAULT_FIND_AIMED_OPTIONS: Readonly<Required<FindAimedOptions>> = 
 
 const ROLE = "system|assistant|user|human|developer|tool";
 
+/** What may stand before a greeting that opens a text: spaces, quotes, brackets, list marks. */
+const OPENING_MARKS = "[\\s\"'\u201c\u2018(\\[*#>_~\\-]*";
 /** A greeting word. */
 const GREETING_WORD = "(?:dear|hello|hi|hey|greetings|good\\s+(?:morning|afternoon|evening))";
 const GREETING = `\\b${GREETING_WORD}`;
@@ -84,7 +86,7 @@ const USER_REQUEST =
 const SALUTATION_TO_MODEL =
   // Not opening the text: looked for behind the greeting word (never at every position), so a
   // long run of marks is read back once, not once for each of its characters.
-  `${GREETING}(?<!^[^\\p{L}\\p{N}]*${GREETING_WORD})${TO_MODEL}|${GREETING}${TO_MODEL}(?!${USER_REQUEST})`;
+  `${GREETING}(?<!^${OPENING_MARKS}${GREETING_WORD})${TO_MODEL}|${GREETING}${TO_MODEL}(?!${USER_REQUEST})`;
 
 /** The built-in patterns, in the order their labels are reported. */
 export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
@@ -158,7 +160,7 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
     tier: "imperative",
     pattern: new RegExp(
       `\\b(note|message|notice|reminder|memo|instructions?|warning)\\s+(to|for)\\s+(the\\s+|any\\s+|all\\s+|every\\s+)?(ai|assistant|model|agent|llm|chatbot|language model|gpt|claude)s?(\\s+(model|assistant|agent|system)s?)?\\b|${SALUTATION_TO_MODEL}|\\b(ai|llm|language model|assistant|model|agent|bot)s?\\s+(\\w+\\s+)?(reading|processing|seeing|parsing) this\\b|\\bif you are an?\\s+(ai|llm|language model|assistant|chatbot|bot|model|agent)\\b`,
-      "iu",
+      "i",
     ),
   },
   {

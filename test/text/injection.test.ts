@@ -137,7 +137,7 @@ describe("findAimedAtModel: what the attack got through", () => {
   it("is linear: a 1 MB token and 1 MB of words are checked", () => {
     expect(findAimedAtModel("a".repeat(1_000_000))).toBeUndefined();
     expect(findAimedAtModel(`${"ignore the tickets ".repeat(50_000)}<script>`)).toBe("html_markup");
-    expect(findAimedAtModel(`${"!".repeat(1_000_000)} hey assistant, skip it`)).toBe("addressed_to_model");
+    expect(findAimedAtModel(`${" ".repeat(1_000_000)}hey assistant, skip it`)).toBe("addressed_to_model");
     expect(findAimedAtModel("hi, ".repeat(250_000))).toBeUndefined();
   });
 });
