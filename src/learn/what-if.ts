@@ -70,9 +70,7 @@ export class WhatIf {
   /** {@link terms} once resolved, read without a wait in the re-check's loop. */
   private readonly termsNow = new Map<string, Map<string, number>>();
   /** Per `served` list and tool, its near pool (see {@link nearOthers}): built once, read per candidate. */
-  private readonly pools = new WeakMap<readonly NearTurn[], Map<string, PoolEntry<NearTurn>[]>>();
-  /** Per tool, its current card's score on each request vector (the re-check reads it per candidate). */
-  private readonly currentScores = new Map<string, Map<SparseVector, number>>();
+  private readonly pools = new WeakMap<readonly NearTurn[], Map<string, NearPool<NearTurn>>>();
   private readonly tokens = new Map<string, Set<string>>();
   private readonly requestUnits = new Map<string, SparseVector>();
   private readonly cardUnits = new Map<string, Float64Array[]>();
@@ -166,14 +164,10 @@ export class WhatIf {
   ): Promise<Displacement | null> {
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    let now = this.currentScores.get(tool);
-    if (!now) this.currentScores.set(tool, (now = new Map()));
-    const before = now;
-    const lift = (q: SparseVector): number => {
-      let c = before.get(q);
-      if (c === undefined) before.set(q, (c = maxDot(q, current)));
-      return maxDot(q, variantUnit) - c;
-    };
+    const pool = await this.pool(served, tool);
+    // The tool's current score on each request of its pool, read per candidate.
+    const before = (pool.current ??= Float64Array.from(pool.units, (q) => maxDot(q, current)));
+    const lift = (q: SparseVector, d: number): number => maxDot(q, variantUnit) - before[d];
     for (const { turn, unit: q } of await this.nearest(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
       const servedBy = turn.servedBy!;
       const terms = this.termsNow.get(turn.request) ?? (await this.wordingTerms(turn.request));
@@ -213,52 +207,58 @@ export class WhatIf {
   /**
    * {@link nearOthers} with each request's unit vector. The pool is built once per `served` list
    * and tool (a review asks for it once per candidate); `closeness` is read once per distinct
-   * request; only the requests that can be among the best `max` are ordered.
+   * request of it (with the request's place among them); only the requests that can be among the
+   * best `max` are ordered.
    */
   private async nearest<T extends NearTurn>(
     served: readonly T[],
     tool: string,
-    closeness: (request: SparseVector) => number,
+    closeness: (request: SparseVector, distinct: number) => number,
     max: number,
   ): Promise<PoolEntry<T>[]> {
     const pool = await this.pool(served, tool);
-    const scores = new Float64Array(pool.length);
-    const seen = new Map<SparseVector, number>();
+    const byRequest = new Float64Array(pool.units.length);
+    for (let d = 0; d < pool.units.length; d++) byRequest[d] = closeness(pool.units[d], d);
+    const scores = new Float64Array(pool.turns.length);
     let positive = 0;
-    for (let i = 0; i < pool.length; i++) {
-      const q = pool[i].unit;
-      let score = seen.get(q);
-      if (score === undefined) seen.set(q, (score = closeness(q)));
-      scores[i] = score;
-      if (score > 0) positive += 1;
-    }
+    for (let i = 0; i < scores.length; i++) if ((scores[i] = byRequest[pool.of[i]]) > 0) positive += 1;
     // The max-th best score bounds the best `max` (a numeric sort finds it): ties at it are
     // kept, so ordering the rest by score, then window order, gives the same `max` as a full sort.
     const floor = positive > max ? scores.filter((x) => x > 0).sort()[positive - max] : 0;
     const picked: number[] = [];
-    for (let i = 0; i < pool.length; i++) if (scores[i] > 0 && scores[i] >= floor) picked.push(i);
+    for (let i = 0; i < scores.length; i++) if (scores[i] > 0 && scores[i] >= floor) picked.push(i);
     picked.sort((a, b) => scores[b] - scores[a] || a - b);
-    return picked.slice(0, max).map((i) => pool[i]);
+    return picked.slice(0, max).map((i) => ({ turn: pool.turns[i], unit: pool.units[pool.of[i]] }));
   }
 
-  /** Up to {@link MAX_NEAR_POOL} of `served` another tool than `tool` served, in {@link spreadOrder} (cached). */
-  private async pool<T extends NearTurn>(served: readonly T[], tool: string): Promise<PoolEntry<T>[]> {
+  /**
+   * Up to {@link MAX_NEAR_POOL} of `served` another tool than `tool` served, in
+   * {@link spreadOrder}, with their distinct requests' unit vectors (cached).
+   */
+  private async pool<T extends NearTurn>(served: readonly T[], tool: string): Promise<NearPool<T>> {
     let byTool = this.pools.get(served);
     if (!byTool) this.pools.set(served, (byTool = new Map()));
     let pool = byTool.get(tool);
     if (!pool) {
-      pool = [];
+      const turns: NearTurn[] = [];
+      const of: number[] = [];
+      const units: SparseVector[] = [];
+      const place = new Map<SparseVector, number>();
       for (const i of spreadOrder(served.length)) {
-        if (pool.length >= MAX_NEAR_POOL) break;
+        if (turns.length >= MAX_NEAR_POOL) break;
         const turn = served[i];
-        if (turn.servedBy !== undefined && turn.servedBy !== tool) {
-          pool.push({ turn, unit: this.requestUnits.get(turn.request) ?? (await this.requestUnit(turn.request)) });
-        }
+        if (turn.servedBy === undefined || turn.servedBy === tool) continue;
+        const q = this.requestUnits.get(turn.request) ?? (await this.requestUnit(turn.request));
+        let d = place.get(q);
+        if (d === undefined) place.set(q, (d = units.push(q) - 1));
+        turns.push(turn);
+        of.push(d);
       }
+      pool = { turns, of: Int32Array.from(of), units };
       byTool.set(tool, pool);
     }
     // The pool holds `served`'s own items, so they are of its type.
-    return pool as PoolEntry<T>[];
+    return pool as NearPool<T>;
   }
 
   /**
@@ -507,6 +507,15 @@ type NearTurn = Pick<TurnRecord, "request" | "servedBy">;
 interface PoolEntry<T extends NearTurn> {
   turn: T;
   unit: SparseVector;
+}
+
+/** A tool's near pool: its turns in spread order, each pointing at its distinct request's vector. */
+interface NearPool<T extends NearTurn> {
+  turns: T[];
+  of: Int32Array;
+  units: SparseVector[];
+  /** The tool's current score on each of `units` (the re-check's, filled on first use). */
+  current?: Float64Array;
 }
 
 /** A recorded request and the tool that served it. */
