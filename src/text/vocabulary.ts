@@ -38,6 +38,7 @@ const TECHNICAL_WORDS = [
   "https",
   "sql",
   "utc",
+  "pm",
   "iso",
   "uuid",
   "uuids",
@@ -160,7 +161,7 @@ const TECHNICAL_WORDS = [
  */
 const NEWER_WORDS = `
   acidification affordability altcoin attendee audiobook backend backlink barcode beachfront beachside
-  bioenergy bioengineering biomarker biomass blockchain bootcamp buyback cafe candlelit carbonara chatbot
+  bioenergy bioengineering biomarker biomass blockchain bootcamp bot buyback cafe candlelit carbonara chatbot
   cityscape clickbait codebase convolutional coronavirus crypto cryptocurrency cryptocurrencies
   customisable customizable cyber cybersecurity dataset deliverable discoverability dopamine drawdown
   dystopian ebook eco ecommerce endpoint entrepreneurship explainable flashcard flowchart foodie
