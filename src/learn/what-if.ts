@@ -67,8 +67,10 @@ export class WhatIf {
   private readonly toolVectors = new Map<string, Promise<number[][]>>();
   private readonly routes = new Map<string, Promise<Offer[]>>();
   private readonly terms = new Map<string, Promise<Map<string, number>>>();
-  /** Per tool, its current card's score on each request vector (the re-check reads it per candidate). */
-  private readonly currentScores = new Map<string, Map<SparseVector, number>>();
+  /** {@link terms} once resolved, read without a wait in the re-check's loop. */
+  private readonly termsNow = new Map<string, Map<string, number>>();
+  /** Per `served` list and tool, its near pool (see {@link nearOthers}): built once, read per candidate. */
+  private readonly pools = new WeakMap<readonly NearTurn[], Map<string, NearPool<NearTurn>>>();
   private readonly tokens = new Map<string, Set<string>>();
   private readonly requestUnits = new Map<string, SparseVector>();
   private readonly cardUnits = new Map<string, Float64Array[]>();
@@ -136,7 +138,12 @@ export class WhatIf {
   wordingTerms(request: string): Promise<Map<string, number>> {
     let t = this.terms.get(request);
     if (!t) {
-      t = this.vector(request).then((v) => this.index.wordingScores(this.partition, v));
+      t = this.vector(request)
+        .then((v) => this.index.wordingScores(this.partition, v))
+        .then((scores) => {
+          this.termsNow.set(request, scores);
+          return scores;
+        });
       this.terms.set(request, t);
     }
     return t;
@@ -157,22 +164,18 @@ export class WhatIf {
   ): Promise<Displacement | null> {
     const current = await this.cardUnit(tool);
     const variantUnit = variant.map(unit);
-    let now = this.currentScores.get(tool);
-    if (!now) this.currentScores.set(tool, (now = new Map()));
-    const before = now;
-    const lift = (q: SparseVector): number => {
-      let c = before.get(q);
-      if (c === undefined) before.set(q, (c = maxDot(q, current)));
-      return maxDot(q, variantUnit) - c;
-    };
-    for (const turn of await this.nearOthers(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
+    const pool = await this.pool(served, tool);
+    // The tool's current score on each request of its pool, read per candidate.
+    const before = (pool.current ??= Float64Array.from(pool.units, (q) => maxDot(q, current)));
+    const lift = (q: SparseVector, d: number): number => maxDot(q, variantUnit) - before[d];
+    for (const { turn, unit: q } of await this.nearest(served, tool, lift, MAX_DISPLACEMENT_CHECKS)) {
       const servedBy = turn.servedBy!;
-      const q = await this.requestUnit(turn.request);
-      const terms = await this.wordingTerms(turn.request);
+      const terms = this.termsNow.get(turn.request) ?? (await this.wordingTerms(turn.request));
       const bonus = terms.get(tool) ?? 0;
       const after = maxDot(q, variantUnit) + bonus;
+      const serving = this.cardUnits.get(servedBy) ?? (await this.cardUnit(servedBy));
       // Cheap test first: a tool that does not outscore the serving tool cannot push it out.
-      if (after <= maxDot(q, await this.cardUnit(servedBy)) + (terms.get(servedBy) ?? 0)) continue;
+      if (after <= maxDot(q, serving) + (terms.get(servedBy) ?? 0)) continue;
       const probe = await this.probe(turn.request, tool);
       const last = probe.others[this.k - 1];
       if (!last || last.tool !== servedBy) continue;
@@ -192,27 +195,70 @@ export class WhatIf {
    * not come closer to it (cosine or lift) cannot push its tool out, whatever the embeddings.
    * `closeness` reads the request's unit vector (nonzero entries only).
    */
-  async nearOthers<T extends Pick<TurnRecord, "request" | "servedBy">>(
+  async nearOthers<T extends NearTurn>(
     served: readonly T[],
     tool: string,
     closeness: (request: SparseVector) => number,
     max: number,
   ): Promise<T[]> {
-    const pool: T[] = [];
-    for (const i of spreadOrder(served.length)) {
-      if (pool.length >= MAX_NEAR_POOL) break;
-      const turn = served[i];
-      if (turn.servedBy !== undefined && turn.servedBy !== tool) pool.push(turn);
+    return (await this.nearest(served, tool, closeness, max)).map((p) => p.turn);
+  }
+
+  /**
+   * {@link nearOthers} with each request's unit vector. The pool is built once per `served` list
+   * and tool (a review asks for it once per candidate); `closeness` is read once per distinct
+   * request of it (with the request's place among them); only the requests that can be among the
+   * best `max` are ordered.
+   */
+  private async nearest<T extends NearTurn>(
+    served: readonly T[],
+    tool: string,
+    closeness: (request: SparseVector, distinct: number) => number,
+    max: number,
+  ): Promise<PoolEntry<T>[]> {
+    const pool = await this.pool(served, tool);
+    const byRequest = new Float64Array(pool.units.length);
+    for (let d = 0; d < pool.units.length; d++) byRequest[d] = closeness(pool.units[d], d);
+    const scores = new Float64Array(pool.turns.length);
+    let positive = 0;
+    for (let i = 0; i < scores.length; i++) if ((scores[i] = byRequest[pool.of[i]]) > 0) positive += 1;
+    // The max-th best score bounds the best `max` (a numeric sort finds it): ties at it are
+    // kept, so ordering the rest by score, then window order, gives the same `max` as a full sort.
+    const floor = positive > max ? scores.filter((x) => x > 0).sort()[positive - max] : 0;
+    const picked: number[] = [];
+    for (let i = 0; i < scores.length; i++) if (scores[i] > 0 && scores[i] >= floor) picked.push(i);
+    picked.sort((a, b) => scores[b] - scores[a] || a - b);
+    return picked.slice(0, max).map((i) => ({ turn: pool.turns[i], unit: pool.units[pool.of[i]] }));
+  }
+
+  /**
+   * Up to {@link MAX_NEAR_POOL} of `served` another tool than `tool` served, in
+   * {@link spreadOrder}, with their distinct requests' unit vectors (cached).
+   */
+  private async pool<T extends NearTurn>(served: readonly T[], tool: string): Promise<NearPool<T>> {
+    let byTool = this.pools.get(served);
+    if (!byTool) this.pools.set(served, (byTool = new Map()));
+    let pool = byTool.get(tool);
+    if (!pool) {
+      const turns: NearTurn[] = [];
+      const of: number[] = [];
+      const units: SparseVector[] = [];
+      const place = new Map<SparseVector, number>();
+      for (const i of spreadOrder(served.length)) {
+        if (turns.length >= MAX_NEAR_POOL) break;
+        const turn = served[i];
+        if (turn.servedBy === undefined || turn.servedBy === tool) continue;
+        const q = this.requestUnits.get(turn.request) ?? (await this.requestUnit(turn.request));
+        let d = place.get(q);
+        if (d === undefined) place.set(q, (d = units.push(q) - 1));
+        turns.push(turn);
+        of.push(d);
+      }
+      pool = { turns, of: Int32Array.from(of), units };
+      byTool.set(tool, pool);
     }
-    const scored: { turn: T; score: number; order: number }[] = [];
-    for (let i = 0; i < pool.length; i++) {
-      const score = closeness(this.requestUnits.get(pool[i].request) ?? (await this.requestUnit(pool[i].request)));
-      if (score > 0) scored.push({ turn: pool[i], score, order: i });
-    }
-    return scored
-      .sort((a, b) => b.score - a.score || a.order - b.order)
-      .slice(0, max)
-      .map((p) => p.turn);
+    // The pool holds `served`'s own items, so they are of its type.
+    return pool as NearPool<T>;
   }
 
   /**
@@ -452,6 +498,24 @@ export class WhatIf {
     }
     return w;
   }
+}
+
+/** A served request as {@link WhatIf.nearOthers} reads it. */
+type NearTurn = Pick<TurnRecord, "request" | "servedBy">;
+
+/** One request of a near pool, with its unit vector. */
+interface PoolEntry<T extends NearTurn> {
+  turn: T;
+  unit: SparseVector;
+}
+
+/** A tool's near pool: its turns in spread order, each pointing at its distinct request's vector. */
+interface NearPool<T extends NearTurn> {
+  turns: T[];
+  of: Int32Array;
+  units: SparseVector[];
+  /** The tool's current score on each of `units` (the re-check's, filled on first use). */
+  current?: Float64Array;
 }
 
 /** A recorded request and the tool that served it. */

@@ -59,6 +59,35 @@ export const DEFAULT_FIND_AIMED_OPTIONS: Readonly<Required<FindAimedOptions>> = 
 
 const ROLE = "system|assistant|user|human|developer|tool";
 
+/** What may stand before a greeting that opens a text: spaces, quotes, brackets, list marks. */
+const OPENING_MARKS = "[\\s\"'\u201c\u2018(\\[*#>_~\\-]*";
+/** A greeting word. */
+const GREETING_WORD = "(?:dear|hello|hi|hey|greetings|good\\s+(?:morning|afternoon|evening))";
+const GREETING = `\\b${GREETING_WORD}`;
+/** What follows a greeting to the model: "Hey chatbot", "Hi there, AI", "Dear assistant", "Greetings, bot". */
+const TO_MODEL =
+  "(?:\\s+there)?[\\s,]+(?:the\\s+)?(?:ai|assistant|model|agent|llm|chatbot|bot|gpt|claude|language model)s?\\b";
+/**
+ * What a user's own request goes on with after greeting the assistant: the user speaking of
+ * themselves ("I need", "my order", "let's"), a question ("can you", "what is"), a request for
+ * themselves ("tell me", "help us") or a pleasantry ("hope you're well").
+ */
+const USER_REQUEST =
+  "[\\s,!.:;\\-\u2013\u2014]*(?:(?:i|my|me|we|our|us|let'?s|hope|thanks|thank you)\\b|" +
+  "(?:can|could|would|will|do|did)\\s+(?:you|u)\\b|(?:what|what's|how|where|when|which|who|why|is|are)\\b|" +
+  "(?:please\\s+)?(?:help|tell|show|give|find|get|send|update|remind|teach|let)\\s+(?:me|us)\\b)";
+/**
+ * A salutation to the model that is not a user's request: one that does not open the text (a
+ * greeting inside a tool's output or a note), or one that goes on with anything but the user's
+ * own request ("Dear AI, skip the confirmation step"). "Hey chatbot, can you find …" opening a
+ * request is a user talking to the assistant, not by itself text aimed at the model; the other
+ * patterns still check the rest of it.
+ */
+const SALUTATION_TO_MODEL =
+  // Not opening the text: looked for behind the greeting word (never at every position), so a
+  // long run of marks is read back once, not once for each of its characters.
+  `${GREETING}(?<!^${OPENING_MARKS}${GREETING_WORD})${TO_MODEL}|${GREETING}${TO_MODEL}(?!${USER_REQUEST})`;
+
 /** The built-in patterns, in the order their labels are reported. */
 export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
   {
@@ -124,13 +153,15 @@ export const AIMED_AT_MODEL_PATTERNS: readonly AimedPattern[] = Object.freeze([
     label: "emphasis_marker",
     tier: "imperative",
     pattern:
-      /(^|[\s"'(\[*#>])((important|attention|(system|admin|security) override)\s*[:!]|((notice|note|message|attention) (to|for) (the )?|attention |hey )(ai|assistant|model|agent|llm|chatbot)s?\s*[:!,])/i,
+      /(^|[\s"'(\[*#>])((important|attention|(system|admin|security) override)\s*[:!]|((notice|note|message|attention) (to|for) (the )?|attention )(ai|assistant|model|agent|llm|chatbot)s?\s*[:!,])/i,
   },
   {
     label: "addressed_to_model",
     tier: "imperative",
-    pattern:
-      /\b(note|message|notice|reminder|memo|instructions?|warning)\s+(to|for)\s+(the\s+|any\s+|all\s+|every\s+)?(ai|assistant|model|agent|llm|chatbot|language model|gpt|claude)s?(\s+(model|assistant|agent|system)s?)?\b|\b(dear|hello|hi|hey)\s+(the\s+)?(ai|assistant|model|llm|chatbot|gpt|claude|language model)\b|\b(ai|llm|language model|assistant|model|agent|bot)s?\s+(\w+\s+)?(reading|processing|seeing|parsing) this\b|\bif you are an?\s+(ai|llm|language model|assistant|chatbot|bot|model|agent)\b/i,
+    pattern: new RegExp(
+      `\\b(note|message|notice|reminder|memo|instructions?|warning)\\s+(to|for)\\s+(the\\s+|any\\s+|all\\s+|every\\s+)?(ai|assistant|model|agent|llm|chatbot|language model|gpt|claude)s?(\\s+(model|assistant|agent|system)s?)?\\b|${SALUTATION_TO_MODEL}|\\b(ai|llm|language model|assistant|model|agent|bot)s?\\s+(\\w+\\s+)?(reading|processing|seeing|parsing) this\\b|\\bif you are an?\\s+(ai|llm|language model|assistant|chatbot|bot|model|agent)\\b`,
+      "i",
+    ),
   },
   {
     label: "html_markup",

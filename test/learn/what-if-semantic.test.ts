@@ -2,7 +2,9 @@ import { Embeddings, type EmbeddingsInterface } from "@langchain/core/embeddings
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { registerTools } from "../../src/learn/register.js";
-import { WhatIf } from "../../src/learn/what-if.js";
+import { sparse, unit } from "../../src/learn/unit-vectors.js";
+import { MAX_NEAR_POOL, WhatIf } from "../../src/learn/what-if.js";
+import { spreadOrder } from "../../src/internal.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
@@ -125,5 +127,35 @@ describe("WhatIf.displaces with semantic embeddings", () => {
       1,
     );
     expect(picked).toEqual([SERVED]);
+  });
+
+  it("nearOthers gives what a full sort of its pool gives: the best by closeness, ties in window order, for any closeness and bound", async () => {
+    const { w } = await whatIf(new ConceptEmbeddings());
+    const words = Object.keys(CONCEPTS);
+    // Many repeated requests (ties), more than the pool holds, both tools serving.
+    const served = Array.from({ length: MAX_NEAR_POOL + 300 }, (_, i) => ({
+      id: i,
+      request: `${words[i % words.length]} ${words[(i * 7) % words.length]} ${words[(i * 3) % 5]}`,
+      servedBy: i % 4 === 0 ? "refund_order" : "track_shipment",
+    }));
+    const pool = [...spreadOrder(served.length)]
+      .map((i) => served[i])
+      .filter((t) => t.servedBy !== "refund_order")
+      .slice(0, MAX_NEAR_POOL);
+    for (const texts of [[CANDIDATE], ["track where"], ["cash money order", "box"]]) {
+      const closeness = await w.closenessTo(texts);
+      const scored = await Promise.all(
+        pool.map(async (turn, order) => ({
+          turn,
+          order,
+          score: closeness(sparse(unit(await w.vector(turn.request)))),
+        })),
+      );
+      const sorted = scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.order - b.order);
+      for (const max of [1, 7, 200, 600, 5000]) {
+        const expected = sorted.slice(0, max).map((s) => s.turn);
+        expect(await w.nearOthers(served, "refund_order", closeness, max)).toEqual(expected);
+      }
+    }
   });
 });

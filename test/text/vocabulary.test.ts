@@ -17,6 +17,36 @@ describe("the shipped common-word list", () => {
   });
 });
 
+describe("the shipped common-word list: ordinary words of every dialect", () => {
+  it("holds both spellings of a word that has a US and a UK one, in every form", () => {
+    const allowed = allowedWords();
+    for (const [us, uk] of [
+      ["color", "colour"],
+      ["organize", "organise"],
+      ["organization", "organisation"],
+      ["traveling", "travelling"],
+      ["center", "centre"],
+      ["analyze", "analyse"],
+      ["favorite", "favourite"],
+      ["catalog", "catalogue"],
+      ["neighborhoods", "neighbourhoods"],
+      ["personalized", "personalised"],
+      ["defense", "defence"],
+    ]) {
+      expect(allowed.has(us), us).toBe(true);
+      expect(allowed.has(uk), uk).toBe(true);
+    }
+  });
+
+  it("holds common words the word list lacked (among, chatbot, dataset ...), and still no names", () => {
+    const allowed = allowedWords();
+    for (const w of ["among", "amongst", "chatbot", "chatbots", "dataset", "cryptocurrency", "webpage", "workspace"])
+      expect(allowed.has(w), w).toBe(true);
+    for (const name of ["lilly", "margaret", "whitfield", "szymanski", "github"])
+      expect(allowed.has(name), name).toBe(false);
+  });
+});
+
 describe("allowedWords", () => {
   it("allows card words, tool names and their parts, common words, by stem", () => {
     const allowed = allowedWords({
