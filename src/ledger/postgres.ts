@@ -136,14 +136,16 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
   /**
    * Append rows under keys that are not stored yet (the ledger's time-ordered ids): ONE plain
    * multi-row `INSERT`, the statement a raw insert of the same rows is, without the per-row
-   * conflict check of `ON CONFLICT` (a fifth of the server's time on a batch of records). A key
-   * that is stored already (the retry of a write whose commit landed but whose answer was lost)
-   * fails the statement whole, nothing written, and the rows are then written as puts
-   * ({@link batch}): the stored ones overwritten with the same values, none doubled. Postgres
-   * logs that failed statement (a unique violation) in its server log.
+   * conflict check of `ON CONFLICT` (with it, 1.22× the server's time on a batch of 498 records;
+   * docs/benchmarks.md, "Recording under load"). A key that is stored already (the retry of a
+   * write whose commit landed but whose answer was lost) fails the statement whole, nothing
+   * written, and the rows are then written as puts ({@link batch}): the stored ones overwritten
+   * with the same values, none doubled. Postgres logs that failed statement (a unique violation)
+   * in its server log.
    *
    * Without the fast path (see {@link atomicBatches}), or for TTL puts, it is {@link batch}.
-   * @throws what `batch` throws; a unique violation only if the fallback `batch` raises one.
+   * @throws InvalidInput for a namespace label `PostgresStore` refuses; the driver's error when
+   *   the server refuses a row (nothing of the batch is written).
    */
   async appendNew(puts: readonly PutOperation[]): Promise<void> {
     if (puts.length === 0) return;
