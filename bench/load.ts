@@ -10,15 +10,18 @@
  *    record's `at`) to the store confirming the transaction holding it; a table over time of
  *    calls made and records stored, per second, so records are seen stored while runs go on.
  * 3. Write throughput, side by side in one process: the ledger's batched path (`appendRuns`, the
- *    writer's batch of 500 records), the same rows in a raw multi-row `INSERT … VALUES` (the
- *    floor), and the per-run path (`appendRuns` of one run at a time).
+ *    writer's batch of 500 records, rows built by the recorder as the writer hands them over), the
+ *    same rows in a raw multi-row `INSERT … VALUES` into the same table (the floor), the batched
+ *    path with rows that come from outside the package (each checked against its schema), and the
+ *    per-run path (`appendRuns` of one run at a time). The paths take turns first in each round.
  *
  * lost = records the processes produced (counted by each) − records found in the store.
  *
  * Run alone with `npx tsx bench/load.ts`; `benchLoad()` returns the section and its figures.
  * env: BENCH_LOAD_PROCS (2), BENCH_LOAD_CONCURRENCY (8), BENCH_LOAD_SECONDS (10),
  * BENCH_LOAD_CAPACITY_SECONDS (6), BENCH_LOAD_LEVELS (0.5,0.7), BENCH_LOAD_MODEL_MS (20),
- * BENCH_LOAD_WRITE_RECORDS (6000), BENCH_LOAD_BURST (5000).
+ * BENCH_LOAD_WRITE_RECORDS (6000), BENCH_LOAD_WRITE_ROUNDS (5), BENCH_LOAD_BURST (5000);
+ * BENCH_LOAD_WRITE_ONLY=1 runs part 3 alone (`npx tsx bench/load.ts`), for comparing commits.
  */
 import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -34,6 +37,7 @@ import { Ledger, type RunRecords } from "../src/ledger/ledger.js";
 import { openPostgresStore } from "../src/ledger/postgres.js";
 import { SCHEMA_VERSION } from "../src/ledger/schema.js";
 import { SqliteStore } from "../src/ledger/sqlite-store.js";
+import { trustBuilt } from "../src/ledger/trusted.js";
 import { ToolLessonsCallbackHandler } from "../src/record/handler.js";
 import { buildAgent, echoTool, echoTwice, ScriptedChatModel } from "../test/helpers/record-agent.js";
 import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../test/helpers/postgres.js";
@@ -44,6 +48,7 @@ const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
 const CAPACITY_SECONDS = Number(process.env.BENCH_LOAD_CAPACITY_SECONDS ?? 6);
 const LEVELS = (process.env.BENCH_LOAD_LEVELS ?? "0.5,0.7").split(",").map(Number);
 const WRITE_RECORDS = Number(process.env.BENCH_LOAD_WRITE_RECORDS ?? 6000);
+const WRITE_ROUNDS = Number(process.env.BENCH_LOAD_WRITE_ROUNDS ?? 5);
 const BURST = Number(process.env.BENCH_LOAD_BURST ?? 5000);
 const RECORDS_PER_RUN = 3;
 const PARTITION_USER = "load";
@@ -317,22 +322,29 @@ async function recordedRuns(): Promise<RunRecords[]> {
   return runs;
 }
 
-/** `count` runs copied from `sample`, without ids and times (each write stamps its own). */
-function copies(sample: RunRecords[], count: number): RunRecords[] {
+/**
+ * `count` runs copied from `sample`, without ids and times (each write stamps its own). `built`:
+ * marked as the recorder marks the rows it builds (`ledger/trusted.ts`), which is how the writer
+ * hands them to `appendRuns`; unmarked, they are rows from outside, checked against the schema.
+ */
+function copies(sample: RunRecords[], count: number, built: boolean): RunRecords[] {
+  const copy = <T extends object>(row: T): T => {
+    const { id: _id, at: _at, ...rest } = structuredClone(row) as T & { id?: string; at?: number };
+    return built ? trustBuilt(rest as T) : (rest as T);
+  };
   return Array.from({ length: count }, (_, i) => {
-    const { calls, turn } = structuredClone(sample[i % sample.length]);
-    for (const row of turn ? [...calls, turn] : calls) {
-      delete (row as { id?: string }).id;
-      delete (row as { at?: number }).at;
-    }
-    return { calls, ...(turn ? { turn } : {}) };
+    const { calls, turn } = sample[i % sample.length];
+    return { calls: calls.map(copy), ...(turn ? { turn: copy(turn) } : {}) };
   });
 }
 
 interface WriteRates {
   batched: number;
   raw: number;
+  unbuilt: number;
   perRun: number;
+  /** This process's CPU time (user + system) per record, µs: the client's share of a write. */
+  cpuUsPerRecord: { batched: number; raw: number; unbuilt: number };
 }
 
 /** records/s of the ledger's batched path, the raw multi-row insert and the per-run path, side by side. */
@@ -347,55 +359,82 @@ async function writeThroughput(): Promise<WriteRates> {
     const sample = await recordedRuns();
     const runsPerBatch = Math.floor(BATCH_RECORDS / RECORDS_PER_RUN);
     const batches = Math.max(1, Math.round(WRITE_RECORDS / BATCH_RECORDS));
-    const rates: Record<keyof WriteRates, number[]> = { batched: [], raw: [], perRun: [] };
+    const rates = { batched: [] as number[], raw: [] as number[], unbuilt: [] as number[], perRun: [] as number[] };
     const table = `"${schema}".store`;
-    for (let round = 0; round < 5; round += 1) {
-      // The ledger's batched path: what the writer calls with a full batch.
-      const batchedRuns = Array.from({ length: batches }, () => copies(sample, runsPerBatch));
-      let records = 0;
-      let t0 = performance.now();
-      for (const runs of batchedRuns) {
-        const saved = await ledger.appendRuns(runs);
-        records += saved.calls.length + saved.turns.length;
+    const cpuMs = { batched: 0, raw: 0, unbuilt: 0 };
+    /** The ledger's batched path: what the writer calls with a full batch. */
+    const batched = async (runs: RunRecords[]) => {
+      const saved = await ledger.appendRuns(runs);
+      return saved.calls.length + saved.turns.length;
+    };
+    /** The floor: the same rows, keyed and serialized, in one multi-row INSERT. */
+    const raw = async (runs: RunRecords[]) => {
+      const values: unknown[] = [];
+      const tuples: string[] = [];
+      const put = (collection: "calls" | "turns", row: object, tool?: string) => {
+        const at = Date.now();
+        const id = timeOrderedId(at);
+        const n = values.length;
+        values.push(
+          namespaceFor("tool-lessons", PARTITION, collection, tool).join(":"),
+          id,
+          JSON.stringify({ ...row, v: SCHEMA_VERSION, id, at }),
+        );
+        tuples.push(`($${n + 1}, $${n + 2}, $${n + 3}::jsonb)`);
+      };
+      for (const run of runs) {
+        for (const call of run.calls) put("calls", call, call.tool);
+        if (run.turn) put("turns", run.turn);
       }
-      rates.batched.push(records / ((performance.now() - t0) / 1000));
-      // The floor: the same rows, keyed and serialized, in one multi-row INSERT per batch.
-      const rawRuns = Array.from({ length: batches }, () => copies(sample, runsPerBatch));
-      records = 0;
-      t0 = performance.now();
-      for (const runs of rawRuns) {
-        const values: unknown[] = [];
-        const tuples: string[] = [];
-        const put = (collection: "calls" | "turns", row: Record<string, unknown>, tool?: string) => {
-          const at = Date.now();
-          const id = timeOrderedId(at);
-          const n = values.length;
-          values.push(
-            namespaceFor("tool-lessons", PARTITION, collection, tool).join(":"),
-            id,
-            JSON.stringify({ ...row, v: SCHEMA_VERSION, id, at }),
-          );
-          tuples.push(`($${n + 1}, $${n + 2}, $${n + 3}::jsonb)`);
-        };
-        for (const run of runs) {
-          for (const call of run.calls) put("calls", call, call.tool);
-          if (run.turn) put("turns", run.turn);
+      await client.query(`INSERT INTO ${table} (namespace_path, key, value) VALUES ${tuples.join(", ")}`, values);
+      return tuples.length;
+    };
+    const paths = [
+      { name: "batched", write: batched, built: true },
+      { name: "raw", write: raw, built: true },
+      { name: "unbuilt", write: batched, built: false },
+    ] as const;
+    for (let round = 0; round < WRITE_ROUNDS; round += 1) {
+      // Batch by batch, the paths take turns (each goes first in turn): all see the same machine
+      // load, the same table size and the same server caches.
+      const data = paths.map((p) => Array.from({ length: batches }, () => copies(sample, runsPerBatch, p.built)));
+      const ms = paths.map(() => 0);
+      const records = paths.map(() => 0);
+      for (let b = 0; b < batches; b += 1) {
+        for (let k = 0; k < paths.length; k += 1) {
+          const p = (b + round + k) % paths.length;
+          const c0 = process.cpuUsage();
+          const t0 = performance.now();
+          records[p] += await paths[p].write(data[p][b]);
+          ms[p] += performance.now() - t0;
+          const c = process.cpuUsage(c0);
+          cpuMs[paths[p].name] += (c.user + c.system) / 1000;
         }
-        await client.query(`INSERT INTO ${table} (namespace_path, key, value) VALUES ${tuples.join(", ")}`, values);
-        records += tuples.length;
       }
-      rates.raw.push(records / ((performance.now() - t0) / 1000));
+      paths.forEach((p, i) => rates[p.name].push(records[i] / (ms[i] / 1000)));
       // The per-run path: one run (one transaction) at a time.
-      const single = copies(sample, Math.ceil(runsPerBatch / 2));
-      records = 0;
-      t0 = performance.now();
+      const single = copies(sample, Math.ceil(runsPerBatch / 2), true);
+      let n = 0;
+      const t0 = performance.now();
       for (const run of single) {
         const saved = await ledger.appendRuns([run]);
-        records += saved.calls.length + saved.turns.length;
+        n += saved.calls.length + saved.turns.length;
       }
-      rates.perRun.push(records / ((performance.now() - t0) / 1000));
+      rates.perRun.push(n / ((performance.now() - t0) / 1000));
     }
-    return { batched: median(rates.batched), raw: median(rates.raw), perRun: median(rates.perRun) };
+    const cpuUsPerRecord = (name: "batched" | "raw" | "unbuilt") =>
+      (cpuMs[name] * 1000) / (WRITE_ROUNDS * batches * runsPerBatch * RECORDS_PER_RUN);
+    return {
+      batched: median(rates.batched),
+      raw: median(rates.raw),
+      unbuilt: median(rates.unbuilt),
+      perRun: median(rates.perRun),
+      cpuUsPerRecord: {
+        batched: cpuUsPerRecord("batched"),
+        raw: cpuUsPerRecord("raw"),
+        unbuilt: cpuUsPerRecord("unbuilt"),
+      },
+    };
   } finally {
     await client.end();
     await store.stop();
@@ -440,13 +479,14 @@ async function postgresLoad(): Promise<PostgresPart> {
     "|---:|---:|---:|---:|",
     ...nearest.timeline.map((b, i) => `| ${i} | ${b.started} | ${b.calls} | ${b.stored} |`),
     "",
-    `Write throughput, side by side in one process (median of 5 rounds of ${WRITE_RECORDS} records; the batched path and the raw insert in batches of ${BATCH_RECORDS} records, the recorder's default):`,
+    `Write throughput, side by side in one process (median of ${WRITE_ROUNDS} rounds of ${WRITE_RECORDS} records a path; the batched paths and the raw insert in batches of ${BATCH_RECORDS} records, the recorder's default, taking turns batch by batch; every path into the same table, with its primary key and \`PostgresStore\`'s indexes). Client CPU: this process's user + system time while a path's batches ran, per record (the server's share is not in it):`,
     "",
-    "| path | records/s | vs the raw insert |",
-    "|---|---:|---:|",
-    `| raw multi-row \`INSERT … VALUES\` (the floor) | ${write.raw.toFixed(0)} | 1.00× |`,
-    `| ledger, batched (\`appendRuns\`: every run's calls and turn in one statement) | ${write.batched.toFixed(0)} | ${(write.raw / write.batched).toFixed(2)}× |`,
-    `| ledger, per run (\`appendRuns\` of one run at a time) | ${write.perRun.toFixed(0)} | ${(write.raw / write.perRun).toFixed(2)}× |`,
+    "| path | records/s | vs the raw insert | client CPU µs / record |",
+    "|---|---:|---:|---:|",
+    `| raw multi-row \`INSERT … VALUES\` (the floor) | ${write.raw.toFixed(0)} | 1.00× | ${write.cpuUsPerRecord.raw.toFixed(1)} |`,
+    `| ledger, batched (\`appendRuns\` of the recorder's rows: every run's calls and turn in one \`INSERT … ON CONFLICT\`) | ${write.batched.toFixed(0)} | ${(write.raw / write.batched).toFixed(2)}× | ${write.cpuUsPerRecord.batched.toFixed(1)} |`,
+    `| ledger, batched, rows from outside the package (each checked against its schema) | ${write.unbuilt.toFixed(0)} | ${(write.raw / write.unbuilt).toFixed(2)}× | ${write.cpuUsPerRecord.unbuilt.toFixed(1)} |`,
+    `| ledger, per run (\`appendRuns\` of one run at a time) | ${write.perRun.toFixed(0)} | ${(write.raw / write.perRun).toFixed(2)}× | not measured |`,
     "",
   ];
   const figures = {
@@ -458,6 +498,12 @@ async function postgresLoad(): Promise<PostgresPart> {
     batchedRecordsPerSecond: Math.round(write.batched),
     rawInsertRecordsPerSecond: Math.round(write.raw),
     perRunRecordsPerSecond: Math.round(write.perRun),
+    unbuiltBatchedRecordsPerSecond: Math.round(write.unbuilt),
+    clientCpuUsPerRecord: {
+      batched: round(write.cpuUsPerRecord.batched, 1),
+      raw: round(write.cpuUsPerRecord.raw, 1),
+      unbuilt: round(write.cpuUsPerRecord.unbuilt, 1),
+    },
     rawOverBatched: round(write.raw / write.batched, 3),
   };
   return { lines, figures };
@@ -542,7 +588,17 @@ if (childTask !== undefined) {
     },
   );
 } else if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  benchLoad().then(
+  const run =
+    process.env.BENCH_LOAD_WRITE_ONLY === "1"
+      ? async () => {
+          const load = os.loadavg()[0].toFixed(2);
+          const write = await writeThroughput();
+          const ratio = (x: number) => (write.raw / x).toFixed(3);
+          const figures = { ...write, rawOverBatched: ratio(write.batched), rawOverUnbuilt: ratio(write.unbuilt) };
+          return { markdown: `write throughput alone, load average ${load} at the start`, figures };
+        }
+      : benchLoad;
+  run().then(
     (result) => console.log(`${result.markdown}\n\n${JSON.stringify(result.figures, null, 2)}`),
     (error: unknown) => {
       console.error(error);

@@ -18,7 +18,7 @@ import { RevisionRows } from "./collections/revisions.js";
 import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
 import { SettingsRow } from "./collections/settings.js";
 import { ToolMemoryRows } from "./collections/tool-memory.js";
-import type { LedgerContext, ListOptions } from "./collections/store-io.js";
+import { appendPuts, type LedgerContext, type ListOptions } from "./collections/store-io.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
 import type {
   CallRecord,
@@ -274,7 +274,7 @@ export class Ledger {
     const calls = this.calls.stamp(runs.flatMap((run) => run.calls));
     const turns = this.turns.stamp(runs.flatMap((run) => (run.turn ? [run.turn] : [])));
     if (calls.length + turns.length === 0) return { calls, turns };
-    await this.store.batch([...this.calls.puts(calls), ...this.turns.puts(turns)]);
+    await appendPuts(this.ctx, [...this.calls.puts(calls), ...this.turns.puts(turns)]);
     announceAppended(this.store, { kind: "turns", rows: turns });
     await this.calls.appended(calls);
     await this.turns.appended(turns);

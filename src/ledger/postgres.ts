@@ -5,6 +5,7 @@ import { isRecord, redactUrl } from "../internal.js";
 import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks, localCompareAndSet } from "./cas.js";
 import { Ledger, type LedgerOptions } from "./ledger.js";
 import { setUp } from "./postgres-setup.js";
+import { isUniqueViolation, ROWS_PER_STATEMENT, writeRows } from "./postgres-rows.js";
 
 /**
  * The scale-out ledger backend: LangGraph's own `PostgresStore`, shared by any number of agent
@@ -57,13 +58,14 @@ interface StoreCore {
 
 /**
  * A `PostgresStore` whose write-only batches (puts and deletes) run as **one transaction** of
- * at most two statements, instead of one autocommitted statement per operation:
+ * at most two statements (up to 21,845 puts), instead of one autocommitted statement per
+ * operation:
  *
  * - `Ledger.commit()` (cards with their revisions) is atomic: all of it or none of it;
  * - `Ledger.appendRuns()` (runs' calls with their turns) is atomic the same way;
  * - appending N records costs one round trip and one commit (one WAL flush) instead of N: a
  *   batch of puts alone is a single `INSERT … ON CONFLICT` statement, its own transaction, sent
- *   without `BEGIN` / `COMMIT`.
+ *   without `BEGIN` / `COMMIT`; the ledger's new records ({@link appendNew}) a plain `INSERT`.
  *
  * A plain listing (`search` without `query` or `filter`) is ordered by `updated_at` **then
  * namespace and key**, so paging with `offset` neither skips nor repeats rows that share a
@@ -127,6 +129,49 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
     ) {
       return super.batch(operations);
     }
+    await this.writeAtomically(core, operations, "upsert");
+    return operations.map(() => undefined) as OperationResults<Op>;
+  }
+
+  /**
+   * Append rows under keys that are not stored yet (the ledger's time-ordered ids): ONE plain
+   * multi-row `INSERT`, the statement a raw insert of the same rows is, without the per-row
+   * conflict check of `ON CONFLICT` (with it, 1.22× the server's time on a batch of 498 records;
+   * docs/benchmarks.md, "Recording under load"). A key that is stored already (the retry of a
+   * write whose commit landed but whose answer was lost) fails the statement whole, nothing
+   * written, and the rows are then written as puts ({@link batch}): the stored ones overwritten
+   * with the same values, none doubled. Postgres logs that failed statement (a unique violation)
+   * in its server log.
+   *
+   * Without the fast path (see {@link atomicBatches}), or for TTL puts, it is {@link batch}.
+   * @throws InvalidInput for a namespace label `PostgresStore` refuses; the driver's error when
+   *   the server refuses a row (nothing of the batch is written).
+   */
+  async appendNew(puts: readonly PutOperation[]): Promise<void> {
+    if (puts.length === 0) return;
+    const core = coreOf(this);
+    if (core === undefined || !this.atomicBatches || !puts.every((op) => isPlainPut(op) && op.value !== null)) {
+      await this.batch([...puts]);
+      return;
+    }
+    try {
+      await this.writeAtomically(core, puts, "insert");
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      await this.batch([...puts]);
+    }
+  }
+
+  /**
+   * Plain puts and deletes in one transaction: puts alone (as many as one statement takes) are a
+   * single statement, which Postgres runs as its own transaction; anything else is wrapped in
+   * `BEGIN` / `COMMIT`. `insert`: the puts are new rows (see {@link appendNew}).
+   */
+  private async writeAtomically(
+    core: StoreCore,
+    operations: readonly PutOperation[],
+    mode: "upsert" | "insert",
+  ): Promise<void> {
     for (const op of operations) checkLabels(op.namespace);
     await this.start();
 
@@ -141,14 +186,14 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
     let broken: Error | undefined;
     // Puts alone are one INSERT statement, which Postgres runs as its own transaction: one round
     // trip, where BEGIN / INSERT / COMMIT take three (each waits for a turn of a busy event loop).
-    const oneStatement = rows.every((op) => op.value !== null);
+    const oneStatement = rows.length <= ROWS_PER_STATEMENT && rows.every((op) => op.value !== null);
     try {
       if (oneStatement) {
-        await writeRows(client, table, rows);
-        return operations.map(() => undefined) as OperationResults<Op>;
+        await writeRows(client, table, rows, mode);
+        return;
       }
       await client.query("BEGIN");
-      await writeRows(client, table, rows);
+      await writeRows(client, table, rows, mode);
       await client.query("COMMIT");
     } catch (error) {
       if (oneStatement) throw error;
@@ -160,7 +205,6 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
       // A connection whose ROLLBACK failed is discarded, not returned to the pool mid-transaction.
       client.release(broken ?? false);
     }
-    return operations.map(() => undefined) as OperationResults<Op>;
   }
 
   /**
@@ -219,7 +263,7 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
         await client.query("ROLLBACK");
         return { ok: false, failed };
       }
-      await writeRows(client, table, rows);
+      await writeRows(client, table, rows, "upsert");
       await client.query("COMMIT");
       return { ok: true };
     } catch (error) {
@@ -295,34 +339,6 @@ export class TransactionalPostgresStore extends PostgresStore implements Compare
     } finally {
       client.release();
     }
-  }
-}
-
-/**
- * Write puts and deletes of distinct rows (in a fixed order) inside the caller's transaction:
- * at most one DELETE and one upsert statement.
- */
-async function writeRows(client: PgClient, table: string, rows: readonly PutOperation[]): Promise<void> {
-  const upserts = rows.filter((op) => op.value !== null);
-  const deletes = rows.filter((op) => op.value === null);
-  if (deletes.length > 0) {
-    await client.query(
-      `DELETE FROM ${table} WHERE (namespace_path, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-      [deletes.map((op) => op.namespace.join(":")), deletes.map((op) => op.key)],
-    );
-  }
-  if (upserts.length > 0) {
-    await client.query(
-      `INSERT INTO ${table} (namespace_path, key, value, expires_at)
-       SELECT ns, k, v, NULL FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(ns, k, v)
-       ON CONFLICT (namespace_path, key)
-       DO UPDATE SET value = EXCLUDED.value, expires_at = NULL, updated_at = CURRENT_TIMESTAMP`,
-      [
-        upserts.map((op) => op.namespace.join(":")),
-        upserts.map((op) => op.key),
-        upserts.map((op) => JSON.stringify(op.value)),
-      ],
-    );
   }
 }
 

@@ -10,6 +10,7 @@ import { Worker } from "node:worker_threads";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import type { ToolLessonsFailure } from "../failure.js";
 import { announceAppended } from "../ledger/appended.js";
+import { isBuilt } from "../ledger/trusted.js";
 import type { Ledger, RunRecords } from "../ledger/ledger.js";
 import type { PostgresConnection } from "../ledger/postgres.js";
 import type { TurnRecord } from "../ledger/schema.js";
@@ -20,8 +21,13 @@ export interface WriteThreadData extends PostgresConnection {
   maxConnections: number;
 }
 
-/** Main thread → write thread. */
-export type ThreadRequest = { type: "write"; id: number; runs: readonly RunRecords[] } | { type: "stop" };
+/**
+ * Main thread → write thread. `built`: every row of `runs` was built by the package (marked by
+ * `trustBuilt` here); a copy crosses the thread, which keeps no mark, so the flag carries it and
+ * the thread appends those rows without a second schema pass, as the main thread would.
+ */
+export type ThreadRequest =
+  { type: "write"; id: number; runs: readonly RunRecords[]; built: boolean } | { type: "stop" };
 
 /** Write thread → main thread. */
 export type ThreadReply =
@@ -64,7 +70,7 @@ export class ThreadWrites {
       this.pending.set(id, { resolve, reject });
       // A write in the thread keeps the process alive, as a query on a socket would.
       worker.ref();
-      worker.postMessage({ type: "write", id, runs } satisfies ThreadRequest);
+      worker.postMessage({ type: "write", id, runs, built: runs.every(allBuilt) } satisfies ThreadRequest);
     });
   }
 
@@ -150,6 +156,11 @@ export function threadWritesFor(
     { ...connection, namespaceRoot: ledger.namespaceRoot, maxConnections: THREAD_CONNECTIONS },
     relay,
   );
+}
+
+/** True when the run's calls and turn were all built by the package. */
+function allBuilt(run: RunRecords): boolean {
+  return run.calls.every(isBuilt) && (run.turn === undefined || isBuilt(run.turn));
 }
 
 function isConnection(value: unknown): value is PostgresConnection {

@@ -8,8 +8,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { InvalidInput } from "../errors.js";
 import type { ToolLessonsFailure } from "../failure.js";
 import { redactForLog } from "../text/gate.js";
-import { Ledger } from "../ledger/ledger.js";
+import { Ledger, type RunRecords } from "../ledger/ledger.js";
 import { openPostgresStore } from "../ledger/postgres.js";
+import { trustBuilt } from "../ledger/trusted.js";
 import { isConnectionFault } from "./store-faults.js";
 import type { ThreadReply, ThreadRequest, WriteThreadData } from "./thread-writes.js";
 
@@ -20,6 +21,11 @@ const post = (reply: ThreadReply): void => port.postMessage(reply);
 interface Opened {
   store: Awaited<ReturnType<typeof openPostgresStore>>;
   ledger: Ledger;
+}
+
+/** A run's rows: its calls, then its turn. */
+function rowsOf(run: RunRecords): object[] {
+  return run.turn ? [...run.calls, run.turn] : run.calls;
 }
 
 let opening: Promise<Opened> | undefined;
@@ -58,6 +64,7 @@ port.on("message", (request: ThreadRequest) => {
   void (async () => {
     try {
       const { ledger } = await opened();
+      if (request.built) for (const run of request.runs) for (const row of rowsOf(run)) trustBuilt(row);
       const saved = await ledger.appendRuns(request.runs);
       post({ type: "written", id: request.id, calls: saved.calls.length, turns: saved.turns });
     } catch (error) {

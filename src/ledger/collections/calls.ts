@@ -1,9 +1,10 @@
-import type { Operation } from "@langchain/langgraph";
+import type { PutOperation } from "@langchain/langgraph";
 import { sortById } from "../../internal.js";
 import { decodeLabel } from "../keys.js";
 import { type CallRecord, CallRecordSchema, type NewRecord, SCHEMA_VERSION } from "../schema.js";
 import type { SettingsRow } from "./settings.js";
 import {
+  appendPuts,
   isEvery,
   isNum,
   isOptErrorClass,
@@ -51,7 +52,7 @@ export class CallRows {
   async append(records: NewRecord<CallRecord>[]): Promise<CallRecord[]> {
     if (records.length === 0) return [];
     const rows = this.stamp(records);
-    await this.ctx.store.batch(this.puts(rows));
+    await appendPuts(this.ctx, this.puts(rows));
     await this.appended(rows);
     return rows;
   }
@@ -65,7 +66,7 @@ export class CallRows {
   }
 
   /** The store's put of each stamped row. */
-  puts(rows: readonly CallRecord[]): Operation[] {
+  puts(rows: readonly CallRecord[]): PutOperation[] {
     return rows.map((row) => putOp(this.ctx, row.partition, "calls", row.id, row, row.tool));
   }
 

@@ -1,4 +1,4 @@
-import type { Operation } from "@langchain/langgraph";
+import type { PutOperation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { sortById } from "../../internal.js";
 import {
@@ -11,6 +11,7 @@ import {
 } from "../schema.js";
 import type { SettingsRow } from "./settings.js";
 import {
+  appendPuts,
   isEvery,
   isNum,
   isOptErrorClass,
@@ -69,7 +70,7 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
   async append(records: NewRecord<T>[]): Promise<T[]> {
     if (records.length === 0) return [];
     const rows = this.stamp(records);
-    await this.ctx.store.batch(this.puts(rows));
+    await appendPuts(this.ctx, this.puts(rows));
     await this.appended(rows);
     return rows;
   }
@@ -83,7 +84,7 @@ export class RequestRows<T extends TurnRecord | RouteRecord> {
   }
 
   /** The store's put of each stamped row. */
-  puts(rows: readonly T[]): Operation[] {
+  puts(rows: readonly T[]): PutOperation[] {
     return rows.map((row) => putOp(this.ctx, row.partition, this.collection, row.id, row));
   }
 

@@ -1,4 +1,4 @@
-import type { BaseStore, Item, Operation } from "@langchain/langgraph";
+import type { BaseStore, Item, PutOperation } from "@langchain/langgraph";
 import type { z } from "zod";
 import { InvalidInput } from "../../errors.js";
 import type { ToolLessonsFailure } from "../../failure.js";
@@ -93,6 +93,26 @@ export interface WindowReads {
   newestInNamespace(namespace: string[], options: { limit?: number; after?: string }): Promise<Item[]>;
   /** The keys of exactly `namespace` beyond the `keep` highest, ascending (what a prune deletes). */
   keysBeyondNewest(namespace: string[], keep: number): Promise<string[]>;
+}
+
+/**
+ * A store that writes rows under new keys (the append-only records' time-ordered ids) cheaper
+ * than it puts rows: `TransactionalPostgresStore`, with a plain INSERT that skips the per-row
+ * conflict check of an upsert. A key stored already (a retried write) is still overwritten, as a
+ * put would, so the result is the same as `batch(puts)`.
+ */
+export interface AppendWrites {
+  appendNew(puts: readonly PutOperation[]): Promise<void>;
+}
+
+/**
+ * Write the puts of new append-only records in one store batch: through the store's
+ * {@link AppendWrites} when it has them, else `batch`. Same rows, same atomicity.
+ */
+export async function appendPuts(ctx: LedgerContext, puts: PutOperation[]): Promise<void> {
+  const store = ctx.store as BaseStore & Partial<AppendWrites>;
+  if (typeof store.appendNew === "function") await store.appendNew(puts);
+  else await ctx.store.batch(puts);
 }
 
 /** Whether a store reads windows through its index (see {@link WindowReads}). */
@@ -191,7 +211,7 @@ export function putOp(
   key: string,
   value: object,
   tool?: string,
-): Operation {
+): PutOperation {
   return {
     namespace: namespaceOf(ctx, partition, collection, tool),
     key,
