@@ -11,7 +11,7 @@ import {
   type ToolIndexOptions,
 } from "./tool-index-options.js";
 import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
-import { wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
+import { rankWithWordings, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
 import {
   CappedVectorCache,
   fitExampleMean,
@@ -294,13 +294,13 @@ export class ToolIndex {
       if (exclude.has(tool)) continue;
       if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
     }
-    if (terms) for (const [tool, term] of terms) if (best.has(tool)) best.set(tool, best.get(tool)! + term);
-    const minScore = query.minScore ?? Number.NEGATIVE_INFINITY;
-    return [...best.entries()]
-      .filter(([, score]) => score >= minScore)
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, query.k)
-      .map(([tool, score], i) => ({ tool, rank: i + 1, score }));
+    return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY).map(
+      ([tool, score], i) => ({
+        tool,
+        rank: i + 1,
+        score,
+      }),
+    );
   }
 
   /** Each tool's wording term for a request vector (added to its card's score); empty without wordings. */

@@ -59,9 +59,12 @@ export function wordingsOptions(options: WordingsOptions | boolean | undefined):
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
   for (const key of ["cap", "best", "check"] as const) {
     if (!Number.isInteger(o[key]) || o[key] < (key === "check" ? 0 : 1)) {
-      throw new InvalidInput(`ToolIndex: wordings.${key} must be a whole number of at least ${key === "check" ? 0 : 1}; got ${String(o[key])}.`, {
-        context: { [key]: o[key] },
-      });
+      throw new InvalidInput(
+        `ToolIndex: wordings.${key} must be a whole number of at least ${key === "check" ? 0 : 1}; got ${String(o[key])}.`,
+        {
+          context: { [key]: o[key] },
+        },
+      );
     }
   }
   return o;
@@ -206,7 +209,10 @@ export async function wordingsFromLedger(
  * Each tool's wording term for one request: the sum of its best `best` similarities among the
  * wording hits (`[tool, similarity]`, any order); a tool with fewer hits sums what it has.
  */
-export function wordingTerms(hits: Iterable<readonly [string, number, ...unknown[]]>, best: number): Map<string, number> {
+export function wordingTerms(
+  hits: Iterable<readonly [string, number, ...unknown[]]>,
+  best: number,
+): Map<string, number> {
   const top = new Map<string, number[]>();
   for (const [tool, score] of hits) {
     let list = top.get(tool);
@@ -226,4 +232,31 @@ export function wordingTerms(hits: Iterable<readonly [string, number, ...unknown
       list.reduce((s, x) => s + Math.max(0, x), 0),
     );
   return out;
+}
+
+/** Best first by score, ties by name (as routing ranks). */
+const byScore = (a: readonly [string, number], b: readonly [string, number]): number =>
+  b[1] - a[1] || a[0].localeCompare(b[0]);
+
+/**
+ * The first `k` tools (score at least `minScore`) by card score plus wording term (`terms`, none
+ * without wordings), best first. The tool the cards alone put first stays offered: when the terms
+ * push it out, it takes the last place. Wordings re-rank what the cards offer; they never take
+ * away the one tool a card alone was sure of, though no traffic yet showed it the words of this
+ * request (a place name other tools' wordings are full of).
+ */
+export function rankWithWordings(
+  cards: ReadonlyMap<string, number>,
+  terms: ReadonlyMap<string, number> | undefined,
+  k: number,
+  minScore: number,
+): [string, number][] {
+  const scored = [...cards].map(([tool, card]): [string, number] => [tool, card + (terms?.get(tool) ?? 0)]);
+  const ranked = scored.filter(([, score]) => score >= minScore).sort(byScore);
+  const offered = ranked.slice(0, k);
+  if (!terms || k < 2 || offered.length < k) return offered;
+  const cardBest = [...cards].sort(byScore)[0];
+  const score = cardBest[1] + (terms.get(cardBest[0]) ?? 0);
+  if (score < minScore || offered.some(([tool]) => tool === cardBest[0])) return offered;
+  return [...offered.slice(0, k - 1), [cardBest[0], score]];
 }

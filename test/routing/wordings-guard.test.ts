@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { guardSample, heldBackWordings, type GuardCase } from "../../src/routing/wordings-guard.js";
+import { rankWithWordings } from "../../src/routing/wordings.js";
 
 const hit = (tool: string, key: string, score: number) => ({ tool, key, score });
 const cards = (scores: Record<string, number>) => new Map(Object.entries(scores));
@@ -57,5 +58,31 @@ describe("guardSample", () => {
     expect(sample.map((s) => s.tool)).toEqual(["big", "small", "big"]);
     expect(guardSample(stored, 100)).toHaveLength(5);
     expect(new Set(guardSample(stored, 100).map((s) => s.key)).size).toBe(5);
+  });
+});
+
+describe("rankWithWordings", () => {
+  const cardScores = new Map([
+    ["clock", 0.6],
+    ["weather", 0.3],
+    ["trip", 0.2],
+    ["fuel", 0.1],
+  ]);
+  it("ranks by card plus wording term, and keeps the card's best tool offered in the last place", () => {
+    const terms = new Map([
+      ["weather", 1.5],
+      ["trip", 1.2],
+      ["fuel", 0.9],
+    ]);
+    expect(rankWithWordings(cardScores, terms, 2, -Infinity).map(([t]) => t)).toEqual(["weather", "clock"]);
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity).map(([t]) => t)).toEqual(["weather", "trip", "clock"]);
+    // Without wordings, or with k 1, the ranking is the scores' alone.
+    expect(rankWithWordings(cardScores, undefined, 2, -Infinity).map(([t]) => t)).toEqual(["clock", "weather"]);
+    expect(rankWithWordings(cardScores, terms, 1, -Infinity).map(([t]) => t)).toEqual(["weather"]);
+  });
+  it("keeps the card's best out when it is under minScore, and changes nothing when it is offered", () => {
+    const terms = new Map([["weather", 1.5]]);
+    expect(rankWithWordings(cardScores, terms, 2, 0.65).map(([t]) => t)).toEqual(["weather"]);
+    expect(rankWithWordings(cardScores, terms, 2, -Infinity).map(([t]) => t)).toEqual(["weather", "clock"]);
   });
 });
