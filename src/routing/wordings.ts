@@ -39,8 +39,11 @@ export interface WordingsOptions {
   /**
    * Served requests the re-check routes each time the wordings change (their own wordings, each
    * left out while it is routed): a wording that pushes a request's own tool out of the first
-   * `routingK` its card gave it is held back (`wordings-guard.ts`). 0 turns the re-check off.
-   * @default 2000
+   * `routingK` its card gave it is held back (`wordings-guard.ts`). 0, the default, leaves the
+   * re-check off: on MetaTool folds 1-2 it held back ~800 of ~11,400 wordings, cost a top-1 point
+   * and left the worst tool's loss as it was (docs/routing.md), while routing every sampled
+   * request twice on each change.
+   * @default 0
    */
   check?: number;
 }
@@ -50,7 +53,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   enabled: false,
   cap: 200,
   best: 3,
-  check: 2000,
+  check: 0,
 });
 
 /** The options with defaults applied, checked. @throws InvalidInput */
