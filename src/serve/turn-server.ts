@@ -22,7 +22,7 @@ import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
-import { hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
+import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
 import { isUnscoped, type Rule } from "../rules/model.js";
 import { bindingRules, recordEdicts } from "../rules/store.js";
@@ -112,13 +112,39 @@ export class TurnServer {
     }
 
     const budget = new TurnBudget(this.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs, this.reporter, SERVE_FAILURES);
+    try {
+      return await this.serveIn(budget, input, config, { ledger, router, partition, turn, names, threadId, requestId });
+    } finally {
+      budget.close();
+    }
+  }
+
+  /** The steps of {@link TurnServer.serve} once the caller is known, within the turn's budget. */
+  private async serveIn(
+    budget: TurnBudget,
+    input: ServeInput,
+    config: ServeConfig | undefined,
+    turnOf: {
+      ledger: Ledger | undefined;
+      router: ToolRouter | undefined;
+      partition: string;
+      turn: HumanTurn;
+      names: string[];
+      threadId: string | undefined;
+      requestId: string;
+    },
+  ): Promise<ServedTurn> {
+    const { ledger, router, partition, turn, names, threadId, requestId } = turnOf;
     if (ledger && this.backends.needsRegistering(ledger, partition, input.tools)) {
       await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
     }
-    if (ledger && (this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts) && turn.text.trim() !== "") {
+    const capture = this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts;
+    // A text already searched and found to hold no edict sentence is not searched again (the search is pure).
+    if (ledger && capture && turn.text.trim() !== "" && !this.cache.heldNoEdict(turn.text)) {
       const edicts = await budget.step("edicts", () =>
         recordEdicts(ledger, { partition, text: turn.text, tools: names }),
       );
+      if (edicts.ok && isNothing(edicts.value)) this.cache.keepNoEdict(turn.text);
       if (edicts.ok && edicts.value.refused.length > 0) {
         // Refused as a rule (aimed at the app's instructions, a value, …): the turn goes on, the sink hears why.
         const reasons = [...new Set(edicts.value.refused.map((r) => String(r.refused)))].join(", ");
@@ -206,8 +232,9 @@ export class TurnServer {
       : NOTHING;
     return {
       status: "served",
-      ...base,
       partition,
+      threadId,
+      requestId,
       routing,
       tools: routing ? sent : undefined,
       cards: lessons?.cards ?? [],
@@ -264,6 +291,16 @@ export class TurnServer {
       shownCards: shownCards(lessons.cards, lessons.settings),
     }));
   }
+}
+
+/** True when an edict search found nothing at all (no rule stored, refused or dropped). */
+function isNothing(recorded: Awaited<ReturnType<typeof recordEdicts>>): boolean {
+  return (
+    recorded.stored.length === 0 &&
+    recorded.refused.length === 0 &&
+    recorded.dropped.length === 0 &&
+    recorded.modelRejected === undefined
+  );
 }
 
 /** The always-included tools the router did not already add, among the agent's tools when known. */
