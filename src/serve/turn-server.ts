@@ -323,7 +323,7 @@ async function readLessons(
     ledger.getCards(partition, sent),
     ledger.getSettings(partition),
     bindingRules(ledger, partition, sent),
-    Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool))),
+    ledger.getToolMemories(partition, sent),
   ]);
   return {
     cards,
