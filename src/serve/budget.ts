@@ -68,6 +68,11 @@ export class TurnBudget {
     }
   }
 
+  /** True while the bound is not spent: a step started now would be given time. */
+  hasTimeLeft(): boolean {
+    return !this.spent && this.deadline - Date.now() > 0;
+  }
+
   /** Clear the turn's timer (the turn is over); a step after it gets a new one. */
   close(): void {
     clearTimeout(this.timer);

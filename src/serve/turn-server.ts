@@ -162,9 +162,12 @@ export class TurnServer {
     let routing: RoutedTools | undefined;
     let skipped: RoutingSkipped["reason"] | undefined = "index_failed";
     if (router) {
-      const routed = await budget.step("routing", () =>
-        this.route(router, turn.text, partition, toolsInUse(input.messages), config),
-      );
+      const sticky = toolsInUse(input.messages);
+      // An unchanged request over an unchanged index: its routed set is at hand, no step to wait on.
+      const kept = budget.hasTimeLeft() ? this.keptRoute(router, turn.text, partition, sticky) : undefined;
+      const routed = kept
+        ? { ok: true as const, value: kept }
+        : await budget.step("routing", () => this.route(router, turn.text, partition, sticky, config));
       if (routed.ok && routed.value.skipped) {
         // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
         budget.failed.push("routing");
@@ -247,7 +250,7 @@ export class TurnServer {
     };
   }
 
-  /** The routed set of a request: kept from an earlier turn when the request and the partition's index are unchanged. */
+  /** Route a request (none kept for it, see {@link TurnServer.keptRoute}), and keep the routed set. */
   private async route(
     router: ToolRouter,
     request: string,
@@ -255,17 +258,20 @@ export class TurnServer {
     sticky: string[],
     config: ServeConfig | undefined,
   ): Promise<RoutedTools> {
-    const k = this.options.maxTools ?? router.maxTools;
     const revision = router.index.revision(partition);
-    const key = TurnCache.routeKey(partition, revision, k, sticky, request);
-    const kept = this.cache.route(key);
-    if (kept) return kept;
+    const key = TurnCache.routeKey(partition, revision, this.options.maxTools ?? router.maxTools, sticky, request);
     const routed = await router.route(request, { partition, sticky, maxTools: this.options.maxTools }, config);
     // Only a choice made over an index that did not change meanwhile, in the caller's own partition, is kept.
     if (!routed.skipped && !routed.routedFrom && router.index.revision(partition) === revision) {
       this.cache.keepRoute(key, routed);
     }
     return routed;
+  }
+
+  /** The routed set kept for this request over the partition's index as it is now, if any. */
+  private keptRoute(router: ToolRouter, request: string, partition: string, sticky: string[]): RoutedTools | undefined {
+    const k = this.options.maxTools ?? router.maxTools;
+    return this.cache.route(TurnCache.routeKey(partition, router.index.revision(partition), k, sticky, request));
   }
 
   /** The block and the shown cards: kept from an earlier turn when what they are rendered from is unchanged. */
