@@ -110,7 +110,10 @@ describe("serving keeps what did not change", () => {
 
   it("a request text that held no edict is not searched again; one that holds an edict is, every time", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const server = new TurnServer({ ledger, router: new ToolRouter({ index: new ToolIndex({ ledger }), maxTools: 2 }) });
+    const server = new TurnServer({
+      ledger,
+      router: new ToolRouter({ index: new ToolIndex({ ledger }), maxTools: 2 }),
+    });
     const tools = deskTools();
     searched.texts = [];
     await server.serve({ messages: ask("Where is order ORD-123456?"), tools }, config("e-1"));
