@@ -13,6 +13,7 @@
  * figures (`quietTurnVsAgentNode`: a quiet turn through `createToolLessonsAgent` against the agent node
  * alone, instant model, median ratio).
  */
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
@@ -179,6 +180,7 @@ async function blockSizes(): Promise<number[]> {
 const ms = (x: number) => x.toFixed(2);
 
 export async function benchGraph(): Promise<{ markdown: string; figures: Record<string, number> }> {
+  const load = os.loadavg()[0];
   const tools = supportDeskTools();
   const rows: string[] = [];
   const figures: Record<string, number> = {};
@@ -222,6 +224,7 @@ export async function benchGraph(): Promise<{ markdown: string; figures: Record<
     'the ratios within one row. "an empty node" is the same agent with a node that does nothing before the agent',
     "node: the floor of any step there (one more graph step, its checkpoint write, its callbacks). The target for a",
     "quiet turn with an instant model is at most 1.15 the agent node alone (`--json`: `graph.quietTurnVsAgentNode`).",
+    `Load average (1 min) when the run started: ${load.toFixed(1)}, when it ended: ${os.loadavg()[0].toFixed(1)} (2 cores).`,
     "",
     "| model | turn | turns timed | without (ms) | an empty node (ms, ratio) | in the agent node (ms, ratio) | subgraph (ms, ratio) |",
     "| --- | --- | --- | --- | --- | --- | --- |",

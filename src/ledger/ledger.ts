@@ -505,6 +505,11 @@ export class Ledger {
     return this.memory.getState(partition, tool);
   }
 
+  /** The memory states of these tools (one store batch), in the order asked; `null` for a tool without one. */
+  async getToolMemories(partition: string, tools: readonly string[]): Promise<(ToolMemoryState | null)[]> {
+    return this.memory.getStates(partition, tools);
+  }
+
   /** Every tool's memory state in a partition, by tool name. */
   async listToolMemories(partition: string): Promise<ToolMemoryState[]> {
     return this.memory.listStates(partition);

@@ -77,13 +77,13 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
   ): Promise<ServedTurn> {
     const runtime = request.runtime as RuntimeView;
     const config = configOf(runtime);
-    const tools = agentTools(request.tools);
-    const input = {
+    // Built only when the request is served (a later model call of a kept request needs none of it).
+    const input = () => ({
       messages: request.messages,
-      tools,
+      tools: agentTools(request.tools),
       ...(runtime.store ? { store: runtime.store } : {}),
       ...(kept ? { kept: kept.map((t) => t.name) } : {}),
-    };
+    });
     const threadId = typeof config.configurable?.thread_id === "string" ? config.configurable.thread_id : undefined;
     const requestId = requestIdFor(threadId, request.messages);
     let caller: string | undefined;
@@ -94,11 +94,11 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     } catch {
       // Refused ids: served (and reported) without keeping anything.
     }
-    if (requestId === undefined || caller === undefined) return server.serve(input, config);
+    if (requestId === undefined || caller === undefined) return server.serve(input(), config);
     const key = `${caller}\u0000${threadId ?? ""}\u0000${requestId}`;
     let pending = served.get(key);
     if (!pending) {
-      pending = server.serve({ ...input, partition: caller }, config);
+      pending = server.serve({ ...input(), partition: caller }, config);
       served.set(key, pending);
       if (served.size > KEPT_REQUESTS) served.delete(served.keys().next().value as string);
     }

@@ -8,7 +8,8 @@
  * least recently used entry goes first.
  *
  * Request and rule text is held in memory only, as serving holds it while it works; nothing here
- * is stored or logged.
+ * is stored or logged. It also keeps which request texts held no edict sentence, so an unchanged
+ * request is not searched for edicts again.
  */
 import type { LessonsBlock } from "../prompt/lessons-block.js";
 import type { BlockRule } from "../prompt/lessons-block.js";
@@ -43,6 +44,8 @@ const SEP = "\u0000";
 export class TurnCache {
   private readonly routes = new Map<string, RoutedTools>();
   private readonly renders = new Map<string, Rendered>();
+  /** Request texts searched for edicts that held none (the search is pure: the same text, the same answer). */
+  private readonly noEdicts = new Map<string, true>();
 
   /** The key of a routed set: the same key, the same routing (the index unchanged since). */
   static routeKey(partition: string, revision: number, k: number, sticky: readonly string[], request: string): string {
@@ -69,6 +72,16 @@ export class TurnCache {
   /** Keep a routed set (one that routing chose; a skipped routing is never kept). */
   keepRoute(key: string, routed: RoutedTools): void {
     keep(this.routes, key, routed);
+  }
+
+  /** Whether `text` was searched for edicts before and held none. */
+  heldNoEdict(text: string): boolean {
+    return touch(this.noEdicts, text) !== undefined;
+  }
+
+  /** Remember that `text` holds no edict sentence. */
+  keepNoEdict(text: string): void {
+    keep(this.noEdicts, text, true);
   }
 
   /** The render kept under `key`, or `render()`'s, kept. */

@@ -22,7 +22,7 @@ import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
-import { hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
+import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
 import { isUnscoped, type Rule } from "../rules/model.js";
 import { bindingRules, recordEdicts } from "../rules/store.js";
@@ -112,13 +112,39 @@ export class TurnServer {
     }
 
     const budget = new TurnBudget(this.options.timeoutMs ?? DEFAULT_SERVE.timeoutMs, this.reporter, SERVE_FAILURES);
+    try {
+      return await this.serveIn(budget, input, config, { ledger, router, partition, turn, names, threadId, requestId });
+    } finally {
+      budget.close();
+    }
+  }
+
+  /** The steps of {@link TurnServer.serve} once the caller is known, within the turn's budget. */
+  private async serveIn(
+    budget: TurnBudget,
+    input: ServeInput,
+    config: ServeConfig | undefined,
+    turnOf: {
+      ledger: Ledger | undefined;
+      router: ToolRouter | undefined;
+      partition: string;
+      turn: HumanTurn;
+      names: string[];
+      threadId: string | undefined;
+      requestId: string;
+    },
+  ): Promise<ServedTurn> {
+    const { ledger, router, partition, turn, names, threadId, requestId } = turnOf;
     if (ledger && this.backends.needsRegistering(ledger, partition, input.tools)) {
       await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
     }
-    if (ledger && (this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts) && turn.text.trim() !== "") {
+    const capture = this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts;
+    // A text already searched and found to hold no edict sentence is not searched again (the search is pure).
+    if (ledger && capture && turn.text.trim() !== "" && !this.cache.heldNoEdict(turn.text)) {
       const edicts = await budget.step("edicts", () =>
         recordEdicts(ledger, { partition, text: turn.text, tools: names }),
       );
+      if (edicts.ok && isNothing(edicts.value)) this.cache.keepNoEdict(turn.text);
       if (edicts.ok && edicts.value.refused.length > 0) {
         // Refused as a rule (aimed at the app's instructions, a value, …): the turn goes on, the sink hears why.
         const reasons = [...new Set(edicts.value.refused.map((r) => String(r.refused)))].join(", ");
@@ -136,9 +162,12 @@ export class TurnServer {
     let routing: RoutedTools | undefined;
     let skipped: RoutingSkipped["reason"] | undefined = "index_failed";
     if (router) {
-      const routed = await budget.step("routing", () =>
-        this.route(router, turn.text, partition, toolsInUse(input.messages), config),
-      );
+      const sticky = toolsInUse(input.messages);
+      // An unchanged request over an unchanged index: its routed set is at hand, no step to wait on.
+      const kept = budget.hasTimeLeft() ? this.keptRoute(router, turn.text, partition, sticky) : undefined;
+      const routed = kept
+        ? { ok: true as const, value: kept }
+        : await budget.step("routing", () => this.route(router, turn.text, partition, sticky, config));
       if (routed.ok && routed.value.skipped) {
         // The router caught its own failure (or found no tools): every tool goes out, as when it throws.
         budget.failed.push("routing");
@@ -206,8 +235,9 @@ export class TurnServer {
       : NOTHING;
     return {
       status: "served",
-      ...base,
       partition,
+      threadId,
+      requestId,
       routing,
       tools: routing ? sent : undefined,
       cards: lessons?.cards ?? [],
@@ -220,7 +250,7 @@ export class TurnServer {
     };
   }
 
-  /** The routed set of a request: kept from an earlier turn when the request and the partition's index are unchanged. */
+  /** Route a request (none kept for it, see {@link TurnServer.keptRoute}), and keep the routed set. */
   private async route(
     router: ToolRouter,
     request: string,
@@ -228,17 +258,20 @@ export class TurnServer {
     sticky: string[],
     config: ServeConfig | undefined,
   ): Promise<RoutedTools> {
-    const k = this.options.maxTools ?? router.maxTools;
     const revision = router.index.revision(partition);
-    const key = TurnCache.routeKey(partition, revision, k, sticky, request);
-    const kept = this.cache.route(key);
-    if (kept) return kept;
+    const key = TurnCache.routeKey(partition, revision, this.options.maxTools ?? router.maxTools, sticky, request);
     const routed = await router.route(request, { partition, sticky, maxTools: this.options.maxTools }, config);
     // Only a choice made over an index that did not change meanwhile, in the caller's own partition, is kept.
     if (!routed.skipped && !routed.routedFrom && router.index.revision(partition) === revision) {
       this.cache.keepRoute(key, routed);
     }
     return routed;
+  }
+
+  /** The routed set kept for this request over the partition's index as it is now, if any. */
+  private keptRoute(router: ToolRouter, request: string, partition: string, sticky: string[]): RoutedTools | undefined {
+    const k = this.options.maxTools ?? router.maxTools;
+    return this.cache.route(TurnCache.routeKey(partition, router.index.revision(partition), k, sticky, request));
   }
 
   /** The block and the shown cards: kept from an earlier turn when what they are rendered from is unchanged. */
@@ -266,6 +299,16 @@ export class TurnServer {
   }
 }
 
+/** True when an edict search found nothing at all (no rule stored, refused or dropped). */
+function isNothing(recorded: Awaited<ReturnType<typeof recordEdicts>>): boolean {
+  return (
+    recorded.stored.length === 0 &&
+    recorded.refused.length === 0 &&
+    recorded.dropped.length === 0 &&
+    recorded.modelRejected === undefined
+  );
+}
+
 /** The always-included tools the router did not already add, among the agent's tools when known. */
 function withAlways(routed: RoutedTools, always: readonly string[], names: readonly string[]): RoutedTools {
   const added = always.filter((t) => (names.length === 0 || names.includes(t)) && !routed.tools.includes(t));
@@ -286,7 +329,7 @@ async function readLessons(
     ledger.getCards(partition, sent),
     ledger.getSettings(partition),
     bindingRules(ledger, partition, sent),
-    Promise.all(sent.map((tool) => ledger.getToolMemory(partition, tool))),
+    ledger.getToolMemories(partition, sent),
   ]);
   return {
     cards,

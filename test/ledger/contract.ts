@@ -750,6 +750,15 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(await fresh.getToolMemory("p", "search")).toMatchObject({ evaluatedThrough: "id-2", guideline: g });
         expect((await fresh.listToolMemories("p")).map((s) => s.tool)).toEqual([...TRICKY_TOOLS, "search"].sort());
         expect((await fresh.listToolMemories("q")).map((s) => s.tool)).toEqual(["search"]);
+        // Many tools in one read: in the order asked, null where a tool has none, the partition's own only.
+        const many = await fresh.getToolMemories("p", ["nothing", "search", TRICKY_TOOLS[0]]);
+        expect(many.map((s) => s?.tool ?? null)).toEqual([null, "search", TRICKY_TOOLS[0]]);
+        expect(many[1]).toMatchObject({ evaluatedThrough: "id-2", guideline: g });
+        expect((await fresh.getToolMemories("q", ["search", TRICKY_TOOLS[0]])).map((s) => s?.tool ?? null)).toEqual([
+          "search",
+          null,
+        ]);
+        expect(await fresh.getToolMemories("p", [])).toEqual([]);
       });
 
       it("refuses an evaluated call or a state that does not match its schema, writing nothing", async () => {

@@ -25,6 +25,18 @@ vi.mock("../../src/prompt/lessons-block.js", async (importOriginal) => {
   };
 });
 
+const searched = vi.hoisted(() => ({ texts: [] as string[] }));
+vi.mock("../../src/rules/capture.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/rules/capture.js")>();
+  return {
+    ...actual,
+    findEdicts: (...args: Parameters<typeof actual.findEdicts>) => {
+      searched.texts.push(args[0]);
+      return actual.findEdicts(...args);
+    },
+  };
+});
+
 const config = (thread: string) => ({ configurable: { thread_id: thread, user_id: "ann" } });
 const ask = (text: string) => [new HumanMessage(text)];
 
@@ -94,5 +106,26 @@ describe("serving keeps what did not change", () => {
     expect(route).toHaveBeenCalledTimes(1);
     expect(rendered.count).toBe(2);
     expect(after.block.text).toContain("[critical] Never read out a card number.");
+  });
+
+  it("a request text that held no edict is not searched again; one that holds an edict is, every time", async () => {
+    const ledger = new Ledger(new InMemoryStore());
+    const server = new TurnServer({
+      ledger,
+      router: new ToolRouter({ index: new ToolIndex({ ledger }), maxTools: 2 }),
+    });
+    const tools = deskTools();
+    searched.texts = [];
+    await server.serve({ messages: ask("Where is order ORD-123456?"), tools }, config("e-1"));
+    await server.serve({ messages: ask("Where is order ORD-123456?"), tools }, config("e-2"));
+    expect(searched.texts).toEqual(["Where is order ORD-123456?"]);
+    await server.serve({ messages: ask("Never email Sarah."), tools }, config("e-3"));
+    const rules = await ledger.listRules("u:ann");
+    expect(rules.map((r) => r.rule)).toEqual(["Never email Sarah."]);
+    await ledger.deleteRule("u:ann", rules[0].id);
+    // The same edict asked again is searched again and stored again.
+    await server.serve({ messages: ask("Never email Sarah."), tools }, config("e-4"));
+    expect(searched.texts).toEqual(["Where is order ORD-123456?", "Never email Sarah.", "Never email Sarah."]);
+    expect((await ledger.listRules("u:ann")).map((r) => r.rule)).toEqual(["Never email Sarah."]);
   });
 });

@@ -1,3 +1,4 @@
+import type { Item } from "@langchain/langgraph";
 import { sortById } from "../../internal.js";
 import { decodeLabel } from "../keys.js";
 import {
@@ -85,6 +86,14 @@ export class ToolMemoryRows {
   async getState(partition: string, tool: string): Promise<ToolMemoryState | null> {
     const item = await this.ctx.store.get(namespaceOf(this.ctx, partition, "guidelines"), tool);
     return item ? parseItem(this.ctx, ToolMemoryStateSchema, item) : null;
+  }
+
+  /** The state rows of these tools in one store batch, in the order asked (`null`: none). */
+  async getStates(partition: string, tools: readonly string[]): Promise<(ToolMemoryState | null)[]> {
+    if (tools.length === 0) return [];
+    const namespace = namespaceOf(this.ctx, partition, "guidelines");
+    const items = await this.ctx.store.batch(tools.map((key) => ({ namespace, key })));
+    return items.map((item) => (item ? parseItem(this.ctx, ToolMemoryStateSchema, item as Item) : null));
   }
 
   /** Every tool's state row of a partition, by tool name. */
