@@ -47,8 +47,11 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
   /** The agent's tools. */
   tools: StructuredToolInterface[];
   /**
-   * The store the graph is compiled with; the ledger is written through it.
-   * @default a new InMemoryStore (nothing outlives the process)
+   * The store the graph is compiled with (the app's tools reach it through `getStore()`); the
+   * ledger is written through it.
+   * @default a new InMemoryStore for the ledger alone (nothing outlives the process); the graph is
+   * then compiled without a store, since a compiled store costs every run LangGraph's batching
+   * timer (docs/benchmarks.md)
    */
   store?: BaseStore;
   /**
@@ -99,7 +102,7 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
   const toolNodeTools = search ? [...tools, search] : tools;
-  const compile = { store, ...(checkpointer ? { checkpointer } : {}) };
+  const compile = { ...(given ? { store: given } : {}), ...(checkpointer ? { checkpointer } : {}) };
   const graph = subgraph
     ? new StateGraph(ToolLessonsAnnotation)
         .addNode("lessons", createLessonsGraph(lessonsOptions))

@@ -102,6 +102,15 @@ describe("createReactAgent with the lessons subgraph as its pre-model hook", () 
 });
 
 describe("createToolLessonsAgent", () => {
+  it("is compiled with the app's store when it gives one, and without one when the ledger's store is its own", () => {
+    const store = new InMemoryStore();
+    const given = createToolLessonsAgent({ model: new DeskModel(), tools: deskTools(), store });
+    const own = createToolLessonsAgent({ model: new DeskModel(), tools: deskTools() });
+    expect(given.store).toBe(store);
+    expect(own.store).toBeUndefined();
+    expect(own.ledger.store).toBeInstanceOf(InMemoryStore);
+  });
+
   it("is agent (lessons served in its step) → tools with the recorder wired: records land, lessons apply", async () => {
     const store = new InMemoryStore();
     const tools = deskTools();
