@@ -100,7 +100,9 @@ export function workload(n: number, seed: number): Workload {
   return { texts, partitions, queries };
 }
 
-const METATOOL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
+/** MetaTool beside the repository (`../shared/data/metatool`), or `METATOOL_DIR` (as `bench/cache.ts`; e.g. from a worktree). */
+const METATOOL =
+  process.env.METATOOL_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
 function readJsonl<T>(file: string): T[] {
   return readFileSync(path.join(METATOOL, file), "utf8")

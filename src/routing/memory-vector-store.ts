@@ -32,6 +32,7 @@ import {
   SPARSE_MAX_NONZERO_SHARE,
   type VectorLayout,
 } from "./memory-vector-options.js";
+import { SparseRows } from "./sparse-rows.js";
 import { scoreColumns, TopK } from "./top-k.js";
 import {
   type AddToIndexOptions,
@@ -104,9 +105,8 @@ export class InMemoryVectorIndex extends VectorStore {
   private rowDocs: Array<Document | undefined> = [];
   private rowOf = new Map<string, number>();
 
-  /** Sparse: each slot's nonzero dimensions (ascending) and values. */
-  private slotDims: Int32Array[] = [];
-  private slotValues: Float32Array[] = [];
+  /** Sparse: each slot's nonzero dimensions (ascending) and values, contiguous. */
+  private rows = new SparseRows(1);
   /** Sparse: one posting list per dimension (created at its first entry). */
   private postings: Array<Postings | undefined> = [];
   /** Sparse: slots deleted or replaced, still in the posting lists until the next compaction. */
@@ -151,8 +151,8 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   private get view(): SparseRowsView {
-    const { rowIds, rowDocs, slotDims, slotValues, postings, dimension } = this;
-    return { rowIds, rowDocs, slotDims, slotValues, postings, dimension, live: this.rowOf.size };
+    const { rowIds, rowDocs, rows, postings, dimension } = this;
+    return { rowIds, rowDocs, rows, postings, dimension, live: this.rowOf.size };
   }
 
   /** Embeds and upserts documents; returns their ids in order. */
@@ -229,7 +229,10 @@ export class InMemoryVectorIndex extends VectorStore {
     }
     this.dimension = dimension;
     if (this.current === "dense") this.data = new Float32Array(this.capacity * dimension);
-    else this.postings = new Array<Postings | undefined>(dimension);
+    else {
+      this.postings = new Array<Postings | undefined>(dimension);
+      this.rows = new SparseRows(dimension);
+    }
   }
 
   private putDense(id: string, vector: SparseVector, doc: Document): void {
@@ -254,12 +257,11 @@ export class InMemoryVectorIndex extends VectorStore {
     this.appendSlot(id, doc, dims, values);
   }
 
-  private appendSlot(id: string, doc: Document, dims: Int32Array, values: Float32Array): void {
+  private appendSlot(id: string, doc: Document, dims: ArrayLike<number>, values: ArrayLike<number>): void {
     const slot = this.rowIds.length;
     this.rowIds.push(id);
     this.rowDocs.push(doc);
-    this.slotDims.push(dims);
-    this.slotValues.push(values);
+    this.rows.append(dims, values);
     this.rowOf.set(id, slot);
     for (let j = 0; j < dims.length; j++) {
       let list = this.postings[dims[j]];
@@ -282,18 +284,16 @@ export class InMemoryVectorIndex extends VectorStore {
     if (this.current !== "sparse" || this.deadSlots < 64 || this.deadSlots <= this.rowOf.size) return;
     const ids = this.rowIds;
     const docs = this.rowDocs;
-    const dims = this.slotDims;
-    const values = this.slotValues;
+    const rows = this.rows;
     this.rowIds = [];
     this.rowDocs = [];
-    this.slotDims = [];
-    this.slotValues = [];
+    this.rows = new SparseRows(this.dimension);
     this.rowOf = new Map();
     this.postings = new Array<Postings | undefined>(this.dimension);
     this.deadSlots = 0;
     for (let slot = 0; slot < ids.length; slot++) {
       const id = ids[slot];
-      if (id !== undefined) this.appendSlot(id, docs[slot]!, dims[slot], values[slot]);
+      if (id !== undefined) this.appendSlot(id, docs[slot]!, rows.dimsOf(slot), rows.valuesOf(slot));
     }
   }
 
@@ -301,8 +301,7 @@ export class InMemoryVectorIndex extends VectorStore {
   private toDense(): void {
     const ids = this.rowIds;
     const docs = this.rowDocs;
-    const dims = this.slotDims;
-    const values = this.slotValues;
+    const rows = this.rows;
     const live = this.rowOf.size;
     this.current = "dense";
     this.capacity = this.initialCapacity;
@@ -311,8 +310,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.rowIds = [];
     this.rowDocs = [];
     this.rowOf = new Map();
-    this.slotDims = [];
-    this.slotValues = [];
+    this.rows = new SparseRows(1);
     this.postings = [];
     this.deadSlots = 0;
     for (let slot = 0; slot < ids.length; slot++) {
@@ -322,8 +320,8 @@ export class InMemoryVectorIndex extends VectorStore {
       this.rowIds.push(id);
       this.rowDocs.push(docs[slot]);
       this.rowOf.set(id, row);
-      const d = dims[slot];
-      const v = values[slot];
+      const d = rows.dimsOf(slot);
+      const v = rows.valuesOf(slot);
       for (let j = 0; j < d.length; j++) this.data[d[j] * this.capacity + row] = v[j];
     }
   }
@@ -401,8 +399,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.dimension = 0;
     this.data = new Float32Array(0);
     this.capacity = this.initialCapacity;
-    this.slotDims = [];
-    this.slotValues = [];
+    this.rows = new SparseRows(1);
     this.postings = [];
     this.deadSlots = 0;
     this.current = this.requestedLayout === "dense" ? "dense" : "sparse";
@@ -536,7 +533,11 @@ export class InMemoryVectorIndex extends VectorStore {
     const row = this.rowOf.get(id);
     if (row === undefined) return undefined;
     if (this.current === "sparse") {
-      return denseOf({ dimension: this.dimension, index: this.slotDims[row], value: this.slotValues[row] });
+      return denseOf({
+        dimension: this.dimension,
+        index: Int32Array.from(this.rows.dimsOf(row)),
+        value: this.rows.valuesOf(row),
+      });
     }
     const out = new Array<number>(this.dimension);
     for (let d = 0; d < this.dimension; d++) out[d] = this.data[d * this.capacity + row];

@@ -4,6 +4,7 @@
  * tool when its terms are common (see {@link FirstPassOptions} and docs/routing.md).
  */
 import type { Document } from "@langchain/core/documents";
+import type { SparseRows } from "./sparse-rows.js";
 import type { QueryPlan } from "./sparse-vector.js";
 import { TopK } from "./top-k.js";
 import type { DocumentPredicate } from "./vector-index-common.js";
@@ -135,8 +136,7 @@ export interface SparseRowsView {
   readonly rowIds: ReadonlyArray<string | undefined>;
   readonly rowDocs: ReadonlyArray<Document | undefined>;
   /** Per slot, its nonzero dimensions (ascending) and values. */
-  readonly slotDims: readonly Int32Array[];
-  readonly slotValues: readonly Float32Array[];
+  readonly rows: SparseRows;
   /** Per dimension, the slots nonzero there (dead slots included until a compaction). */
   readonly postings: ReadonlyArray<Postings | undefined>;
   /** Live slots. */
@@ -327,14 +327,7 @@ export class SparseSearcher {
 
   /** A slot's exact score: its entries against the query's weights, in ascending dimension order. */
   private exact(view: SparseRowsView, slot: number, weightOf: Float64Array): number {
-    const dims = view.slotDims[slot];
-    const values = view.slotValues[slot];
-    let s = 0;
-    for (let j = 0; j < dims.length; j++) {
-      const w = weightOf[dims[j]];
-      if (w !== 0) s += w * values[j];
-    }
-    return s;
+    return view.rows.dot(slot, weightOf);
   }
 
   /** The default search: the candidate pass when it is on and some term is common, else the exact walk. */
