@@ -32,6 +32,7 @@ import {
   SPARSE_MAX_NONZERO_SHARE,
   type VectorLayout,
 } from "./memory-vector-options.js";
+import { FilterMasks } from "./filter-masks.js";
 import { SparseRows } from "./sparse-rows.js";
 import { scoreColumns, TopK } from "./top-k.js";
 import {
@@ -113,6 +114,8 @@ export class InMemoryVectorIndex extends VectorStore {
   private deadSlots = 0;
   /** Dense: scores, one per row (reused by every search). */
   private scores = new Float64Array(0);
+  /** Sparse: which slots the metadata filters searched with keep. */
+  private readonly masks = new FilterMasks();
   /** Sparse: the searches, with their scratch buffers and counts. */
   private readonly searcher: SparseSearcher;
 
@@ -262,6 +265,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.rowIds.push(id);
     this.rowDocs.push(doc);
     this.rows.append(dims, values);
+    this.masks.added(slot, doc);
     this.rowOf.set(id, slot);
     for (let j = 0; j < dims.length; j++) {
       let list = this.postings[dims[j]];
@@ -285,6 +289,7 @@ export class InMemoryVectorIndex extends VectorStore {
     const ids = this.rowIds;
     const docs = this.rowDocs;
     const rows = this.rows;
+    this.masks.clear();
     this.rowIds = [];
     this.rowDocs = [];
     this.rows = new SparseRows(this.dimension);
@@ -311,6 +316,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.rowDocs = [];
     this.rowOf = new Map();
     this.rows = new SparseRows(1);
+    this.masks.clear();
     this.postings = [];
     this.deadSlots = 0;
     for (let slot = 0; slot < ids.length; slot++) {
@@ -400,6 +406,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.data = new Float32Array(0);
     this.capacity = this.initialCapacity;
     this.rows = new SparseRows(1);
+    this.masks.clear();
     this.postings = [];
     this.deadSlots = 0;
     this.current = this.requestedLayout === "dense" ? "dense" : "sparse";
@@ -450,8 +457,8 @@ export class InMemoryVectorIndex extends VectorStore {
   ): Promise<[DocumentInterface, number][]> {
     if (this.rowOf.size === 0 || k <= 0) return [];
     const plan = this.plan(query);
-    const keep = toPredicate(filter);
-    if (this.current === "dense") return this.finish(this.select(this.score(plan), k, keep));
+    if (this.current === "dense") return this.finish(this.select(this.score(plan), k, toPredicate(filter)));
+    const keep = this.masks.rowFilter(filter, this.rowDocs);
     const top = exhaustive
       ? this.searcher.scan(this.view, plan, k, keep)
       : this.searcher.search(this.view, plan, k, keep);
