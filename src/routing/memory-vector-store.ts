@@ -458,10 +458,12 @@ export class InMemoryVectorIndex extends VectorStore {
     if (this.rowOf.size === 0 || k <= 0) return [];
     const plan = this.plan(query);
     if (this.current === "dense") return this.finish(this.select(this.score(plan), k, toPredicate(filter)));
-    const keep = this.masks.rowFilter(filter, this.rowDocs);
+    // The exhaustive scan, the reference, reads each document; the other searches read the masks.
+    const docs = this.rowDocs;
+    const byDoc = toPredicate(filter);
     const top = exhaustive
-      ? this.searcher.scan(this.view, plan, k, keep)
-      : this.searcher.search(this.view, plan, k, keep);
+      ? this.searcher.scan(this.view, plan, k, byDoc && ((slot) => byDoc(docs[slot]!)))
+      : this.searcher.search(this.view, plan, k, this.masks.rowFilter(filter, docs));
     return this.finish(top);
   }
 
