@@ -81,8 +81,8 @@ export {
  *   posting lists of its selective terms and scores the best tools met exactly (the candidate
  *   pass, {@link FirstPassOptions}); with the pass off, or when every term is selective, it walks
  *   the lists of all its terms, which is exact (a row on none of them scores exactly 0, what a
- *   full scan gives it). About 16 bytes per nonzero entry (its row's copy and its posting), not
- *   4 per dimension.
+ *   full scan gives it). About 14 bytes per nonzero entry (its row's contiguous copy, 6, and
+ *   its posting, 8), not 4 per dimension; a metadata filter is checked on a byte per slot.
  * - **dense**: one contiguous column-major `Float32Array`, every row scored on each dimension
  *   where the query is nonzero (4 bytes per dimension per row). Deletes move the last row into
  *   the freed slot.
