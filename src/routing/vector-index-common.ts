@@ -59,8 +59,18 @@ export function matchesMetadataFilter(metadata: Readonly<Record<string, unknown>
 export function toPredicate(filter: InMemoryFilter | undefined): DocumentPredicate | undefined {
   if (filter === undefined) return undefined;
   if (typeof filter === "function") return filter;
-  if (Object.keys(filter).length === 0) return undefined;
-  return (doc) => matchesMetadataFilter(doc.metadata, filter);
+  const keys = Object.keys(filter);
+  if (keys.length === 0) return undefined;
+  // The keys are read once here, not once per document the search reaches.
+  return (doc) => {
+    const metadata = doc.metadata;
+    for (const key of keys) {
+      const want = filter[key];
+      const have = metadata[key];
+      if (Array.isArray(want) ? !want.includes(have as MetadataScalar) : have !== want) return false;
+    }
+    return true;
+  };
 }
 
 /** @throws InvalidInput unless there is exactly one vector per document. */
