@@ -34,7 +34,7 @@ export const LEDGER_HELP = `Ledger:
   --postgres URL          Postgres ledger, postgres://... (default: TOOL_LESSONS_POSTGRES_URL)`;
 export const PARTITION_HELP = `  --partition P           the partition (tenant / user / agent) (default "${DEFAULT_PARTITION}")
   --wordings on|off       routing with the wordings of served requests, as the app routes (the
-                          index option wordings; default off): a review learns examples only where
+                          index option wordings; default on): a review learns examples only where
                           they fall short`;
 export const EXIT_HELP =
   "Exit codes: 0 done, 1 failed while running (not found, conflict, store down), 2 bad arguments.";

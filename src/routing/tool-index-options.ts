@@ -88,7 +88,7 @@ export interface ToolIndexOptions {
    * texts are, deduplicated, at most `cap` a tool (a spread of the window), rebuilt from the
    * ledger's turn records (see {@link ToolIndex.refreshWordings} and docs/routing.md). `false`
    * turns them off: routing from the cards alone.
-   * @default { enabled: false, cap: 200, best: 3, turns: 10000 } (see DEFAULT_WORDINGS)
+   * @default { enabled: true, cap: 200, best: 3, check: 0 } (see DEFAULT_WORDINGS)
    */
   wordings?: WordingsOptions | boolean;
 }

@@ -20,10 +20,9 @@ import { routingTexts } from "./routing-text.js";
 /** Options of the wordings the routing index keeps (the index option `wordings`). */
 export interface WordingsOptions {
   /**
-   * Keep wordings of served requests and route with them. Off by default: on MetaTool they add
-   * about 5 top-1 points but let one tool lose up to 15 eval requests net (docs/routing.md); an
-   * options object turns them on unless it says `enabled: false`.
-   * @default false
+   * Keep wordings of served requests and route with them (docs/routing.md has what they gain and
+   * cost on MetaTool); `false` (or `enabled: false`) routes from the cards alone.
+   * @default true
    */
   enabled?: boolean;
   /**
@@ -50,7 +49,7 @@ export interface WordingsOptions {
 
 /** The defaults of {@link WordingsOptions}. */
 export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.freeze({
-  enabled: false,
+  enabled: true,
   cap: 200,
   best: 3,
   check: 0,

@@ -20,14 +20,13 @@ describe("simulate()", () => {
     await expect(run({ examples: { center: 2 } })).rejects.toThrow(InvalidInput);
   });
 
-  it("with wordings on, routing learns the traffic's words without an example, and off (the default) is today's learning", async () => {
+  it("with wordings on (the default), routing learns the traffic's words without an example; off learns examples", async () => {
     const on = await simulate({
       tools: TOOLS,
       traffic: TRAFFIC,
       eval: EVAL,
       k: 2,
       cycles: 2,
-      index: { wordings: true },
     });
     const off = await simulate({
       tools: TOOLS,
@@ -35,6 +34,7 @@ describe("simulate()", () => {
       eval: EVAL,
       k: 2,
       cycles: 2,
+      index: { wordings: false },
     });
     expect(on.before).toEqual(off.before);
     expect(on.after.top1).toBeGreaterThan(on.before.top1);

@@ -107,7 +107,7 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: false, cap: 200, best: 3, check: 0 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, check: 0 });
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
