@@ -123,7 +123,11 @@ export async function writeGuardedWordings(
   if (held.length === 0) return [];
   const out = new Set(held.map((h) => `${h.tool}\u0000${h.key}`));
   const kept = new Map<string, Wording[]>();
-  for (const [tool, list] of wanted) kept.set(tool, list.filter((w) => !out.has(`${tool}\u0000${w.key}`)));
+  for (const [tool, list] of wanted)
+    kept.set(
+      tool,
+      list.filter((w) => !out.has(`${tool}\u0000${w.key}`)),
+    );
   await writeWordings(host, partition, state, kept);
   return held;
 }

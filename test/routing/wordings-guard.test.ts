@@ -22,7 +22,12 @@ describe("heldBackWordings", () => {
   });
 
   it("holds nothing for a request its card did not offer, or one the wordings keep offered", () => {
-    const notOffered: GuardCase = { owner: "b", key: "b0", cards: cards({ a: 0.6, b: 0.5 }), hits: [hit("a", "a1", 0.9)] };
+    const notOffered: GuardCase = {
+      owner: "b",
+      key: "b0",
+      cards: cards({ a: 0.6, b: 0.5 }),
+      hits: [hit("a", "a1", 0.9)],
+    };
     const kept: GuardCase = {
       owner: "b",
       key: "b0",
