@@ -91,7 +91,9 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
   const opened = await openLedger({ path: ledgerPath });
   const tools = supportDeskTools();
   // One routing index for the nodes and the operator (its ledger writes to the graph's store).
-  const index = new ToolIndex({ ledger: opened });
+  // The day routes from the cards alone (wordings off), so each reviewed lesson shows: with the
+  // default wordings on, the missed wording would be routed right without an example.
+  const index = new ToolIndex({ ledger: opened, wordings: false });
   const graph = createToolLessonsAgent({
     index,
     model: new ScriptedSupportModel(),
@@ -144,6 +146,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
       `ledger: SQLite file ${relative(process.cwd(), ledgerPath) || ledgerPath} (embedded default, recreated each run)`,
     );
     out("agent: createToolLessonsAgent (lessons: classify → learn → inject, then agent ⇄ ToolNode)");
+    out("routing: from the tools' cards alone (wordings off here, on by default), so each lesson shows");
     out();
 
     // ---------------------------------------------------------------- morning
