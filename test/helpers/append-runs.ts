@@ -21,9 +21,10 @@ export interface RefusingWorld {
 
 const PARTITION = "u:atomic";
 
-function run(i: number): RunRecords {
+/** Run `i` of `partition`: two `echo` calls and the turn that made them. */
+export function echoRun(partition: string, i: number): RunRecords {
   const call = (n: number) => ({
-    partition: PARTITION,
+    partition,
     tool: "echo",
     runId: `run-${i}`,
     args: [],
@@ -35,7 +36,7 @@ function run(i: number): RunRecords {
   return {
     calls: [call(1), call(2)],
     turn: {
-      partition: PARTITION,
+      partition,
       requestId: `req-${i}`,
       request: "[text]",
       calls: [
@@ -45,6 +46,8 @@ function run(i: number): RunRecords {
     },
   };
 }
+
+const run = (i: number): RunRecords => echoRun(PARTITION, i);
 
 export function appendRunsSuite(setup: () => Promise<RefusingWorld>): void {
   it("a turn the store refuses takes its run's calls with it; calls it refuses take the turn", async () => {

@@ -4,6 +4,7 @@ import { encodeLabel } from "../../src/ledger/keys.js";
 import { Ledger, type RunRecords } from "../../src/ledger/ledger.js";
 import type { TransactionalPostgresStore } from "../../src/ledger/postgres.js";
 import { ROWS_PER_STATEMENT } from "../../src/ledger/postgres-rows.js";
+import { echoRun } from "../helpers/append-runs.js";
 import { freshPostgresStore, POSTGRES_URL, postgresUnavailableReason } from "../helpers/postgres.js";
 
 const unavailable = await postgresUnavailableReason();
@@ -11,27 +12,7 @@ if (unavailable) console.warn(`[skip] ledger/postgres-rows.postgres: ${unavailab
 
 const PARTITION = "u:rows";
 
-function run(i: number): RunRecords {
-  const call = (n: number) => ({
-    partition: PARTITION,
-    tool: "echo",
-    runId: `run-${i}`,
-    args: [],
-    fingerprints: [],
-    outcome: "success" as const,
-    source: "callback" as const,
-    requestId: `req-${i}-${n}`,
-  });
-  return {
-    calls: [call(1), call(2)],
-    turn: {
-      partition: PARTITION,
-      requestId: `req-${i}`,
-      request: "[text]",
-      calls: [{ tool: "echo", outcome: "success" }],
-    },
-  };
-}
+const run = (i: number): RunRecords => echoRun(PARTITION, i);
 
 /** `n` puts of small rows under one namespace, keys `k00000`…, in order. */
 function puts(n: number, tag: string) {
