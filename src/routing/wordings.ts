@@ -241,24 +241,47 @@ const byScore = (a: readonly [string, number], b: readonly [string, number]): nu
   b[1] - a[1] || a[0].localeCompare(b[0]);
 
 /**
+ * How many of the tools the cards alone rank first stay offered whatever the wording terms say
+ * (see {@link rankWithWordings}). Two: on MetaTool (wordings alone, no review; traffic the other
+ * folds) keeping the cards' best one left one tool losing 3 eval requests net on fold 2, keeping
+ * two left at most 2 on folds 1-2, for 0.7 points of recall@5 and no top-1 (docs/routing.md).
+ */
+export const CARD_BEST_KEPT = 2;
+
+/**
  * The first `k` tools (score at least `minScore`) by card score plus wording term (`terms`, none
- * without wordings), best first. The tool the cards alone put first stays offered: when the terms
- * push it out, it takes the last place. Wordings re-rank what the cards offer; they never take
- * away the one tool a card alone was sure of, though no traffic yet showed it the words of this
- * request (a place name other tools' wordings are full of).
+ * without wordings), best first. The `keep` tools the cards alone put first stay offered: one the
+ * terms push out takes a place at the end, in score order. Wordings re-rank what the cards offer;
+ * they never take away the tools a card alone was surest of, though no traffic yet showed them
+ * the words of this request (a place name other tools' wordings are full of).
  */
 export function rankWithWordings(
   cards: ReadonlyMap<string, number>,
   terms: ReadonlyMap<string, number> | undefined,
   k: number,
   minScore: number,
+  keep = CARD_BEST_KEPT,
 ): [string, number][] {
   const scored = [...cards].map(([tool, card]): [string, number] => [tool, card + (terms?.get(tool) ?? 0)]);
   const ranked = scored.filter(([, score]) => score >= minScore).sort(byScore);
-  const offered = ranked.slice(0, k);
-  if (!terms || k < 2 || offered.length < k) return offered;
-  const cardBest = [...cards].sort(byScore)[0];
-  const score = cardBest[1] + (terms.get(cardBest[0]) ?? 0);
-  if (score < minScore || offered.some(([tool]) => tool === cardBest[0])) return offered;
-  return [...offered.slice(0, k - 1), [cardBest[0], score]];
+  if (!terms || k < 2) return ranked.slice(0, k);
+  const total = new Map(ranked);
+  const must = new Set(
+    [...cards]
+      .sort(byScore)
+      .slice(0, Math.min(keep, k - 1))
+      .map(([tool]) => tool)
+      .filter((tool) => total.has(tool)),
+  );
+  const out: [string, number][] = [];
+  let others = k - must.size;
+  for (const entry of ranked) {
+    if (out.length >= k) break;
+    if (must.has(entry[0])) out.push(entry);
+    else if (others > 0) {
+      out.push(entry);
+      others -= 1;
+    }
+  }
+  return out;
 }

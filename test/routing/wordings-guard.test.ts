@@ -85,6 +85,15 @@ describe("rankWithWordings", () => {
     expect(rankWithWordings(cardScores, undefined, 2, -Infinity).map(([t]) => t)).toEqual(["clock", "weather"]);
     expect(rankWithWordings(cardScores, terms, 1, -Infinity).map(([t]) => t)).toEqual(["weather"]);
   });
+  it("keeps the cards' best two when k leaves room: each pushed out takes a place at the end, in score order", () => {
+    const terms = new Map([
+      ["trip", 1.5],
+      ["fuel", 1.2],
+    ]);
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity).map(([t]) => t)).toEqual(["trip", "clock", "weather"]);
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity, 1).map(([t]) => t)).toEqual(["trip", "fuel", "clock"]);
+  });
+
   it("keeps the card's best out when it is under minScore, and changes nothing when it is offered", () => {
     const terms = new Map([["weather", 1.5]]);
     expect(rankWithWordings(cardScores, terms, 2, 0.65).map(([t]) => t)).toEqual(["weather"]);
