@@ -17,17 +17,22 @@ describe("tool-lessons simulate", () => {
     evaluation = writeJsonl(tmp.dir, "eval.jsonl", EVAL);
     queries = writeJsonl(tmp.dir, "queries.jsonl", [...TRAFFIC, ...EVAL]);
   });
+  /** `simulate` over the synthetic tools, traffic and eval files, then `more`. */
+  const simulateArgs = (...more: string[]): string[] => [
+    "simulate",
+    "--tools",
+    tools,
+    "--traffic",
+    traffic,
+    "--eval",
+    evaluation,
+    ...more,
+  ];
   afterAll(() => tmp.cleanup());
 
   it("--json prints one JSON object with the documented keys, and learning helps", async () => {
     const run = await runCli(
-      "simulate",
-      "--tools",
-      tools,
-      "--traffic",
-      traffic,
-      "--eval",
-      evaluation,
+      ...simulateArgs(),
       "--k",
       "2",
       "--cycles",
@@ -81,24 +86,7 @@ describe("tool-lessons simulate", () => {
     );
     expect(run.code, run.stderr).toBe(0);
     const split = JSON.parse(run.stdout);
-    const separate = JSON.parse(
-      (
-        await runCli(
-          "simulate",
-          "--tools",
-          tools,
-          "--traffic",
-          traffic,
-          "--eval",
-          evaluation,
-          "--k",
-          "2",
-          "--cycles",
-          "2",
-          "--json",
-        )
-      ).stdout,
-    );
+    const separate = JSON.parse((await runCli(...simulateArgs(), "--k", "2", "--cycles", "2", "--json")).stdout);
     expect(split.before).toEqual(separate.before);
     expect(split.after).toEqual(separate.after);
     expect(split.lessons).toEqual(separate.lessons);
@@ -118,20 +106,7 @@ describe("tool-lessons simulate", () => {
   });
 
   it("--shuffle replays in a seeded order (same seed, same result) and --set reaches the settings", async () => {
-    const args = [
-      "simulate",
-      "--tools",
-      tools,
-      "--traffic",
-      traffic,
-      "--eval",
-      evaluation,
-      "--k",
-      "2",
-      "--cycles",
-      "2",
-      "--json",
-    ];
+    const args = [...simulateArgs(), "--k", "2", "--cycles", "2", "--json"];
     const a = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
     const b = JSON.parse((await runCli(...args, "--shuffle", "3")).stdout);
     expect(a.after).toEqual(b.after);
@@ -141,7 +116,7 @@ describe("tool-lessons simulate", () => {
   });
 
   it("refuses a bad --shuffle seed, a --center outside 0..1 or an unknown --set key with exit 2", async () => {
-    const base = ["simulate", "--tools", tools, "--traffic", traffic, "--eval", evaluation];
+    const base = simulateArgs();
     const bad = await runCli(...base, "--shuffle", "x");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--shuffle takes a non-negative integer seed/);
@@ -158,19 +133,7 @@ describe("tool-lessons simulate", () => {
   });
 
   it("--embeddings names a preset; an unknown one exits 2 naming the choices", async () => {
-    const base = [
-      "simulate",
-      "--tools",
-      tools,
-      "--traffic",
-      traffic,
-      "--eval",
-      evaluation,
-      "--k",
-      "2",
-      "--cycles",
-      "1",
-    ];
+    const base = [...simulateArgs(), "--k", "2", "--cycles", "1"];
     const bad = await runCli(...base, "--embeddings", "bert");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/lexical, use, word-vectors/);
@@ -181,20 +144,7 @@ describe("tool-lessons simulate", () => {
 
   it("--objective reaches the review: with every gain step off no example is chosen; a bad field or value exits 2", async () => {
     // Wordings off: the subject is how examples are chosen.
-    const args = [
-      "simulate",
-      "--tools",
-      tools,
-      "--traffic",
-      traffic,
-      "--eval",
-      evaluation,
-      "--k",
-      "2",
-      "--wordings",
-      "off",
-      "--json",
-    ];
+    const args = [...simulateArgs(), "--k", "2", "--wordings", "off", "--json"];
     const plain = JSON.parse((await runCli(...args)).stdout);
     const off = await runCli(...args, "--objective", "minGain=Infinity", "--objective", "fillGain=Infinity");
     expect(off.code, off.stderr).toBe(0);
@@ -212,13 +162,7 @@ describe("tool-lessons simulate", () => {
 
   it("--center reaches the index: the same traffic routes differently with examples centered", async () => {
     const args = [
-      "simulate",
-      "--tools",
-      tools,
-      "--traffic",
-      traffic,
-      "--eval",
-      evaluation,
+      ...simulateArgs(),
       "--k",
       "1",
       "--cycles",
