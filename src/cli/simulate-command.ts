@@ -171,7 +171,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     shuffleSeed,
     settings,
     exampleObjective,
-    index: simulateIndexOptions(embeddings, center, wordings),
+    // Every text a replay routes (each again after learning, in "what if" checks, as a wording) encoded once.
+    index: simulateIndexOptions(embeddings, center, wordings, 2 * (traffic.length + evaluation.length)),
     onCycle: ({ cycle, revisions, examplesAdded }) =>
       println(
         io.stderr,
@@ -207,8 +208,9 @@ function simulateIndexOptions(
   name: RoutingPresetName,
   center: number | undefined,
   wordings: boolean | undefined,
+  textCache: number,
 ): SimulateOptions["index"] {
-  const preset = routingPreset(name);
+  const preset = routingPreset(name, { textCache });
   const withWordings = wordings === undefined ? {} : { wordings };
   if (center === undefined)
     return name === "lexical" && wordings === undefined ? undefined : { ...preset, ...withWordings };

@@ -88,6 +88,7 @@ export {
   type RoutingPreset,
   routingPreset,
   type RoutingPresetName,
+  type RoutingPresetOptions,
   wordVectorRouting,
 } from "./presets.js";
 export { type EmbeddingsProblem, embeddingsProblem } from "./embeddings-check.js";

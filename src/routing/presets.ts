@@ -36,9 +36,22 @@ export function wordVectorRouting(lexical: LexicalEmbeddingsOptions = {}): Requi
   };
 }
 
+/** Options of {@link routingPreset}. */
+export interface RoutingPresetOptions {
+  /**
+   * Texts whose sentence-encoder vectors are kept (`use` only; the encoder's `cacheSize`). A
+   * replay that routes the same requests again (`simulate`: eval before and after, the review's
+   * "what if" checks, wordings of served requests) sets it to its number of texts, so each is
+   * encoded once.
+   * @default 10000 (DEFAULT_SENTENCE_ENCODER.cacheSize)
+   */
+  textCache?: number;
+}
+
 /** The index options of a named preset. */
-export function routingPreset(name: RoutingPresetName): RoutingPreset {
-  if (name === "use") return sentenceEncoderRouting();
+export function routingPreset(name: RoutingPresetName, options: RoutingPresetOptions = {}): RoutingPreset {
+  if (name === "use")
+    return sentenceEncoderRouting(options.textCache === undefined ? {} : { encoder: { cacheSize: options.textCache } });
   if (name === "word-vectors") return wordVectorRouting();
   return {};
 }

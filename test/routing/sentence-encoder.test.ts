@@ -94,6 +94,9 @@ describe("sentenceEncoderRouting (the lexical + sentence encoder preset)", () =>
     expect(preset.embeddings.fitsPerPartition).toBe(true);
     expect(preset.examples).toEqual({ embed: "each" });
     expect(Object.keys(routingPreset("lexical"))).toEqual([]);
+    // A replay's text cache: the encoder keeps as many vectors as it is told.
+    const encoder = routingPreset("use", { textCache: 40_000 }).embeddings!.parts[1].embeddings;
+    expect((encoder as unknown as { cacheSize: number }).cacheSize).toBe(40_000);
   });
 
   it("routes by meaning where no word is shared, fits the lexical part per partition and embeds each example alone", async () => {
