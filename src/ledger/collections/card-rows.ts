@@ -1,8 +1,19 @@
 import type { Item } from "@langchain/langgraph";
 import { InvalidInput } from "../../errors.js";
-import { SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "../schema.js";
+import { ExampleSourceSchema, SCHEMA_VERSION, type ToolCard, ToolCardSchema } from "../schema.js";
 import { type CasCheck, casField } from "../cas.js";
-import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem, parseItems } from "./store-io.js";
+import {
+  checked,
+  isEvery,
+  isNum,
+  isOptStr,
+  isStr,
+  type LedgerContext,
+  listNamespace,
+  namespaceOf,
+  parseItem,
+  parseItems,
+} from "./store-io.js";
 
 /**
  * Tool cards as stored (building and reading a card's text is `../cards.ts`).
@@ -33,13 +44,17 @@ export class CardRows {
       this.ctx,
       ToolCardSchema,
       items.filter((item): item is Item => item !== null),
+      undefined,
+      looksLikeCard,
     );
   }
 
   /** Every card of a partition, by name. */
   async list(partition: string): Promise<ToolCard[]> {
     const items = await listNamespace(this.ctx, namespaceOf(this.ctx, partition, "cards"));
-    return parseItems(this.ctx, ToolCardSchema, items).sort((a, b) => a.name.localeCompare(b.name));
+    return parseItems(this.ctx, ToolCardSchema, items, undefined, looksLikeCard).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
   }
 
   /**
@@ -88,4 +103,42 @@ export class CardRows {
     });
     return { saved, checks };
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isLine = (l: Record<string, unknown>): boolean => isStr(l.text) && isStr(l.revisionId);
+const EXAMPLE_SOURCES = new Set<unknown>(ExampleSourceSchema.options);
+
+/**
+ * A card as this version writes it (every field present with its type, defaults filled in), read
+ * on every served turn: taken as stored instead of parsed again by zod (`parseItems`). Anything
+ * else, an older or damaged row included, goes through the schema.
+ */
+export function looksLikeCard(v: Record<string, unknown>): boolean {
+  const { author, augmented, learned } = v;
+  return (
+    v.v === SCHEMA_VERSION &&
+    isStr(v.partition) &&
+    isStr(v.name) &&
+    (v.name as string).length > 0 &&
+    Number.isInteger(v.version) &&
+    (v.version as number) >= 1 &&
+    isNum(v.createdAt) &&
+    isNum(v.updatedAt) &&
+    isOptStr(v.augmentationRefused) &&
+    isObject(author) &&
+    isStr(author.description) &&
+    Array.isArray(author.argNames) &&
+    author.argNames.every(isStr) &&
+    (author.schema === null || isObject(author.schema)) &&
+    (augmented === null || (isObject(augmented) && isStr(augmented.description) && isNum(augmented.at))) &&
+    isObject(learned) &&
+    isEvery(
+      learned.examples,
+      (e) => isStr(e.text) && EXAMPLE_SOURCES.has(e.source) && isOptStr(e.revisionId) && isNum(e.addedAt),
+    ) &&
+    isEvery(learned.notes, isLine) &&
+    isEvery(learned.notFor, (l) => isLine(l) && isStr(l.tool)) &&
+    (learned.exampleCall === null || (isObject(learned.exampleCall) && isLine(learned.exampleCall)))
+  );
 }
