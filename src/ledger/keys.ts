@@ -67,6 +67,20 @@ export const META_LABEL = "~meta";
  * @throws InvalidInput for an empty name or one with a lone UTF-16 surrogate.
  */
 export function encodeLabel(name: string): string {
+  const known = ENCODED.get(name);
+  if (known !== undefined) return known;
+  const label = encodeNew(name);
+  // Every read and write names its partition (and a call its tool): the few names a process sees, encoded once.
+  if (ENCODED.size >= MAX_ENCODED) ENCODED.clear();
+  ENCODED.set(name, label);
+  return label;
+}
+
+/** Names encoded by {@link encodeLabel}, kept up to {@link MAX_ENCODED} (then forgotten all at once). */
+const ENCODED = new Map<string, string>();
+const MAX_ENCODED = 4096;
+
+function encodeNew(name: string): string {
   if (name === "") throw new InvalidInput("A tool or partition name cannot be empty.");
   let encoded: string;
   try {
