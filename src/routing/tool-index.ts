@@ -25,7 +25,7 @@ import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
-import { WORDING_HITS, type WordingsHost, writeGuardedWordings } from "./tool-index-wordings.js";
+import { WORDING_HITS, type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
@@ -352,6 +352,8 @@ export class ToolIndex {
       write: (vectors, docs, ids) => this.write(vectors, docs, ids),
       search: (vector, k, filter) => this.search(vector, k, filter),
     };
+    if (this.wordings.check <= 0) return writeWordings(host, partition, state, wanted);
+    // The re-check routes as the partition routes: its `routingK` (one settings read a write).
     const { routingK } = await this.ledger.getSettings(partition);
     await writeGuardedWordings(host, partition, state, wanted, { ...this.wordings, k: routingK });
   }
