@@ -28,6 +28,7 @@ import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
 import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
+import { benchWordings } from "./wordings.js";
 
 /**
  * What a section returns: its markdown, or its markdown and its figures (plain JSON values, e.g.
@@ -49,6 +50,7 @@ const sections: Record<string, () => Promise<SectionResult>> = {
   graph: benchGraph,
   load: benchLoad,
   cache: benchCache,
+  wordings: benchWordings,
 };
 
 /** Set in a child process: run this one section and print its markdown. */
