@@ -39,6 +39,17 @@ describe("ValueFinder", () => {
     expect(hows(`refund >")${token} beleio.`)).toEqual(['letters "beleio"']);
   });
 
+  it("does not read the letters of a ledger id's time as a value's letters, but still finds them elsewhere", () => {
+    // CI once met this: a revision id's time part spelled the key's letter run "vbydn" by chance.
+    const key: Planted = { caseId: "ci-key", text: "i196jk43aBXCgRWYYvGO.odfZF846Vbydn8Jbgfr1TSWb", scope: "value" };
+    const keyFinder = new ValueFinder([key]);
+    const hows = (text: string): string[] => keyFinder.find(text, VALUES).map((h) => h.how);
+    expect(hows('"revisionId":"0mx7vbydn0000400404e33b"}')).toEqual([]);
+    expect(hows('"revisionId":"0mx7vbydn0000400404e33b", "note": "vbydn"}')).toEqual(['letters "vbydn"']);
+    // Not an id: one letter too many, or not hex at the end.
+    expect(hows('"x":"0mx7vbydn0000400404e33bq"')).toEqual(['letters "vbydn"']);
+  });
+
   it("finds private wording only where wording is asked for", () => {
     expect(found("a table for Bartholomew")).toEqual(["wording: verbatim"]);
     expect(found("a table for Bartholomew", VALUES)).toEqual([]);

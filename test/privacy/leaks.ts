@@ -206,7 +206,7 @@ export class ValueFinder {
    * @param sink the text of a sink (a file's bytes decoded, rows joined, lines joined)
    */
   find(sink: string, scopes: ReadonlySet<PlantedScope>): ValueHit[] {
-    const normalized = hideWordTokens(normalizeText(sink));
+    const normalized = hideLedgerIds(hideWordTokens(normalizeText(sink)));
     const out = normalized.toLowerCase();
     const skel = skeletonByRuns(normalized);
     const found = new Map<string, ValueHit>();
@@ -259,6 +259,17 @@ export class ValueFinder {
 export function hideWordTokens(text: string): string {
   return text.replace(WORD_TOKEN, (token) => `<w:${"_".repeat(token.length - 4)}>`);
 }
+
+/**
+ * The ledger's own ids (`timeOrderedId`: 9 base-36 characters of the time, 4 of a sequence, 10
+ * hex) blanked, same length: the time part is letters too, and spells a five-letter run of some
+ * planted value by chance (a revision id "0mx7vbydn…" against a key holding "Vbydn").
+ */
+export function hideLedgerIds(text: string): string {
+  return text.replace(LEDGER_ID, (id) => "_".repeat(id.length));
+}
+
+const LEDGER_ID = /(?<![0-9a-z])0[0-9a-z]{12}[0-9a-f]{10}(?![0-9a-z])/g;
 
 /**
  * The skeleton of a normalized text, taken run by run of non-ASCII characters (an ASCII
