@@ -10,12 +10,12 @@ import { InvalidInput } from "../errors.js";
 import {
   DEFAULT_FIRST_PASS,
   type FirstPassOptions,
-  Postings,
   type SearchCost,
   type SearchStats,
   SparseSearcher,
   type SparseRowsView,
 } from "./sparse-search.js";
+import { Postings } from "./postings.js";
 import {
   checkSparse,
   denseOf,
@@ -223,6 +223,7 @@ export class InMemoryVectorIndex extends VectorStore {
       else this.putSparse(ids[i], sparse, stored);
     }
     this.maybeCompact();
+    this.settle(false);
     return Promise.resolve(ids);
   }
 
@@ -468,9 +469,7 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   /**
-   * What a top-`k` search for `query` walks in the sparse layout ({@link SearchCost}) when every
-   * list of its terms is walked: for benchmarks and for judging whether an embedding suits the
-   * inverted index (`bench/routing-latency.ts`).
+   * What a top-`k` search walks in the sparse layout with every list walked ({@link SearchCost}; for benchmarks).
    * @throws InvalidInput in the dense layout, or for a query of the wrong length.
    */
   async searchCost(query: number[] | SparseVector, k: number): Promise<SearchCost> {
@@ -479,6 +478,11 @@ export class InMemoryVectorIndex extends VectorStore {
     const plan = this.plan(query);
     const hits = this.searcher.scan(this.view, plan, k, undefined).sorted();
     return this.searcher.cost(this.view, plan, hits.length > 0 ? hits[hits.length - 1][1] : 0);
+  }
+
+  /** Orders the lists the candidate pass walks in part now (`whole`: every one; see `SparseSearcher.prepare`). */
+  settle(whole = true): void {
+    if (this.current === "sparse") this.searcher.prepare(this.view, whole);
   }
 
   /** The query's plan, checked against the index's dimension. */

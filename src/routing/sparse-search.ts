@@ -6,129 +6,9 @@
 import type { Document } from "@langchain/core/documents";
 import type { SparseRows } from "./sparse-rows.js";
 import type { QueryPlan } from "./sparse-vector.js";
-import { TopK } from "./top-k.js";
+import { Postings, PROBES } from "./postings.js";
+import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
-
-const EMPTY_ROWS = new Int32Array(0);
-const EMPTY_VALUES = new Float32Array(0);
-
-/**
- * One dimension's posting list: the rows nonzero there and their values, and the largest
- * magnitude pushed (a bound on any row's entry). Walked whole, the order does not matter (each
- * row gets one product per dimension); for the candidate pass a list is kept in order of
- * decreasing magnitude, so its best `m` entries are its first `m`.
- */
-export class Postings {
-  rows: Int32Array = EMPTY_ROWS;
-  values: Float32Array = EMPTY_VALUES;
-  length = 0;
-  maxAbs = 0;
-  /** True while the entries are in order of decreasing magnitude (ties by the order they came). */
-  private ordered = true;
-
-  /**
-   * The `size` entries of largest magnitude (the list is put in that order first if a push left
-   * it out of order) and the largest magnitude of the others.
-   */
-  impact(size: number): Impact {
-    if (!this.ordered) this.order();
-    const m = Math.min(size, this.length);
-    return {
-      rows: this.rows.subarray(0, m),
-      values: this.values.subarray(0, m),
-      restMax: m < this.length ? Math.abs(this.values[m]) : 0,
-    };
-  }
-
-  /** How many entries have a magnitude of at least `magnitude` (binary search on the ordered list). */
-  depthAbove(magnitude: number): number {
-    if (!this.ordered) this.order();
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (Math.abs(this.values[mid]) >= magnitude) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /**
-   * Sorts the entries by decreasing magnitude, ties by position: one native sort of keys packing
-   * the magnitude's float32 bits (ordered as the magnitudes are) above the position.
-   */
-  private order(): void {
-    const n = this.length;
-    if (n >= POSITION_SPAN) {
-      this.orderSlowly();
-      return;
-    }
-    const keys = new Float64Array(n);
-    const bits = new Uint32Array(1);
-    const asFloat = new Float32Array(bits.buffer);
-    for (let j = 0; j < n; j++) {
-      asFloat[0] = Math.abs(this.values[j]);
-      // Larger magnitude first, then earlier position: (2^31 - bits) x 2^21 + j is exact below 2^53.
-      keys[j] = (0x80000000 - bits[0]) * POSITION_SPAN + j;
-    }
-    keys.sort();
-    const rows = new Int32Array(this.rows.length);
-    const values = new Float32Array(this.values.length);
-    for (let i = 0; i < n; i++) {
-      const j = keys[i] % POSITION_SPAN;
-      rows[i] = this.rows[j];
-      values[i] = this.values[j];
-    }
-    this.rows = rows;
-    this.values = values;
-    this.ordered = true;
-  }
-
-  /** {@link order} for lists too long for its keys. */
-  private orderSlowly(): void {
-    const n = this.length;
-    const order = Array.from({ length: n }, (_, j) => j).sort(
-      (a, b) => Math.abs(this.values[b]) - Math.abs(this.values[a]) || a - b,
-    );
-    const rows = new Int32Array(this.rows.length);
-    const values = new Float32Array(this.values.length);
-    order.forEach((j, i) => {
-      rows[i] = this.rows[j];
-      values[i] = this.values[j];
-    });
-    this.rows = rows;
-    this.values = values;
-    this.ordered = true;
-  }
-
-  push(row: number, value: number): void {
-    const magnitude = Math.abs(value);
-    if (this.length > 0 && magnitude > Math.abs(this.values[this.length - 1])) this.ordered = false;
-    if (magnitude > this.maxAbs) this.maxAbs = magnitude;
-    if (this.length === this.rows.length) {
-      const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
-      const rows = new Int32Array(size);
-      rows.set(this.rows);
-      const values = new Float32Array(size);
-      values.set(this.values);
-      this.rows = rows;
-      this.values = values;
-    }
-    this.rows[this.length] = row;
-    this.values[this.length++] = value;
-  }
-}
-
-/** Positions a posting list's sort key can tell apart (see `Postings.order`). */
-const POSITION_SPAN = 2 ** 21;
-
-/** A posting list's entries of largest magnitude (see {@link Postings.impact}). */
-export interface Impact {
-  rows: Int32Array;
-  values: Float32Array;
-  /** The largest magnitude among the entries left out: a bound on what each of their rows gets from this term. */
-  restMax: number;
-}
 
 /** What the sparse searches read of the index: its slots and posting lists. */
 export interface SparseRowsView {
@@ -265,8 +145,10 @@ export class SparseSearcher {
    * less CPU a search in a harness run; docs/routing.md). The proof allows for their rounding.
    */
   private partial = new Float32Array(0);
-  private marks = new Uint8Array(0);
-  private touched = new Int32Array(0);
+  /** The candidate pass's best rows so far and their partial scores (see `bestPartials`). */
+  private candRows = new Int32Array(0);
+  private candValues = new Float32Array(0);
+  private scratch = new Float32Array(0);
   /** The query's weight per dimension during a rescore: zero everywhere between searches. */
   private weightOf = new Float64Array(0);
 
@@ -335,11 +217,33 @@ export class SparseSearcher {
     return view.rows.dot(slot, weightOf);
   }
 
+  /**
+   * Orders the lists the candidate pass walks in part (those past its cap) whose out-of-order
+   * tail has grown to a quarter of the list (`Postings.settle`), so that the searches after the
+   * index was filled do not pay for sorting them: the index calls it after every write. A
+   * shorter tail is merged in by the first search that walks the list (a copy, not a sort), or
+   * now, with `whole` (when a bulk write is over: see `InMemoryVectorIndex.settle`).
+   */
+  prepare(view: SparseRowsView, whole = false): void {
+    const options = this.options;
+    if (options === undefined) return;
+    const cap = this.cap(view, options);
+    for (const list of view.postings) {
+      if (list === undefined || list.length <= cap) continue;
+      if (whole) list.prepare();
+      else list.settle();
+    }
+  }
+
+  private cap(view: SparseRowsView, options: Readonly<Required<FirstPassOptions>>): number {
+    return Math.max(options.termRows, Math.ceil(options.termShare * view.live));
+  }
+
   /** The default search: the candidate pass when it is on and some term is common, else the exact walk. */
   search(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: RowFilter | undefined): TopK {
     const options = this.options;
     if (options === undefined || plan === undefined) return this.walkAll(view, plan, k, keep);
-    const cap = Math.max(options.termRows, Math.ceil(options.termShare * view.live));
+    const cap = this.cap(view, options);
     const common = plan.dims.some((d) => (view.postings[d]?.length ?? 0) > cap);
     if (!common) return this.walkAll(view, plan, k, keep);
     let budget = options.commonPostings;
@@ -385,76 +289,118 @@ export class SparseSearcher {
   ): { top: TopK; proven: boolean } | undefined {
     const depths = impactDepths(view, plan, cap, budget);
     const slots = view.rowIds.length;
-    if (this.partial.length < slots) {
-      const size = Math.max(slots, 2 * this.partial.length, 64);
-      this.partial = new Float32Array(size);
-      this.marks = new Uint8Array(size);
-    }
+    if (this.partial.length < slots) this.partial = new Float32Array(Math.max(slots, 2 * this.partial.length, 64));
     if (this.weightOf.length < view.dimension) this.weightOf = new Float64Array(view.dimension);
-    const { partial, marks } = this;
+    const partial = this.partial;
     const { dims, weights } = plan;
-    let met = 0;
     // What a common list's unwalked entries can add to a row: |weight| x the largest left out,
     // summed; and at most the length of the request's common part (rows are unit vectors).
     let boundSum = 0;
     let commonSquares = 0;
+    const walkedRows: Int32Array[] = [];
     for (let p = 0; p < dims.length; p++) {
       const list = view.postings[dims[p]];
       if (list === undefined) continue;
       const w = weights[p];
-      let walked: { rows: Int32Array; values: Float32Array; length: number } = list;
+      let rows = list.rows.subarray(0, list.length);
+      let values = list.values;
       if (list.length > cap) {
         const impact = list.impact(depths[p]);
         boundSum += Math.abs(w) * impact.restMax;
         commonSquares += w * w;
-        walked = impactOf(impact);
+        rows = impact.rows;
+        values = impact.values;
       }
-      const { rows, values, length } = walked;
-      if (this.touched.length < met + length) {
-        const grown = new Int32Array(Math.max(met + length, 2 * this.touched.length, 256));
-        grown.set(this.touched.subarray(0, met));
-        this.touched = grown;
-      }
-      const touched = this.touched;
-      for (let j = 0; j < length; j++) {
-        const r = rows[j];
-        if (marks[r] === 0) {
-          marks[r] = 1;
-          touched[met++] = r;
-        }
-        partial[r] += w * values[j];
-      }
+      for (let j = 0; j < rows.length; j++) partial[rows[j]] += w * values[j];
+      walkedRows.push(rows);
     }
     const commonBound = Math.min(boundSum, Math.sqrt(commonSquares));
-    // The best `rescore` + 1 partial scores: the extra one bounds every tool not rescored.
     const rescore = Math.max(rescoreRows, k);
-    const best = new TopK(rescore + 1, (row) => view.rowIds[row]!);
-    for (let i = 0; i < met; i++) {
-      const r = this.touched[i];
-      const s = partial[r];
-      partial[r] = 0;
-      marks[r] = 0;
-      if (view.rowIds[r] === undefined || !best.admits(s)) continue;
-      if (keep !== undefined && !keep(r)) continue;
-      best.push(s, r);
-    }
+    const best = this.bestPartials(view, walkedRows, keep, rescore);
     const wanted = Math.min(k, view.live);
-    if (best.size < wanted) return undefined;
-    const ordered = best.sorted();
-    // Each float32 partial score is off the float64 sum by at most one rounding per term added
-    // (each at most 2^-24 of a running sum whose terms' magnitudes add up to at most 1, rows and
-    // request being unit vectors): a slack of 2^-22 a term keeps the bound an upper bound.
+    if (best.met < wanted) return undefined;
     const slack = (dims.length + 1) * 2 ** -22;
-    const outside = (ordered.length > rescore ? Math.max(ordered[rescore][1], 0) : 0) + commonBound + slack;
+    const outside = Math.max(best.dropped, 0) + commonBound + slack;
     const weightOf = this.weightOf;
     for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = weights[p];
     const top = this.topK(view, k);
-    for (let i = 0; i < Math.min(rescore, ordered.length); i++) {
-      const row = ordered[i][0];
+    for (let i = 0; i < best.count; i++) {
+      const row = this.candRows[i];
       top.push(this.exact(view, row, weightOf), row);
     }
     for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = 0;
     return { top, proven: top.size === wanted && top.worstScore > outside };
+  }
+
+  /**
+   * The rows of best partial score after a walk, read back from the lists walked (so the work
+   * grows with the postings walked, not the tools): each row is taken once, its partial score
+   * zeroed as it is read (a row met again reads 0 and is skipped), dead rows and rows the filter
+   * drops left out. Kept in `candRows` (the best `n`, ties by the order met); `dropped` is the
+   * best partial score left out (-Infinity when none was), `met` the rows the filter kept. A
+   * buffer of 2n + 2 is cut back to the best n whenever it fills (a quickselect), so only rows
+   * above the n-th best so far are written.
+   */
+  private bestPartials(
+    view: SparseRowsView,
+    walkedRows: readonly Int32Array[],
+    keep: RowFilter | undefined,
+    n: number,
+  ): { count: number; dropped: number; met: number } {
+    const size = 2 * n + 2;
+    if (this.candRows.length < size) {
+      this.candRows = new Int32Array(size);
+      this.candValues = new Float32Array(size);
+      this.scratch = new Float32Array(size);
+    }
+    const { partial, candRows, candValues } = this;
+    const ids = view.rowIds;
+    let count = 0;
+    let dropped = Number.NEGATIVE_INFINITY;
+    let met = 0;
+    for (const rows of walkedRows) {
+      for (let j = 0; j < rows.length; j++) {
+        const r = rows[j];
+        const s = partial[r];
+        if (s === 0) continue;
+        partial[r] = 0;
+        if (ids[r] === undefined || (keep !== undefined && !keep(r))) continue;
+        met++;
+        if (s <= dropped) continue;
+        candRows[count] = r;
+        candValues[count++] = s;
+        if (count === size) {
+          dropped = this.keepBest(count, n);
+          count = n;
+        }
+      }
+    }
+    if (count > n) {
+      dropped = this.keepBest(count, n);
+      count = n;
+    }
+    return { count, dropped, met };
+  }
+
+  /** Keeps the best `n` of the first `count` candidates (ties: the first met) and returns the best left out. */
+  private keepBest(count: number, n: number): number {
+    const { candRows, candValues, scratch } = this;
+    scratch.set(candValues.subarray(0, count));
+    const cut = nthLargest(scratch, count, n);
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      if (candValues[i] > cut) {
+        candRows[kept] = candRows[i];
+        candValues[kept++] = candValues[i];
+      }
+    }
+    for (let i = 0; i < count && kept < n; i++) {
+      if (candValues[i] === cut) {
+        candRows[kept] = candRows[i];
+        candValues[kept++] = candValues[i];
+      }
+    }
+    return cut;
   }
 
   /** What a top-`k` search walks in the sparse layout (see {@link SearchCost}). */
@@ -485,52 +431,81 @@ export class SparseSearcher {
   }
 }
 
-function impactOf(top: Impact): { rows: Int32Array; values: Float32Array; length: number } {
-  return { rows: top.rows, values: top.values, length: top.rows.length };
-}
-
 /**
  * How deep to walk each common list of the request (its entries in order of decreasing
  * magnitude) so that about `budget` postings are walked on them in all: every posting whose
- * contribution |weight| x |value| is at least one threshold, the same for every list (found by
- * bisection). So the postings walked are those that add most to any score, whichever term they
- * belong to. Selective lists (at most `cap` entries) get 0: they are walked whole.
+ * contribution |weight| x |value| is at least one threshold, the same for every list. So the
+ * postings walked are those that add most to any score, whichever term they belong to.
+ * Selective lists (at most `cap` entries) get 0: they are walked whole.
+ *
+ * The threshold is found by bisection on a small table per list (its contributions at
+ * {@link PROBES}, read once), the depth between two probes taken by linear interpolation; the
+ * depths at that threshold are then exact (a binary search a list). Probing each list at every
+ * step of the bisection cost more than the rest of the pass's bookkeeping (docs/routing.md).
  */
 export function impactDepths(view: SparseRowsView, plan: QueryPlan, cap: number, budget: number): Int32Array {
   const { dims, weights } = plan;
   const depths = new Int32Array(dims.length);
-  const lists: Array<{ p: number; list: Postings; weight: number }> = [];
-  let high = 0;
+  const common: number[] = [];
   let total = 0;
   for (let p = 0; p < dims.length; p++) {
     const list = view.postings[dims[p]];
     if (list === undefined || list.length <= cap) continue;
-    const weight = Math.abs(weights[p]);
-    lists.push({ p, list, weight });
-    high = Math.max(high, weight * list.maxAbs);
+    common.push(p);
     total += list.length;
   }
   if (total <= budget) {
-    for (const { p, list } of lists) depths[p] = list.length;
+    for (const p of common) depths[p] = view.postings[dims[p]]!.length;
     return depths;
   }
-  const walkedAt = (threshold: number, write: boolean): number => {
+  // Per list: its contribution at each probe depth it reaches, then the next (0 past its end).
+  const width = PROBES.length + 1;
+  const table = new Float64Array(common.length * width);
+  const lengths = new Int32Array(common.length);
+  const counts = new Int32Array(common.length);
+  let high = 0;
+  common.forEach((p, i) => {
+    const list = view.postings[dims[p]]!;
+    const weight = Math.abs(weights[p]);
+    const probes = list.probes();
+    lengths[i] = list.length;
+    counts[i] = probes.length;
+    for (let q = 0; q < probes.length; q++) table[i * width + q] = weight * probes[q];
+    high = Math.max(high, table[i * width]);
+  });
+  // About how many postings of the common lists contribute at least `threshold`.
+  const approxWalked = (threshold: number): number => {
     let walked = 0;
-    for (const { p, list, weight } of lists) {
-      const n = weight > 0 ? list.depthAbove(threshold / weight) : 0;
-      if (write) depths[p] = n;
-      walked += n;
+    for (let i = 0; i < common.length; i++) {
+      const row = i * width;
+      // The first probe below the threshold (the row is non-increasing, 0 past the list's end).
+      let q = 0;
+      let end = counts[i];
+      while (q < end) {
+        const mid = (q + end) >> 1;
+        if (table[row + mid] >= threshold) q = mid + 1;
+        else end = mid;
+      }
+      if (q === 0) continue;
+      // Probes q - 1 reaches the threshold, probe q (or the list's end) does not.
+      const from = PROBES[q - 1];
+      const to = Math.min(q < PROBES.length ? PROBES[q] : lengths[i], lengths[i]);
+      const a = table[row + q - 1];
+      const b = table[row + q];
+      walked += from + 1 + (a > b ? ((to - from - 1) * (a - threshold)) / (a - b) : 0);
     }
     return walked;
   };
-  let low = 0;
-  // 16 halvings find the threshold to 1/65,536 of the largest contribution: close enough to the
-  // budget (the walk stays within it), at two thirds of the cost of 24.
-  for (let i = 0; i < 16; i++) {
-    const mid = (low + high) / 2;
-    if (walkedAt(mid, false) > budget) low = mid;
+  // On the threshold's logarithm: 12 halvings of 2^-30..1 of the largest contribution find it to 0.5%.
+  let low = high * 2 ** -30;
+  for (let i = 0; i < 12; i++) {
+    const mid = Math.sqrt(low * high);
+    if (approxWalked(mid) > budget) low = mid;
     else high = mid;
   }
-  walkedAt(high, true);
+  for (const p of common) {
+    const weight = Math.abs(weights[p]);
+    depths[p] = weight > 0 ? view.postings[dims[p]]!.depthAbove(high / weight) : 0;
+  }
   return depths;
 }

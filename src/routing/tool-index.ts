@@ -525,6 +525,8 @@ export class ToolIndex {
     for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
       await this.embedBatch(partition, state, cards.slice(start, start + EMBED_BATCH_CARDS));
     }
+    // The in-memory store's common posting lists in order now, not at the first searches.
+    this.sparseStore?.settle();
   }
 
   private async embedBatch(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {

@@ -115,3 +115,33 @@ export function scoreColumns(
     for (let row = 0; row < n; row++) scores[row] += w * data[base + row];
   }
 }
+
+/**
+ * The value of rank `n` (0 the largest) among the first `count` entries of `a`: a quickselect
+ * (Hoare partition, median of three), which reorders `a`.
+ */
+export function nthLargest(a: Float32Array, count: number, n: number): number {
+  let lo = 0;
+  let hi = count - 1;
+  while (hi > lo) {
+    const x = a[lo];
+    const y = a[(lo + hi) >> 1];
+    const z = a[hi];
+    const pivot = x > y ? (y > z ? y : x > z ? z : x) : x > z ? x : y > z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] > pivot) i++;
+      while (a[j] < pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i++] = a[j];
+        a[j--] = t;
+      }
+    }
+    if (n <= j) hi = j;
+    else if (n >= i) lo = i;
+    else return a[n];
+  }
+  return a[n];
+}
