@@ -480,9 +480,9 @@ export class InMemoryVectorIndex extends VectorStore {
     return this.searcher.cost(this.view, plan, hits.length > 0 ? hits[hits.length - 1][1] : 0);
   }
 
-  /** Orders the lists the candidate pass walks in part now (`whole`: every one; see `SparseSearcher.prepare`). */
+  /** Orders the lists the candidate pass walks in part now (`whole`: every one; see `SparseSearcher.settle`). */
   settle(whole = true): void {
-    if (this.current === "sparse") this.searcher.prepare(this.view, whole);
+    if (this.current === "sparse") this.searcher.settle(this.view, whole);
   }
 
   /** The query's plan, checked against the index's dimension. */

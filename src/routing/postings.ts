@@ -18,9 +18,10 @@ export class Postings {
   values: Float32Array = EMPTY_VALUES;
   length = 0;
   maxAbs = 0;
-  /** True while the entries are in order of decreasing magnitude (ties by the order they came). */
-  private ordered = true;
-  /** How many leading entries are in order (all of them while `ordered`). */
+  /**
+   * How many leading entries are in order of decreasing magnitude (ties by the order they came):
+   * the whole list while pushes keep the order; a push that breaks it leaves it where it was.
+   */
   private prefix = 0;
   /** {@link probes} as taken when the list held `probedAt` entries. */
   private probed = EMPTY_VALUES;
@@ -31,7 +32,7 @@ export class Postings {
    * it out of order) and the largest magnitude of the others.
    */
   impact(size: number): Impact {
-    if (!this.ordered) this.order();
+    this.settle(true);
     const m = Math.min(size, this.length);
     return {
       rows: this.rows.subarray(0, m),
@@ -45,7 +46,7 @@ export class Postings {
    * kept until the next push, so a search reads a few bytes a list instead of a cache line a probe.
    */
   probes(): Float32Array {
-    if (!this.ordered) this.order();
+    this.settle(true);
     if (this.probedAt !== this.length) {
       let n = 0;
       while (n < PROBES.length && PROBES[n] < this.length) n++;
@@ -58,23 +59,20 @@ export class Postings {
   }
 
   /**
-   * Puts the list in order now when the entries pushed out of order since it was last ordered
-   * are at least a quarter of those in order (see {@link SparseSearcher.prepare}): each entry is
-   * then copied a bounded number of times however the list grew (a few at a time or in bulk),
-   * and a search that meets a list left with a shorter tail merges it in (a copy, not a sort).
+   * Puts the list in order now: with `whole`, whatever is out of order; without, only when the
+   * entries pushed out of order are at least a quarter of those in order (what the index does
+   * after every write, `SparseSearcher.settle`): each entry is then copied a bounded number of
+   * times however the list grew (a few at a time or in bulk), and a search that meets a shorter
+   * tail merges it in (a copy, not a sort).
    */
-  settle(): void {
-    if (!this.ordered && 4 * (this.length - this.prefix) >= this.prefix) this.order();
-  }
-
-  /** Puts the list in order now, whatever its tail (see `InMemoryVectorIndex.settle`). */
-  prepare(): void {
-    if (!this.ordered) this.order();
+  settle(whole = false): void {
+    const tail = this.length - this.prefix;
+    if (tail > 0 && (whole || 4 * tail >= this.prefix)) this.order();
   }
 
   /** How many entries have a magnitude of at least `magnitude` (binary search on the ordered list). */
   depthAbove(magnitude: number): number {
-    if (!this.ordered) this.order();
+    this.settle(true);
     let lo = 0;
     let hi = this.length;
     while (lo < hi) {
@@ -108,16 +106,13 @@ export class Postings {
     }
     this.rows = rows;
     this.values = values;
-    this.ordered = true;
     this.prefix = n;
   }
 
   push(row: number, value: number): void {
     const magnitude = Math.abs(value);
-    if (this.ordered && this.length > 0 && magnitude > Math.abs(this.values[this.length - 1])) {
-      this.ordered = false;
-      this.prefix = this.length;
-    }
+    const inOrder = this.length === 0 || magnitude <= Math.abs(this.values[this.length - 1]);
+    if (this.prefix === this.length && inOrder) this.prefix++;
     if (magnitude > this.maxAbs) this.maxAbs = magnitude;
     if (this.length === this.rows.length) {
       const size = Math.max(4, this.rows.length + (this.rows.length >> 1));

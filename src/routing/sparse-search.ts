@@ -224,15 +224,11 @@ export class SparseSearcher {
    * shorter tail is merged in by the first search that walks the list (a copy, not a sort), or
    * now, with `whole` (when a bulk write is over: see `InMemoryVectorIndex.settle`).
    */
-  prepare(view: SparseRowsView, whole = false): void {
+  settle(view: SparseRowsView, whole = false): void {
     const options = this.options;
     if (options === undefined) return;
     const cap = this.cap(view, options);
-    for (const list of view.postings) {
-      if (list === undefined || list.length <= cap) continue;
-      if (whole) list.prepare();
-      else list.settle();
-    }
+    for (const list of view.postings) if (list !== undefined && list.length > cap) list.settle(whole);
   }
 
   private cap(view: SparseRowsView, options: Readonly<Required<FirstPassOptions>>): number {
