@@ -14,7 +14,6 @@
  *
  * Run alone with `npx tsx bench/cache.ts`.
  */
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
@@ -33,6 +32,7 @@ import { createSearchToolsTool } from "../src/serve/search-tools.js";
 import type { SearchToolsArtifact } from "../src/serve/tool-set.js";
 import { TurnServer } from "../src/serve/turn-server.js";
 import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../fixtures/seeking-model.js";
+import { readJsonl as readJsonlFile } from "./jsonl.js";
 
 const THREADS = 12;
 const TURNS = 6;
@@ -182,12 +182,7 @@ async function runMode(mode: Mode, count: (text: string) => number): Promise<Mod
 const dataDir =
   process.env.METATOOL_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
-function readJsonl<T>(file: string): T[] {
-  return readFileSync(path.join(dataDir, file), "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as T);
-}
+const readJsonl = <T>(file: string): T[] => readJsonlFile<T>(path.join(dataDir, file));
 
 /** MetaTool eval fold 1: search_tools' top-1 and the router's, over one index in the caller's partition. */
 async function metaTool(): Promise<{ searchToolsTop1: number; routerTop1: number; requests: number; same: number }> {

@@ -4,7 +4,7 @@
  *
  * Run alone with `npx tsx bench/embeddings.ts`; `benchEmbeddings()` returns the markdown section.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Document } from "@langchain/core/documents";
@@ -30,6 +30,7 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { registerTools } from "../src/learn/register.js";
 import { ToolIndex, type ToolIndexOptions } from "../src/routing/tool-index.js";
 import { seededRandom } from "../src/internal.js";
+import { readJsonl } from "./jsonl.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");
@@ -46,13 +47,6 @@ interface MetaToolQuery {
   expect: string[];
   source: "single" | "multi" | "negative";
   fold: number;
-}
-
-function readJsonl<T>(file: string): T[] {
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as T);
 }
 
 type ToolText = "description" | "description_for_model" | "both";

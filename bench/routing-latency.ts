@@ -5,7 +5,6 @@
  *
  * Run alone with `npx tsx bench/routing-latency.ts`; `benchRoutingLatency()` returns the markdown.
  */
-import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +24,7 @@ import { registerTools } from "../src/learn/register.js";
 import { ToolIndex } from "../src/routing/tool-index.js";
 import { ToolRouter } from "../src/routing/router.js";
 import { millionRow, type MillionRow } from "./routing-million.js";
+import { readJsonl as readJsonlFile } from "./jsonl.js";
 
 const SYLLABLES = [
   "ka",
@@ -104,12 +104,7 @@ export function workload(n: number, seed: number): Workload {
 const METATOOL =
   process.env.METATOOL_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
-function readJsonl<T>(file: string): T[] {
-  return readFileSync(path.join(METATOOL, file), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as T);
-}
+const readJsonl = <T>(file: string): T[] => readJsonlFile<T>(path.join(METATOOL, file));
 
 /**
  * Tools written in real words: each draws 12-31 words from the running text of MetaTool's tool

@@ -4,7 +4,6 @@
  * (never learned from), and the references for choosing examples (issue 21). Run alone with
  * `npx tsx bench/simulation.ts`.
  */
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { InMemoryStore } from "@langchain/langgraph";
@@ -22,15 +21,11 @@ import { cardWords } from "../src/ledger/cards.js";
 import { gateLesson } from "../src/learn/vet-lines.js";
 import { maskRequest } from "../src/text/mask.js";
 import { intersects } from "../src/text/tokenize.js";
+import { readJsonl as readJsonlFile } from "./jsonl.js";
 
 const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../shared/data/metatool");
 
-function readJsonl<T>(file: string): T[] {
-  return readFileSync(path.join(dataDir, file), "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as T);
-}
+const readJsonl = <T>(file: string): T[] => readJsonlFile<T>(path.join(dataDir, file));
 
 export async function runMetaToolSimulation(
   options: { shuffleSeed?: number; k?: number; cycles?: number; center?: number; evalFold?: number } = {},

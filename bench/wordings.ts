@@ -8,7 +8,7 @@
  * Run alone with `npx tsx bench/wordings.ts`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,7 @@ import { Ledger } from "../src/ledger/ledger.js";
 import { registerTools } from "../src/learn/register.js";
 import { routingPreset, type RoutingPresetName } from "../src/routing/presets.js";
 import { ToolIndex } from "../src/routing/tool-index.js";
+import { readJsonl } from "./jsonl.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dataDir = path.resolve(repoRoot, "../shared/data/metatool");
@@ -34,12 +35,6 @@ interface Row {
   p50Ms: number;
   p95Ms: number;
 }
-
-const readJsonl = <T>(file: string): T[] =>
-  readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as T);
 
 /** In a child: one preset's figures. */
 async function measure(preset: RoutingPresetName): Promise<Row> {
