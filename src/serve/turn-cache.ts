@@ -7,6 +7,11 @@
  * changed rule or guideline changes the key: the next turn routes or renders again. Bounded: the
  * least recently used entry goes first.
  *
+ * It also keeps the lessons a turn read (cards, settings, rules, guidelines of the tools sent) under
+ * the stamp taken before the read, for a ledger whose every write is counted in this process
+ * (`ledger/lessons-stamp.ts`): a turn whose stamp is unchanged reads nothing. Over any other
+ * store there is no stamp, and every turn reads.
+ *
  * Request and rule text is held in memory only, as serving holds it while it works; nothing here
  * is stored or logged. It also keeps which request texts held no edict sentence, so an unchanged
  * request is not searched for edicts again.
@@ -40,9 +45,17 @@ export interface RenderInputs {
 
 const SEP = "\u0000";
 
-/** One adapter's routed sets and renders, each map bounded to {@link KEPT_ENTRIES}. */
-export class TurnCache {
+/** Lessons read under a stamp, from one ledger. */
+interface KeptRead<T> {
+  ledger: object;
+  stamp: string;
+  read: T;
+}
+
+/** One adapter's routed sets, lessons read and renders, each map bounded to {@link KEPT_ENTRIES}. */
+export class TurnCache<Read = unknown> {
   private readonly routes = new Map<string, RoutedTools>();
+  private readonly reads = new Map<string, KeptRead<Read>>();
   private readonly renders = new Map<string, Rendered>();
   /** Request texts searched for edicts that held none (the search is pure: the same text, the same answer). */
   private readonly noEdicts = new Map<string, true>();
@@ -50,6 +63,11 @@ export class TurnCache {
   /** The key of a routed set: the same key, the same routing (the index unchanged since). */
   static routeKey(partition: string, revision: number, k: number, sticky: readonly string[], request: string): string {
     return [partition, revision, k, sticky.join(","), request].join(SEP);
+  }
+
+  /** The key of the lessons read for a turn: the partition, the tools sent, whether the block is read. */
+  static readKey(partition: string, sent: readonly string[], lessons: boolean): string {
+    return [partition, lessons ? 1 : 0, sent.join(",")].join(SEP);
   }
 
   /** The key of a render: card versions, and the rules, guidelines and retrieved rules as rendered. */
@@ -72,6 +90,17 @@ export class TurnCache {
   /** Keep a routed set (one that routing chose; a skipped routing is never kept). */
   keepRoute(key: string, routed: RoutedTools): void {
     keep(this.routes, key, routed);
+  }
+
+  /** The lessons kept under `key` when they were read from `ledger` under `stamp`, if any. */
+  read(key: string, ledger: object, stamp: string): Read | undefined {
+    const kept = touch(this.reads, key);
+    return kept && kept.ledger === ledger && kept.stamp === stamp ? kept.read : undefined;
+  }
+
+  /** Keep the lessons read from `ledger` under `stamp` (the stamp taken before the read). */
+  keepRead(key: string, ledger: object, stamp: string, read: Read): void {
+    keep(this.reads, key, { ledger, stamp, read });
   }
 
   /** Whether `text` was searched for edicts before and held none. */

@@ -6,16 +6,19 @@
  * {@link TurnServer.serve} and only adapt its input and output.
  *
  * Nothing the server already has is computed again ({@link TurnCache}): an unchanged request in a
- * partition whose index did not change is not routed again, and a block whose cards, rules and
- * guidelines did not change is not rendered again. An adapter that resolved the caller for the run
+ * partition whose index did not change is not routed again, the lessons of a partition no write
+ * changed are not read again (over a store only this process writes), and a block whose cards,
+ * rules and guidelines did not change is not rendered again. An adapter that resolved the caller for the run
  * already passes it (`ServeInput.partition`), so it is resolved once.
  *
  * One failure policy: every store, index or model call waits at most what is left of the turn's
  * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
  * and the turn goes on with what was already read: every tool and no block at worst.
  */
+import type { BaseStore } from "@langchain/langgraph";
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { lessonsWrites, writtenOnlyHere } from "../ledger/lessons-stamp.js";
 import { queueRoutes } from "../ledger/route-queue.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
@@ -24,7 +27,7 @@ import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
-import { isUnscoped, type Rule } from "../rules/model.js";
+import { isUnscoped, type Rule, SHARED_SCOPE } from "../rules/model.js";
 import { bindingRules, recordEdicts } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { ServeBackends } from "./backends.js";
@@ -66,7 +69,7 @@ export class TurnServer {
   readonly reporter: FailureReporter;
   readonly backends: ServeBackends;
   /** The routed sets and renders kept between turns. */
-  readonly cache = new TurnCache();
+  readonly cache = new TurnCache<Read>();
 
   constructor(options: ServeOptions = {}) {
     this.options = options;
@@ -212,12 +215,7 @@ export class TurnServer {
         },
       );
     }
-    const read = async (): Promise<Read | undefined> => {
-      if (!ledger) return undefined;
-      const got = await budget.step("ledger_read", () => readLessons(ledger, partition, sent, input.lessons !== false));
-      return got.ok ? got.value : undefined;
-    };
-    const lessons = await read();
+    const lessons = ledger ? await this.read(budget, ledger, partition, sent, input.lessons !== false) : undefined;
     const retrieved: BlockRule[] = [];
     // Rules retrieved for each request would change the block every turn: a kept thread goes without them.
     if (ledger && lessons && !input.kept && lessons.rules.some((r) => r.priority === "normal")) {
@@ -240,10 +238,11 @@ export class TurnServer {
       requestId,
       routing,
       tools: routing ? sent : undefined,
-      cards: lessons?.cards ?? [],
+      // Copies: what was read may be kept for later turns (see `read`).
+      cards: [...(lessons?.cards ?? [])],
       shownCards: [...shown],
-      rules: lessons?.rules ?? [],
-      guidelines: lessons?.guidelines ?? [],
+      rules: [...(lessons?.rules ?? [])],
+      guidelines: [...(lessons?.guidelines ?? [])],
       retrieved,
       block: { ...block, cut: [...block.cut] },
       failed: [...budget.failed],
@@ -266,6 +265,25 @@ export class TurnServer {
       this.cache.keepRoute(key, routed);
     }
     return routed;
+  }
+
+  /** The lessons of the tools sent: kept from an earlier turn when no write changed them since, else read. */
+  private async read(
+    budget: TurnBudget,
+    ledger: Ledger,
+    partition: string,
+    sent: readonly string[],
+    withBlock: boolean,
+  ): Promise<Read | undefined> {
+    // Taken before the read: a write that settles during it changes the stamp, so the next turn reads again.
+    const stamp = lessonsStamp(ledger.store, partition);
+    const key = TurnCache.readKey(partition, sent, withBlock);
+    const kept = stamp === undefined ? undefined : this.cache.read(key, ledger, stamp);
+    if (kept) return kept;
+    const got = await budget.step("ledger_read", () => readLessons(ledger, partition, sent, withBlock));
+    if (!got.ok) return undefined;
+    if (stamp !== undefined) this.cache.keepRead(key, ledger, stamp, got.value);
+    return got.value;
   }
 
   /** The routed set kept for this request over the partition's index as it is now, if any. */
@@ -314,6 +332,16 @@ function withAlways(routed: RoutedTools, always: readonly string[], names: reado
   const added = always.filter((t) => (names.length === 0 || names.includes(t)) && !routed.tools.includes(t));
   if (added.length === 0) return routed;
   return { ...routed, always: [...routed.always, ...added], tools: [...routed.tools, ...added] };
+}
+
+/**
+ * What the lessons of a partition are stamped with: this process's count of the writes to it and
+ * to the shared scope (whose rules bind it too), or `undefined` over a store other processes may
+ * write (then every turn reads).
+ */
+function lessonsStamp(store: BaseStore, partition: string): string | undefined {
+  if (!writtenOnlyHere(store)) return undefined;
+  return `${lessonsWrites(store, partition)}:${lessonsWrites(store, SHARED_SCOPE)}`;
 }
 
 /** Cards, settings, rules and guidelines of the tools sent, read in parallel (cards only without `lessons`). */

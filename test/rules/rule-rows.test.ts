@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type BaseStore, InMemoryStore, type Item, type Operation, type OperationResults } from "@langchain/langgraph";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { ruleId, rulesWriteVersion } from "../../src/ledger/collections/rules.js";
+import { ruleId } from "../../src/ledger/collections/rules.js";
 import { DEFAULT_NAMESPACE_ROOT, encodeLabel } from "../../src/ledger/keys.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
@@ -164,26 +164,5 @@ describe("rules in a store that reports no row times", () => {
     const again = await ledger.putRule("p", { ...base, tool: "send_email", rule: "Never email Sarah." });
     expect(again.createdAt).toBe(first.createdAt);
     expect(again.updatedAt).toBeGreaterThan(first.updatedAt);
-  });
-});
-
-describe("rulesWriteVersion", () => {
-  it("counts this process's rule writes per store and partition: put, delete, move (both ends)", async () => {
-    const store = new InMemoryStore();
-    const ledger = new Ledger(store);
-    const other = new Ledger(store, { namespaceRoot: "other-root" });
-    expect(rulesWriteVersion(store, "u:alice")).toBe(0);
-    const rule = await ledger.putRule("u:alice", { ...base, tool: "send_email", rule: "Never email Sarah." });
-    expect(rulesWriteVersion(store, "u:alice")).toBe(1);
-    expect(rulesWriteVersion(store, "u:bob")).toBe(0);
-    expect(rulesWriteVersion(new InMemoryStore(), "u:alice")).toBe(0);
-    await ledger.moveRule("u:alice", rule.id, "u:carol");
-    expect([rulesWriteVersion(store, "u:alice"), rulesWriteVersion(store, "u:carol")]).toEqual([2, 1]);
-    expect(await ledger.deleteRule("u:carol", rule.id)).toBe(true);
-    expect(await ledger.deleteRule("u:carol", rule.id)).toBe(false);
-    expect(rulesWriteVersion(store, "u:carol")).toBe(2);
-    // Another ledger over the same store: over-counting costs at most a re-render.
-    await other.putRule("u:alice", { ...base, tool: "send_email", rule: "Never email Tom." });
-    expect(rulesWriteVersion(store, "u:alice")).toBe(3);
   });
 });

@@ -6,11 +6,15 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import { HumanMessage } from "@langchain/core/messages";
-import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BaseStore, InMemoryStore, MemorySaver, type Operation } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
 import { Ledger } from "../../src/ledger/ledger.js";
+import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { putRule } from "../../src/rules/store.js";
 import { TurnServer } from "../../src/serve/turn-server.js";
 import { DeskModel, deskTools } from "../graph/desk.js";
@@ -99,6 +103,91 @@ describe("TurnServer.serve", () => {
     expect(await ledger.listPartitions()).toEqual([]);
     expect(failures).toHaveLength(1);
     expect(JSON.stringify(failures[0]) + String(failures[0].error)).not.toContain("Margaret");
+  });
+});
+
+/** Counts the store reads of the collections a turn's lessons come from (cards, rules, settings, guidelines). */
+function countLessonReads(store: BaseStore): { reads: number } {
+  const seen = { reads: 0 };
+  const batch = store.batch.bind(store);
+  store.batch = (async (operations: Operation[]) => {
+    for (const op of operations) {
+      const ns = "namespace" in op ? op.namespace : "namespacePrefix" in op ? op.namespacePrefix : [];
+      const lessons = ["cards", "rules", "settings", "guidelines"].includes(String(ns[2]));
+      if (lessons && !("value" in op)) seen.reads += 1;
+    }
+    return batch(operations);
+  }) as BaseStore["batch"];
+  return seen;
+}
+
+describe("the lessons a turn reads", () => {
+  const ask = (server: TurnServer, text: string, thread: string) =>
+    server.serve({ messages: [new HumanMessage(text)], tools: deskTools() }, config(thread));
+
+  it("in memory: read once while no write changes them, read again after any write, from any ledger or scope", async () => {
+    const store = new InMemoryStore();
+    const seen = countLessonReads(store);
+    const ledger = new Ledger(store);
+    const server = new TurnServer({ ledger, maxTools: 2, captureEdicts: false });
+    const first = await ask(server, "Where is order ORD-123456?", "r-1");
+    const reads = seen.reads;
+    expect(reads).toBeGreaterThan(0);
+    const again = await ask(server, "Where is order ORD-123456?", "r-2");
+    expect(seen.reads).toBe(reads);
+    expect(again.tools).toEqual(first.tools);
+    expect(again.block.text).toBe(first.block.text);
+
+    // A rule written by another ledger over the same store shows on the next turn.
+    await putRule(
+      new Ledger(store),
+      { tool: "lookup_order", rule: "Never read out a card number.", priority: "critical", source: "user_explicit" },
+      { partition: "u:ann" },
+    );
+    const ruled = await ask(server, "Where is order ORD-123456?", "r-3");
+    expect(seen.reads).toBeGreaterThan(reads);
+    expect(ruled.block.text).toContain("Never read out a card number.");
+
+    // A shared rule binds every partition: it shows too.
+    await putRule(
+      ledger,
+      { tool: "lookup_order", rule: "Never quote a delivery date.", priority: "critical", source: "programmatic" },
+      { partition: "u:ann", scope: "shared" },
+    );
+    expect((await ask(server, "Where is order ORD-123456?", "r-4")).block.text).toContain(
+      "Never quote a delivery date.",
+    );
+
+    // A learned note on a card shows on the next turn.
+    const card = (await ledger.getCard("u:ann", "lookup_order"))!;
+    await ledger.putCard({
+      ...card,
+      learned: { ...card.learned, notes: [{ text: "order_id must look like ORD-######.", revisionId: "rev_t" }] },
+    });
+    const noted = await ask(server, "Where is order ORD-123456?", "r-5");
+    expect(noted.shownCards.find((c) => c.name === "lookup_order")?.learned.notes).toHaveLength(1);
+  });
+
+  it("over a store another process may write (SQLite): read on every turn", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tl-serve-"));
+    const store = await SqliteStore.open(join(dir, "ledger.db"));
+    try {
+      const seen = countLessonReads(store);
+      const server = new TurnServer({ ledger: new Ledger(store), maxTools: 2, captureEdicts: false });
+      // The first turn also registers the tools; the later ones only read the lessons, each time.
+      await ask(server, "Where is order ORD-123456?", "q-1");
+      const perTurn: number[] = [];
+      for (const thread of ["q-2", "q-3"]) {
+        const before = seen.reads;
+        await ask(server, "Where is order ORD-123456?", thread);
+        perTurn.push(seen.reads - before);
+      }
+      expect(perTurn[0]).toBeGreaterThan(0);
+      expect(perTurn[1]).toBe(perTurn[0]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import { type CasFailure, casField, compareAndSet } from "../cas.js";
 import type { Revision, RevisionStatus, ToolCard } from "../schema.js";
 import type { CardRows } from "./card-rows.js";
 import { type RevisionClaim, RevisionRows } from "./revisions.js";
+import { countingLessonsWrite } from "../lessons-stamp.js";
 import { type LedgerContext, namespaceOf } from "./store-io.js";
 
 export type { RevisionClaim } from "./revisions.js";
@@ -68,7 +69,8 @@ export async function commit(
   if (writes.length === 0) return saved;
   // Revision and claim checks first: when both fail, the conflict names the operator who won.
   const checks = [...revisionChecks, ...cardChecks];
-  const outcome = await compareAndSet(ctx.store, checks, writes);
+  const set = () => compareAndSet(ctx.store, checks, writes);
+  const outcome = saved.length > 0 ? await countingLessonsWrite(ctx.store, [partition], set) : await set();
   if (!outcome.ok) throw conflict(collections.revisions, partition, checks, outcome.failed);
   return saved;
 }

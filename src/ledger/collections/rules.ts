@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import type { BaseStore, Item } from "@langchain/langgraph";
+import type { Item } from "@langchain/langgraph";
 import { InvalidInput } from "../../errors.js";
+import { countingLessonsWrite } from "../lessons-stamp.js";
 import { type Rule, type RulePriority, RulePrioritySchema, RuleSchema, SCHEMA_VERSION } from "../schema.js";
 import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem } from "./store-io.js";
 
@@ -57,34 +58,6 @@ export function compareRules(a: Rule, b: Rule): number {
   );
 }
 
-/** Per store, per partition: how many rule writes this process has made (see {@link rulesWriteVersion}). */
-const WRITE_VERSIONS = new WeakMap<BaseStore, Map<string, number>>();
-
-/**
- * How many rule writes (put, delete, move, in or out) this process has made to a partition of
- * this store, through any ledger over it. A cheap stamp: when it has not moved, no rule of the
- * partition was written here since it was read (other processes' writes are seen by the rows'
- * `updatedAt` and count instead). Counted per store and partition, whatever the namespace root:
- * two ledgers with different roots over one store bump each other's count, which costs at most a
- * needless re-render.
- */
-export function rulesWriteVersion(store: BaseStore, partition: string): number {
-  return WRITE_VERSIONS.get(store)?.get(partition) ?? 0;
-}
-
-/**
- * Count a rule write to the partition once the store call is over (also when it failed: it may
- * have written), so a read that saw the old rows was stamped with the old count.
- */
-function bumpWriteVersion(store: BaseStore, partition: string): void {
-  let versions = WRITE_VERSIONS.get(store);
-  if (!versions) {
-    versions = new Map();
-    WRITE_VERSIONS.set(store, versions);
-  }
-  versions.set(partition, (versions.get(partition) ?? 0) + 1);
-}
-
 /**
  * Tool-scoped rules (`tool` is `"*"` for an unscoped one).
  *
@@ -103,8 +76,8 @@ function bumpWriteVersion(store: BaseStore, partition: string): void {
  *   (`InvalidInput`), writing nothing;
  * - listed by priority, then the most recently updated first;
  * - never pruned; deleted only by `deleteRule` (or moved by `moveRule`);
- * - every write (put, delete, move) bumps the partition's {@link rulesWriteVersion} once the
- *   store call is over (a move bumps both partitions), so a cached block can tell it is stale;
+ * - every write (put, delete, move) is counted in the partition's `lessonsWrites` once the
+ *   store call is over (a move in both partitions), so a cached block can tell it is stale;
  * - a corrupt row is skipped (left out of a listing, `null` from `getRule`), counted in
  *   `skippedRows` and warned about; an upsert under its id replaces it.
  */
@@ -133,11 +106,7 @@ export class RuleRows {
     };
     const rule = checked(RuleSchema, next, `a rule for "${input.tool}"`);
     const ns = namespaceOf(this.ctx, partition, "rules");
-    try {
-      await this.ctx.store.put(ns, id, rule, false);
-    } finally {
-      bumpWriteVersion(this.ctx.store, partition);
-    }
+    await countingLessonsWrite(this.ctx.store, [partition], () => this.ctx.store.put(ns, id, rule, false));
     return (await this.get(partition, id)) ?? rule;
   }
 
@@ -161,13 +130,7 @@ export class RuleRows {
   async delete(partition: string, id: string): Promise<boolean> {
     const ns = namespaceOf(this.ctx, partition, "rules");
     const existed = (await this.ctx.store.get(ns, id)) !== null;
-    if (existed) {
-      try {
-        await this.ctx.store.delete(ns, id);
-      } finally {
-        bumpWriteVersion(this.ctx.store, partition);
-      }
-    }
+    if (existed) await countingLessonsWrite(this.ctx.store, [partition], () => this.ctx.store.delete(ns, id));
     return existed;
   }
 
@@ -189,15 +152,12 @@ export class RuleRows {
       { ...rule, ...changes, partition: to, createdAt: existing?.createdAt ?? now, updatedAt: now },
       `the rule ${id}`,
     );
-    try {
-      await this.ctx.store.batch([
+    await countingLessonsWrite(this.ctx.store, [to, from], () =>
+      this.ctx.store.batch([
         { namespace: namespaceOf(this.ctx, to, "rules"), key: id, value: moved, index: false },
         { namespace: namespaceOf(this.ctx, from, "rules"), key: id, value: null },
-      ]);
-    } finally {
-      bumpWriteVersion(this.ctx.store, to);
-      bumpWriteVersion(this.ctx.store, from);
-    }
+      ]),
+    );
     return (await this.get(to, id)) ?? moved;
   }
 

@@ -1,4 +1,5 @@
 import { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput } from "../../settings.js";
+import { countingLessonsWrite } from "../lessons-stamp.js";
 import { type LedgerContext, namespaceOf } from "./store-io.js";
 
 /**
@@ -43,7 +44,9 @@ export class SettingsRow {
    */
   async configure(partition: string, input: SettingsInput): Promise<Settings> {
     const settings = parseSettings(input, await this.get(partition));
-    await this.ctx.store.put(namespaceOf(this.ctx, partition, "settings"), "current", settings);
+    await countingLessonsWrite(this.ctx.store, [partition], () =>
+      this.ctx.store.put(namespaceOf(this.ctx, partition, "settings"), "current", settings),
+    );
     this.cache.set(partition, settings);
     return settings;
   }

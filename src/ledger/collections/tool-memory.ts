@@ -1,6 +1,7 @@
 import type { Item } from "@langchain/langgraph";
 import { sortById } from "../../internal.js";
 import { decodeLabel } from "../keys.js";
+import { countingLessonsWrite } from "../lessons-stamp.js";
 import {
   type EvaluatedCall,
   EvaluatedCallSchema,
@@ -114,7 +115,9 @@ export class ToolMemoryRows {
       { ...state, v: SCHEMA_VERSION, updatedAt: Date.now() },
       `the memory state of "${state.tool}"`,
     );
-    await this.ctx.store.batch([putOp(this.ctx, row.partition, "guidelines", row.tool, row)]);
+    await countingLessonsWrite(this.ctx.store, [row.partition], () =>
+      this.ctx.store.batch([putOp(this.ctx, row.partition, "guidelines", row.tool, row)]),
+    );
     return row;
   }
 }
