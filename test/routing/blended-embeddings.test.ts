@@ -68,6 +68,44 @@ describe("BlendedEmbeddings", () => {
     expect(await blended.embedQuery(a)).toEqual(va);
   });
 
+  it("with `center`, fitted on a partition's texts: the other parts' shared direction is taken off", async () => {
+    // Every word shares one direction (as averaged word vectors do): unrelated texts look alike.
+    const coned: WordVectorTable = {
+      dimension: 3,
+      get: (word) =>
+        (({ film: [1, 0, 2], movie: [0.9, 0.1, 2], bank: [0, 1, 2], loan: [0.1, 0.9, 2] }) as Record<string, number[]>)[
+          word
+        ],
+    };
+    const semantic = new SemanticWordEmbeddings({ table: coned });
+    const texts = ["film", "movie", "bank", "loan"];
+    const plain = new BlendedEmbeddings({ parts: [{ embeddings: semantic, weight: 1 }] });
+    expect(plain.fitsPerPartition).toBe(false);
+    const [pf, pb] = await plain.fittedOn(texts).embedDocuments(["film", "bank"]);
+    expect(dot(pf, pb)).toBeGreaterThan(0.7);
+
+    const centred = new BlendedEmbeddings({ parts: [{ embeddings: semantic, weight: 1 }], center: true });
+    expect(centred.fitsPerPartition).toBe(true);
+    const fitted = centred.fittedOn(texts);
+    const [film, movie, bank] = await fitted.embedDocuments(["film", "movie", "bank"]);
+    expect(dot(film, bank)).toBeLessThan(0);
+    expect(dot(film, movie)).toBeGreaterThan(0.9);
+    expect(Math.hypot(...film)).toBeCloseTo(1, 6);
+    expect(await fitted.embedQuery("film")).toEqual(film);
+    // A lexical part is fitted, not centred; the instance itself is unchanged.
+    const both = new BlendedEmbeddings({
+      parts: [
+        { embeddings: new LexicalEmbeddings({ dimension: 64 }), weight: 1 },
+        { embeddings: semantic, weight: 1 },
+      ],
+      center: true,
+    });
+    const lexicalPart = both.fittedOn(texts).parts[0].embeddings;
+    expect(lexicalPart).toBeInstanceOf(LexicalEmbeddings);
+    expect((lexicalPart as LexicalEmbeddings).isFitted).toBe(true);
+    expect((both.parts[0].embeddings as LexicalEmbeddings).isFitted).toBe(false);
+  });
+
   it("refuses no parts and non-positive weights", () => {
     expect(() => new BlendedEmbeddings({ parts: [] })).toThrow(InvalidInput);
     expect(() => new BlendedEmbeddings({ parts: [{ embeddings: new LexicalEmbeddings(), weight: 0 }] })).toThrow(

@@ -117,11 +117,18 @@ describe("sentenceEncoderRouting (the lexical + sentence encoder preset)", () =>
       },
       { expectVersion: card.version },
     );
+    // Centred on request (the mean is taken over each tool's whole routing text, examples joined).
+    const centred = sentenceEncoderRouting({ encoder: { load: async () => fakeEncoder() }, center: true });
+    expect(centred.embeddings.center).toBe(true);
+    expect((await new ToolIndex({ ledger, ...centred }).route("p", "a movie tonight", { k: 1 }))[0].tool).toBe(
+      "showtimes",
+    );
     const preset = sentenceEncoderRouting({ encoder: { load: async () => model } });
+    expect(preset.embeddings.center).toBe(false);
     const index = new ToolIndex({ ledger, ...preset });
     const [first] = await index.route("p", "a movie tonight", { k: 1 });
     expect(first.tool).toBe("showtimes");
-    // Each example was its own text to the encoder, never the two joined.
+    // The vectors: each example was its own text to the encoder, never the two joined.
     const asked = model.texts.flat();
     expect(asked).toContain("where is my package");
     expect(asked).toContain("has the package shipped");
