@@ -68,7 +68,7 @@ export class TurnServer {
   /** Hears every failure of serving (stage `"serve"`), once per kind. */
   readonly reporter: FailureReporter;
   readonly backends: ServeBackends;
-  /** The routed sets and renders kept between turns. */
+  /** The routed sets, lessons read and renders kept between turns. */
   readonly cache = new TurnCache<Read>();
 
   constructor(options: ServeOptions = {}) {

@@ -1,10 +1,10 @@
 import type { PutOperation } from "@langchain/langgraph";
 import { RevisionConflict } from "../../errors.js";
 import { type CasFailure, casField, compareAndSet } from "../cas.js";
+import { countingLessonsWrite } from "../lessons-stamp.js";
 import type { Revision, RevisionStatus, ToolCard } from "../schema.js";
 import type { CardRows } from "./card-rows.js";
 import { type RevisionClaim, RevisionRows } from "./revisions.js";
-import { countingLessonsWrite } from "../lessons-stamp.js";
 import { type LedgerContext, namespaceOf } from "./store-io.js";
 
 export type { RevisionClaim } from "./revisions.js";
