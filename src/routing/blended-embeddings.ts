@@ -5,6 +5,8 @@
  */
 import { Embeddings, type EmbeddingsInterface } from "@langchain/core/embeddings";
 import { InvalidInput } from "../errors.js";
+import { norm } from "../internal.js";
+import { addToMean, centered } from "./card-vectors.js";
 import { LexicalEmbeddings } from "./lexical-embeddings.js";
 
 /** One part of a blend. */
@@ -72,7 +74,9 @@ class CenteredEmbeddings extends Embeddings {
   }
 
   private centre(): Promise<number[]> {
-    this.mean ??= this.inner.embedDocuments([...this.texts]).then(meanOfNormalised);
+    this.mean ??= this.inner
+      .embedDocuments([...this.texts])
+      .then((vectors) => addToMean(undefined, vectors, vectors.length) ?? []);
     this.mean.catch(() => {
       this.mean = undefined;
     });
@@ -90,26 +94,9 @@ class CenteredEmbeddings extends Embeddings {
   }
 }
 
-/** The mean of the vectors, each L2-normalised first (an all-zero vector counts as zero). */
-function meanOfNormalised(vectors: readonly (readonly number[])[]): number[] {
-  const mean = new Array<number>(vectors[0]?.length ?? 0).fill(0);
-  for (const v of vectors) {
-    let s = 0;
-    for (const x of v) s += x * x;
-    if (s === 0) continue;
-    const k = 1 / (Math.sqrt(s) * vectors.length);
-    for (let d = 0; d < mean.length; d++) mean[d] += v[d] * k;
-  }
-  return mean;
-}
-
-/** `v` normalised, minus `mean` (the blend normalises the result again). */
-function minusMean(v: readonly number[], mean: readonly number[]): number[] {
-  let s = 0;
-  for (const x of v) s += x * x;
-  if (s === 0 || mean.length !== v.length) return [...v];
-  const k = 1 / Math.sqrt(s);
-  return v.map((x, d) => x * k - mean[d]);
+/** `unit(v) - mean`, the way the index centres examples (`card-vectors.ts`); an all-zero vector stays zero. */
+function minusMean(v: number[], mean: readonly number[]): number[] {
+  return mean.length !== v.length || norm(v) === 0 ? v : centered(v, mean, 1);
 }
 
 function scaleInto(out: number[], v: readonly number[], scale: number): void {

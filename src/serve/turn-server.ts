@@ -15,10 +15,9 @@
  * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
  * and the turn goes on with what was already read: every tool and no block at worst.
  */
-import type { BaseStore } from "@langchain/langgraph";
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { lessonsWrites, writtenOnlyHere } from "../ledger/lessons-stamp.js";
+import { writtenOnlyHere } from "../ledger/lessons-stamp.js";
 import { queueRoutes } from "../ledger/route-queue.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
@@ -27,8 +26,8 @@ import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
-import { isUnscoped, type Rule, SHARED_SCOPE } from "../rules/model.js";
-import { bindingRules, recordEdicts } from "../rules/store.js";
+import { isUnscoped, type Rule } from "../rules/model.js";
+import { bindingRules, bindingWrites, recordEdicts } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { ServeBackends } from "./backends.js";
 import { TurnBudget } from "./budget.js";
@@ -276,7 +275,7 @@ export class TurnServer {
     withBlock: boolean,
   ): Promise<Read | undefined> {
     // Taken before the read: a write that settles during it changes the stamp, so the next turn reads again.
-    const stamp = lessonsStamp(ledger.store, partition);
+    const stamp = lessonsStamp(ledger, partition);
     const key = TurnCache.readKey(partition, sent, withBlock);
     const kept = stamp === undefined ? undefined : this.cache.read(key, ledger, stamp);
     if (kept) return kept;
@@ -339,9 +338,8 @@ function withAlways(routed: RoutedTools, always: readonly string[], names: reado
  * to the shared scope (whose rules bind it too), or `undefined` over a store other processes may
  * write (then every turn reads).
  */
-function lessonsStamp(store: BaseStore, partition: string): string | undefined {
-  if (!writtenOnlyHere(store)) return undefined;
-  return `${lessonsWrites(store, partition)}:${lessonsWrites(store, SHARED_SCOPE)}`;
+function lessonsStamp(ledger: Ledger, partition: string): string | undefined {
+  return writtenOnlyHere(ledger.store) ? bindingWrites(ledger, partition).join(":") : undefined;
 }
 
 /** Cards, settings, rules and guidelines of the tools sent, read in parallel (cards only without `lessons`). */
