@@ -211,7 +211,7 @@ function simulateIndexOptions(
   textCache: number,
 ): SimulateOptions["index"] {
   const preset = routingPreset(name, { textCache });
-  const withWordings = wordings === undefined ? {} : { wordings };
+  const withWordings = wordings === undefined ? {} : { wordings: { ...preset.wordings, enabled: wordings } };
   if (center === undefined)
     return name === "lexical" && wordings === undefined ? undefined : { ...preset, ...withWordings };
   return { ...preset, ...withWordings, examples: { ...preset.examples, center } };

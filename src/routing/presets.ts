@@ -9,6 +9,7 @@ import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { sentenceEncoderRouting } from "./sentence-encoder.js";
 import { SemanticWordEmbeddings } from "./word-embeddings.js";
+import type { WordingsOptions } from "./wordings.js";
 
 /** The names {@link routingPreset} knows. */
 export const ROUTING_PRESETS = Object.freeze(["lexical", "use", "word-vectors"] as const);
@@ -19,6 +20,8 @@ export interface RoutingPreset {
   /** Absent for `lexical`: the index's own per-partition lexical embeddings. */
   embeddings?: BlendedEmbeddings;
   examples?: ToolIndexExamplesOptions;
+  /** How the wordings of served requests route (`use`: they re-rank freely). */
+  wordings?: WordingsOptions;
 }
 
 /**

@@ -15,6 +15,7 @@ import { errorMessage } from "../internal.js";
 import { BlendedEmbeddings } from "./blended-embeddings.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
+import type { WordingsOptions } from "./wordings.js";
 
 /** What the encoder is to this module: texts in, one vector per text out. */
 export interface SentenceEncoderModel {
@@ -212,13 +213,20 @@ export interface SentenceEncoderRouting {
   embeddings: BlendedEmbeddings;
   /** Each example request embedded on its own and the unit vectors averaged (a sentence encoder reads one sentence). */
   examples: ToolIndexExamplesOptions;
+  /**
+   * The wordings re-rank freely (`keep: 0`): no tool stays offered on its card's score alone. On
+   * MetaTool the lexical default's two kept tools cost this preset's tools requests at ranks 4-5
+   * (docs/routing.md, "Wordings").
+   */
+  wordings: WordingsOptions;
 }
 
 /**
  * The lexical + sentence-encoder preset for the routing index: the package's lexical embeddings
  * (fitted per partition, as the default is) blended half and half with Universal Sentence
- * Encoder lite (its vectors centred on each partition's routing texts with `center: true`), and
- * each of a tool's example requests embedded on its own. Measured on MetaTool
+ * Encoder lite (its vectors centred on each partition's routing texts with `center: true`), each
+ * of a tool's example requests embedded on its own, and the wordings of served requests free to
+ * re-rank every tool. Measured on MetaTool
  * (docs/benchmarks.md): clearly better top-1 than lexical alone, at ~30 ms of CPU per request
  * (lexical routing: well under 1 ms) and a model in memory. Needs the optional `@energetic-ai/*` packages; nothing is loaded until the
  * index first embeds, and a missing package is a {@link SentenceEncoderUnavailable} then.
@@ -235,5 +243,5 @@ export function sentenceEncoderRouting(options: SentenceEncoderRoutingOptions = 
     ],
     center: options.center ?? DEFAULT_SENTENCE_ENCODER_ROUTING.center,
   });
-  return { embeddings, examples: { embed: "each" } };
+  return { embeddings, examples: { embed: "each" }, wordings: { keep: 0 } };
 }

@@ -294,7 +294,7 @@ export class ToolIndex {
       if (exclude.has(tool)) continue;
       if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
     }
-    return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY).map(
+    return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY, this.wordings.keep).map(
       ([tool, score], i) => ({
         tool,
         rank: i + 1,

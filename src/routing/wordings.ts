@@ -45,7 +45,22 @@ export interface WordingsOptions {
    * @default 0
    */
   check?: number;
+  /**
+   * How many of the tools the cards alone rank first stay offered whatever the wording terms say
+   * ({@link rankWithWordings}); 0 lets the wordings re-rank freely, as the sentence-encoder preset
+   * does (docs/routing.md, "Wordings").
+   * @default 2 (CARD_BEST_KEPT)
+   */
+  keep?: number;
 }
+
+/**
+ * How many of the tools the cards alone rank first stay offered whatever the wording terms say
+ * (see {@link rankWithWordings}). Two: on MetaTool (wordings alone, no review; traffic the other
+ * folds) keeping the cards' best one left one tool losing 3 eval requests net on fold 2, keeping
+ * two left at most 2 on folds 1-2, for 0.7 points of recall@5 and no top-1 (docs/routing.md).
+ */
+export const CARD_BEST_KEPT = 2;
 
 /** The defaults of {@link WordingsOptions}. */
 export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.freeze({
@@ -53,16 +68,18 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   cap: 200,
   best: 3,
   check: 0,
+  keep: CARD_BEST_KEPT,
 });
 
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
-  for (const key of ["cap", "best", "check"] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < (key === "check" ? 0 : 1)) {
+  for (const key of ["cap", "best", "check", "keep"] as const) {
+    const least = key === "check" || key === "keep" ? 0 : 1;
+    if (!Number.isInteger(o[key]) || o[key] < least) {
       throw new InvalidInput(
-        `ToolIndex: wordings.${key} must be a whole number of at least ${key === "check" ? 0 : 1}; got ${String(o[key])}.`,
+        `ToolIndex: wordings.${key} must be a whole number of at least ${least}; got ${String(o[key])}.`,
         {
           context: { [key]: o[key] },
         },
@@ -239,14 +256,6 @@ export function wordingTerms(
 /** Best first by score, ties by name (as routing ranks). */
 const byScore = (a: readonly [string, number], b: readonly [string, number]): number =>
   b[1] - a[1] || a[0].localeCompare(b[0]);
-
-/**
- * How many of the tools the cards alone rank first stay offered whatever the wording terms say
- * (see {@link rankWithWordings}). Two: on MetaTool (wordings alone, no review; traffic the other
- * folds) keeping the cards' best one left one tool losing 3 eval requests net on fold 2, keeping
- * two left at most 2 on folds 1-2, for 0.7 points of recall@5 and no top-1 (docs/routing.md).
- */
-export const CARD_BEST_KEPT = 2;
 
 /**
  * The first `k` tools (score at least `minScore`) by card score plus wording term (`terms`, none
