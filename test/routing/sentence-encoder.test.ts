@@ -93,6 +93,8 @@ describe("sentenceEncoderRouting (the lexical + sentence encoder preset)", () =>
     expect(preset.embeddings.parts[1].embeddings).toBeInstanceOf(SentenceEncoderEmbeddings);
     expect(preset.embeddings.fitsPerPartition).toBe(true);
     expect(preset.examples).toEqual({ embed: "each" });
+    // Its wordings re-rank freely: no tool stays offered on its card's score alone.
+    expect(preset.wordings).toEqual({ keep: 0 });
     expect(Object.keys(routingPreset("lexical"))).toEqual([]);
     // A replay's text cache: the encoder keeps as many vectors as it is told.
     const encoder = routingPreset("use", { textCache: 40_000 }).embeddings!.parts[1].embeddings;

@@ -92,6 +92,9 @@ describe("rankWithWordings", () => {
     ]);
     expect(rankWithWordings(cardScores, terms, 3, -Infinity).map(([t]) => t)).toEqual(["trip", "clock", "weather"]);
     expect(rankWithWordings(cardScores, terms, 3, -Infinity, 1).map(([t]) => t)).toEqual(["trip", "fuel", "clock"]);
+    // keep 0: the scores alone.
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity, 0).map(([t]) => t)).toEqual(["trip", "fuel", "clock"]);
+    expect(rankWithWordings(cardScores, terms, 2, -Infinity, 0).map(([t]) => t)).toEqual(["trip", "fuel"]);
   });
 
   it("keeps the card's best out when it is under minScore, and changes nothing when it is offered", () => {

@@ -26,7 +26,7 @@ function served(tool: string, requests: readonly string[]) {
 }
 
 /** An index with wordings on (they are off by default), or as `wordings` says. */
-async function setup(wordings: boolean | { cap?: number; check?: number } = true) {
+async function setup(wordings: boolean | { cap?: number; check?: number; keep?: number } = true) {
   const ledger = new Ledger(new InMemoryStore());
   await registerTools(ledger, TOOLS, { partition: P });
   const stores: InMemoryVectorIndex[] = [];
@@ -107,12 +107,16 @@ describe("wordingTerms", () => {
 
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, check: 0 });
+    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, check: 0, keep: 2 });
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
     expect(() => wordingsOptions({ cap: 0 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ best: 1.5 })).toThrow(InvalidInput);
+    // keep: 0 lets the wordings re-rank freely; a negative or fractional count is refused.
+    expect(wordingsOptions({ keep: 0 }).keep).toBe(0);
+    expect(() => wordingsOptions({ keep: -1 })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ keep: 0.5 })).toThrow(InvalidInput);
   });
 });
 
@@ -131,6 +135,24 @@ describe("ToolIndex wordings", () => {
     const settled = index.revision(P);
     await index.refreshWordings(P);
     expect(index.revision(P)).toBe(settled);
+  });
+
+  it("keeps the card's best tool offered by default; with keep 0 the wordings may push it out", async () => {
+    const request = "please send an email about my stuff and my money back";
+    const traffic = [
+      ...served("track_shipment", STUFF),
+      ...served("refund_order", ["I want my money back", "give my money back please", "money back now"]),
+    ];
+    const offered = async (keep?: number) => {
+      const { ledger, index } = await setup(keep === undefined ? true : { keep });
+      await ledger.appendTurns(traffic);
+      await index.refreshWordings(P);
+      const cardsAlone = await setup(false);
+      expect((await cardsAlone.index.route(P, request, { k: 1 }))[0].tool).toBe("send_email");
+      return (await index.route(P, request, { k: 2 })).map((o) => o.tool);
+    };
+    expect(await offered()).toEqual([expect.any(String), "send_email"]);
+    expect(await offered(0)).toEqual(expect.arrayContaining(["refund_order", "track_shipment"]));
   });
 
   it("off with one option: the same traffic changes nothing", async () => {
