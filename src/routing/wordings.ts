@@ -46,10 +46,9 @@ export interface WordingsOptions {
    */
   check?: number;
   /**
-   * How many of the tools the cards alone rank first stay offered whatever the wording terms say
-   * ({@link rankWithWordings}); 0 lets the wordings re-rank freely, as the sentence-encoder preset
-   * does (docs/routing.md, "Wordings").
-   * @default 2 (CARD_BEST_KEPT)
+   * The {@link CARD_BEST_KEPT} count: tools the cards alone rank first that stay offered; 0 lets the
+   * wordings re-rank freely, as the sentence-encoder preset does (docs/routing.md, "Wordings").
+   * @default 2
    */
   keep?: number;
 }
@@ -71,12 +70,19 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   keep: CARD_BEST_KEPT,
 });
 
+/** The counts among the options, each with the least it may be. */
+const COUNT_MINIMUMS = [
+  ["cap", 1],
+  ["best", 1],
+  ["check", 0],
+  ["keep", 0],
+] as const;
+
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
-  for (const key of ["cap", "best", "check", "keep"] as const) {
-    const least = key === "check" || key === "keep" ? 0 : 1;
+  for (const [key, least] of COUNT_MINIMUMS) {
     if (!Number.isInteger(o[key]) || o[key] < least) {
       throw new InvalidInput(
         `ToolIndex: wordings.${key} must be a whole number of at least ${least}; got ${String(o[key])}.`,

@@ -143,16 +143,16 @@ describe("ToolIndex wordings", () => {
       ...served("track_shipment", STUFF),
       ...served("refund_order", ["I want my money back", "give my money back please", "money back now"]),
     ];
+    const cardsAlone = await setup(false);
+    expect((await cardsAlone.index.route(P, request, { k: 1 }))[0].tool).toBe("send_email");
     const offered = async (keep?: number) => {
       const { ledger, index } = await setup(keep === undefined ? true : { keep });
       await ledger.appendTurns(traffic);
       await index.refreshWordings(P);
-      const cardsAlone = await setup(false);
-      expect((await cardsAlone.index.route(P, request, { k: 1 }))[0].tool).toBe("send_email");
       return (await index.route(P, request, { k: 2 })).map((o) => o.tool);
     };
     expect(await offered()).toEqual([expect.any(String), "send_email"]);
-    expect(await offered(0)).toEqual(expect.arrayContaining(["refund_order", "track_shipment"]));
+    expect((await offered(0)).sort()).toEqual(["refund_order", "track_shipment"]);
   });
 
   it("off with one option: the same traffic changes nothing", async () => {
