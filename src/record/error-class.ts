@@ -1,4 +1,5 @@
 import type { ErrorClass } from "../ledger/schema.js";
+import { MASK_BUDGET } from "../text/budget.js";
 import { isRecord } from "../internal.js";
 
 /**
@@ -14,7 +15,10 @@ import { isRecord } from "../internal.js";
 export interface ErrorInfo {
   /** `Error.name` (e.g. `"ToolInputParsingException"`, `"ZodError"`), or `"Error"` for text. */
   name: string;
-  /** The message, with the `ToolNode` wrapping ("Error: … Please fix your mistakes.") removed. */
+  /**
+   * The message alone (see {@link cleanErrorText}): the tool nodes' wrappings ("Error: … Please fix
+   * your mistakes.", `createAgent`'s "Error invoking tool …") and any stack trace removed.
+   */
   message: string;
   /** `status`, `statusCode` or `response.status` of the error, when numeric. */
   status?: number;
@@ -85,13 +89,103 @@ export const DEFAULT_ERROR_RULES: readonly ErrorRule[] = Object.freeze([
   },
 ]);
 
-/** The wrapping `ToolNode` puts around an error it turns into a `ToolMessage`. */
-const TOOL_NODE_PREFIX = /^Error:\s*/;
-const TOOL_NODE_SUFFIX = /\s*Please fix your mistakes\.?\s*$/;
+/**
+ * The wrappings the tool nodes put around an error they turn into a `ToolMessage`. LangGraph's
+ * prebuilt `ToolNode` sends `Error: <message>\n Please fix your mistakes.`; langchain's
+ * `createAgent` sends `${error}` with the same suffix, or, for a schema refusal,
+ * `Error invoking tool '<name>' with kwargs <args JSON> with error: <the error's stack>\n Please
+ * fix the error and try again.` One refusal must read the same whichever node sent it: the
+ * review groups failures by their text, and a text that differs by path is two groups of one.
+ */
+const TOOL_NODE_SUFFIXES = ["Please fix your mistakes", "Please fix the error and try again"];
+const INVOCATION_HEAD = /^Error invoking tool '[^'\n]{0,256}' with kwargs /;
+const INVOCATION_JOIN = " with error: ";
+/** An error's name at the start of its text (`Error: `, `TypeError: `, `ToolInputParsingException: `). */
+const ERROR_NAME = /^((?:[A-Za-z_$][\w$]{0,80})?(?:Error|Exception)):[ \t]*/;
 
-/** Strip `ToolNode`'s wrapping from an error text and collapse whitespace. */
+/**
+ * Where a stack trace begins: its first frame on a line of its own (V8 indents each frame:
+ * `    at fn (file:///app.js:1:2)`, `    at async Promise.all (index 0)`, `    at file:///app.js:1:2`),
+ * or, in a text whose lines were already joined, a frame that names a file and position. Only a
+ * frame counts, so zod's `→ at order_id` and a message's own "at" are kept.
+ */
+const FRAME_LINE =
+  /\n[ \t]+at (?:async )?(?:new )?(?:[^\s()]+ (?:\[as [^\]\n]+\] )?\([^\n]*\)|[^\s()]+:\d+(?::\d+)?|<anonymous>)[ \t]*(?=\n|$)/;
+const FRAME_INLINE = /\sat (?:async )?(?:\S+ ){0,3}\(?(?:file:\/\/|node:|\/|[A-Za-z]:\\)[^\s()]*:\d+:\d+\)?/;
+
+/**
+ * The text of a tool error as it is classified and stored: the error's message alone. The tool
+ * nodes' wrappings are taken off (so a refusal reads the same through `createAgent` and a graph),
+ * and a stack trace is cut where it begins: frames hold file paths and line numbers that differ by
+ * path, version and run, and would make one refusal many texts (and say nothing a lesson can use).
+ * Whitespace is collapsed.
+ */
 export function cleanErrorText(text: string): string {
-  return text.replace(TOOL_NODE_PREFIX, "").replace(TOOL_NODE_SUFFIX, "").replace(/\s+/g, " ").trim();
+  const { message } = splitErrorText(text);
+  return message;
+}
+
+/** The error's name (when its text starts with one) and its cleaned message; see {@link cleanErrorText}. */
+function splitErrorText(text: string): { name?: string; message: string } {
+  const unwrapped = unwrapInvocation(withoutSuffix(text));
+  // Read as the masker reads a free text: a longer error is never stored or matched past it.
+  const body = withoutStack(unwrapped.slice(0, MASK_BUDGET.maxTextChars));
+  const named = ERROR_NAME.exec(body);
+  const message = (named ? body.slice(named[0].length) : body).replace(/\s+/g, " ").trim();
+  return named ? { name: named[1], message } : { message };
+}
+
+/** The text without a tool node's closing "Please fix …" (by comparison: no regex runs over a long text's end). */
+function withoutSuffix(text: string): string {
+  const trimmed = text.trimEnd();
+  for (const suffix of TOOL_NODE_SUFFIXES) {
+    for (const ending of [`${suffix}.`, suffix]) {
+      if (trimmed.endsWith(ending)) return trimmed.slice(0, -ending.length);
+    }
+  }
+  return text;
+}
+
+/** The error inside `createAgent`'s "Error invoking tool … with kwargs … with error: …", or the text as is. */
+function unwrapInvocation(text: string): string {
+  const head = INVOCATION_HEAD.exec(text);
+  if (!head) return text;
+  // The kwargs are JSON of the model's arguments: skipped as one value, whatever their strings say.
+  const end = jsonValueEnd(text, head[0].length);
+  if (end === undefined || !text.startsWith(INVOCATION_JOIN, end)) return text;
+  return text.slice(end + INVOCATION_JOIN.length);
+}
+
+/** The text before its stack trace (all of it when it has none). */
+function withoutStack(text: string): string {
+  const line = FRAME_LINE.exec(text);
+  const inline = FRAME_INLINE.exec(text);
+  const at = Math.min(line?.index ?? text.length, inline?.index ?? text.length);
+  return text.slice(0, at);
+}
+
+/**
+ * The index just past the JSON object or array that starts at `from`, or `undefined` when none
+ * does or it does not close. Strings are skipped with their escapes, so a bracket or a quote
+ * inside an argument's value does not end it early.
+ */
+function jsonValueEnd(text: string, from: number): number | undefined {
+  if (text[from] !== "{" && text[from] !== "[") return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i += 1) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i += 1;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth += 1;
+    else if (c === "}" || c === "]") {
+      depth -= 1;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return undefined;
 }
 
 function numeric(value: unknown): number | undefined {
@@ -105,14 +199,14 @@ function numeric(value: unknown): number | undefined {
  * a content array of text parts, or anything else (stringified).
  */
 export function errorInfo(error: unknown): ErrorInfo {
-  if (typeof error === "string") return { name: "Error", message: cleanErrorText(error) };
+  if (typeof error === "string") return fromText(error);
   if (Array.isArray(error)) {
     const text = error
       .map((part) =>
         typeof part === "string" ? part : isRecord(part) && typeof part.text === "string" ? part.text : "",
       )
       .join(" ");
-    return { name: "Error", message: cleanErrorText(text) };
+    return fromText(text);
   }
   if (isRecord(error)) {
     const name = typeof error.name === "string" && error.name ? error.name : "Error";
@@ -127,7 +221,13 @@ export function errorInfo(error: unknown): ErrorInfo {
       ...(code !== undefined ? { code } : {}),
     };
   }
-  return { name: "Error", message: cleanErrorText(String(error)) };
+  return fromText(String(error));
+}
+
+/** What the rules see of an error known only as text: the name it starts with (else `Error`), its message. */
+function fromText(text: string): ErrorInfo {
+  const { name, message } = splitErrorText(text);
+  return { name: name ?? "Error", message };
 }
 
 /**

@@ -79,4 +79,35 @@ describe("errorInfo", () => {
   it("cleans ToolNode's wrapping and collapses whitespace", () => {
     expect(cleanErrorText("Error: a\n\n  b\n Please fix your mistakes.")).toBe("a b");
   });
+
+  it("reads a schema refusal the same from createAgent's tool node as from LangGraph's ToolNode", () => {
+    const message = "Received tool input did not match expected schema\n\n✖ Invalid input\n  → at order_id";
+    const graph = `Error: ${message}\n Please fix your mistakes.`;
+    // langchain's createAgent: the arguments as JSON (a value may hold the joining words) and the stack.
+    const agent =
+      `Error invoking tool 'lookup_order' with kwargs {"order_id":95,"note":"} with error: {x"} with error: ` +
+      `Error: ${message}\n    at DynamicStructuredTool.call (file:///app/node_modules/@langchain/core/dist/tools/index.js:113:10)` +
+      "\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)" +
+      "\n    at async Promise.all (index 0)\n Please fix the error and try again.";
+    const expected = "Received tool input did not match expected schema ✖ Invalid input → at order_id";
+    expect(cleanErrorText(graph)).toBe(expected);
+    expect(cleanErrorText(agent)).toBe(expected);
+    expect(classifyError(agent)).toBe("validation");
+  });
+
+  it("cuts an error's stack where it begins, in an Error's message, a ToolMessage's text or a joined line", () => {
+    const error = new TypeError("order ORD-1 is archived");
+    expect(errorInfo(error.stack)).toEqual({ name: "TypeError", message: "order ORD-1 is archived" });
+    expect(errorInfo(new Error(`wrapped: ${error.stack}`)).message).toBe("wrapped: TypeError: order ORD-1 is archived");
+    expect(errorInfo([{ type: "text", text: String(error.stack) }]).message).toBe("order ORD-1 is archived");
+    expect(cleanErrorText("boom at run (/srv/app/tool.js:12:7) at next (/srv/app/x.js:1:1)")).toBe("boom");
+    expect(cleanErrorText("boom\n    at Array.map (<anonymous>)\n    at <anonymous>")).toBe("boom");
+  });
+
+  it("keeps a message's own 'at' that is no stack frame", () => {
+    expect(cleanErrorText("Meet at noon (UTC)\n  at the front desk (left)")).toBe(
+      "Meet at noon (UTC) at the front desk (left)",
+    );
+    expect(cleanErrorText("✖ Expected string\n  → at order_id")).toBe("✖ Expected string → at order_id");
+  });
 });
