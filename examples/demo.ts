@@ -22,12 +22,14 @@
 import { rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { MemorySaver } from "@langchain/langgraph";
 import { createToolLessonsAgent, LessonManager, openLedger, type Revision, ToolIndex } from "../src/index.js";
 import { MIN_EFFECT_OPPORTUNITIES, type RevisionEffect } from "../src/learn/index.js";
-import { ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
+import { type BoundTool, ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
 
 /** Options of {@link main}. */
 export interface DayDemoOptions {
@@ -59,6 +61,8 @@ export interface DayTurn {
   guidelines: string[];
   /** The lessons block the model was shown. */
   block: string;
+  /** The tools the turn's first model call was sent, each with the description it was sent. */
+  shown: BoundTool[];
 }
 
 /** What {@link main} returns, for the test. */
@@ -69,6 +73,8 @@ export interface DayDemoSummary {
   pending: Pick<Revision, "tool" | "notesAdded" | "queriesAdded" | "avoidAdded" | "callExample">[];
   applied: string[];
   afternoon: Record<string, DayTurn>;
+  /** The box "what the model was shown for lookup_order": the description its first call this afternoon was sent. */
+  shownLookup: string;
   history: string[];
   /** Each applied lesson's measured effect: its tool, the verdict, and the line printed. */
   effects: { tool: string; verdict: string; line: string }[];
@@ -94,9 +100,10 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
   // The day routes from the cards alone (wordings off), so each reviewed lesson shows: with the
   // default wordings on, the missed wording would be routed right without an example.
   const index = new ToolIndex({ ledger: opened, wordings: false });
+  const sent: BoundTool[][] = [];
   const graph = createToolLessonsAgent({
     index,
-    model: new ScriptedSupportModel(),
+    model: new WatchedSupportModel(sent),
     tools,
     store: opened.store,
     checkpointer: new MemorySaver(),
@@ -117,6 +124,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
         user === "alice"
           ? { configurable: { thread_id: thread }, metadata: { user_id: user } }
           : { configurable: { thread_id: thread, user_id: user } };
+      const from = sent.length;
       const state = await graph.invoke({ messages: [new HumanMessage(request)] }, config);
       await graph.recorder.flush();
       const turn: DayTurn = {
@@ -128,6 +136,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
         rules: state.lessonsReport.rules.length,
         guidelines: state.lessonsReport.guidelines,
         block: state.lessonsPrompt,
+        shown: sent[from] ?? [],
       };
       const did =
         turn.calls.map((c) => `${c.tool} ${c.ok ? "ok" : "refused"}`).join(" → ") || `"${clip(turn.answer, 60)}"`;
@@ -226,9 +235,10 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     );
     afternoon.guideline = afternoon.order;
     afternoon.bob = await ask("bob", "b-2", "Where is order 590115?");
-    const shown = toolSection(afternoon.order.block, "lookup_order");
+    // What was learned is in the tool's own definition: its description, as the model was sent it.
+    const shownLookup = afternoon.order.shown.find((t) => t.name === "lookup_order")?.description ?? "";
     out("  what the model was shown for lookup_order before its first call this afternoon:");
-    for (const line of shown.split("\n")) out(`    | ${line}`);
+    for (const line of shownLookup.split("\n")) out(`    | ${line}`.trimEnd());
     out();
 
     // ---------------------------------------------------------------- evening
@@ -275,6 +285,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
       pending,
       applied,
       afternoon,
+      shownLookup,
       history: history.map((r) => r.status),
       effects,
       flags,
@@ -316,14 +327,27 @@ function effectOf(e: RevisionEffect): string {
   return `${verdict}: ${counts.join("; ")}`;
 }
 
-/** A tool's section of the lessons block. */
-function toolSection(block: string, tool: string): string {
-  return (
-    block
-      .split(`### \`${tool}\``)[1]
-      ?.split(/\n#{2,3} /)[0]
-      ?.trim() ?? ""
-  );
+/**
+ * The desk's scripted model, keeping what each of its calls was sent: the tools bound for the call,
+ * each with its description (the author's text, then what was learned, as `src/prompt/describe.ts`
+ * renders it). The graph binds the routed tools anew every turn, so each binding shares the list.
+ */
+class WatchedSupportModel extends ScriptedSupportModel {
+  constructor(
+    private readonly sent: BoundTool[][],
+    bound: readonly BoundTool[] = [],
+  ) {
+    super(bound);
+  }
+
+  override bindTools(tools: BindToolsInput[]): WatchedSupportModel {
+    return new WatchedSupportModel(this.sent, super.bindTools(tools).bound);
+  }
+
+  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    this.sent.push([...this.bound]);
+    return super._generate(messages);
+  }
 }
 
 /** A small table: a header row and rows, columns padded. */

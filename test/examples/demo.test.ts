@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storedTexts } from "../helpers/stored-values.js";
 import { type DayDemoSummary, main } from "../../examples/demo.js";
+import { supportDeskTools } from "../../examples/support-desk.js";
+import { LEARNED_HEADING } from "../../src/prompt/describe.js";
 
 /** Values the demo's users typed or the model passed as arguments; none may be stored. */
 const PLANTED = [
@@ -70,6 +72,19 @@ describe("examples/demo (npm run demo): a day at the support desk through the fo
     const refund = day.pending.find((p) => p.tool === "refund_order");
     expect(refund?.queriesAdded.some((q) => /money back/.test(q))).toBe(true);
     expect(day.afternoon.missed.routed[0]).toBe("refund_order");
+  });
+
+  it("prints the tool's description as the model was sent it: the author's text, then the learned lines", () => {
+    const { description } = supportDeskTools().find((t) => t.name === "lookup_order")!;
+    const [author, learned] = day.shownLookup.split(`\n\n${LEARNED_HEADING}\n`);
+    expect(author).toBe(description);
+    const lines = learned?.split("\n") ?? [];
+    expect(lines[0]).toBe(`- ${day.pending.find((p) => p.tool === "lookup_order")?.notesAdded[0]}`);
+    expect(lines).toContain('- Example call: {"order_id": "ORD-######"}');
+    // The model saw exactly this on that turn's first call.
+    expect(day.afternoon.order.shown.find((t) => t.name === "lookup_order")?.description).toBe(day.shownLookup);
+    // Bob's partition learned nothing: his lookup_order was sent as its author wrote it.
+    expect(day.afternoon.bob.shown.find((t) => t.name === "lookup_order")?.description).toBe(description);
   });
 
   it("a guideline is shown before the tool is used", () => {
