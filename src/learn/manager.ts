@@ -9,7 +9,7 @@ import { partitionOf } from "../record/partition.js";
 import type { RuleInput } from "../ledger/ledger.js";
 import { DEFAULT_RULES_BLOCK, renderRulesBlock, type RulesBlock, RulesBlockCache } from "../prompt/rules-block.js";
 import type { RuleScope, RuleView } from "../rules/model.js";
-import { bindingRules, bindingWrites, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
+import { bindingRules, bindingVersions, deleteRule, getRule, listRules, promoteRule, putRule } from "../rules/store.js";
 import type { Revision, ToolStats } from "../ledger/schema.js";
 import {
   type EvaluationReport,
@@ -354,7 +354,7 @@ export class LessonManager {
     const partition = options.partition ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.partition;
     const maxRules = options.maxRules ?? DEFAULT_RULES_FOR_PROMPT_OPTIONS.maxRules;
     // Read before the rules: a write that lands during the read then shows on the next call.
-    const writeVersions = bindingWrites(this.ledger, partition);
+    const writeVersions = await bindingVersions(this.ledger, partition);
     const rules = await bindingRules(this.ledger, partition, tools);
     const blockOptions = { tools, maxRules };
     if (options.threadId === undefined) return renderRulesBlock(rules, blockOptions);

@@ -17,6 +17,7 @@ import { InvalidInput } from "../errors.js";
  * [root, partition, "memory", tool]  call record id  → EvaluatedCall (the tool's memory window)
  * [root, partition, "guidelines"]    tool name       → ToolMemoryState (evaluation watermark, guideline)
  * [root, partition, "words"]         word hash       → { word }      (released words of stored free text)
+ * [root, partition, "version"]       "current"       → PartitionVersion (what changed, for every process)
  * [root, "~meta"]                    "fingerprint-key" → { key }     (ledger-wide)
  * [root, "~meta", "fingerprint-key-candidates"]  time-ordered id → { key }
  * ```
@@ -43,6 +44,7 @@ export const COLLECTIONS = [
   "memory",
   "guidelines",
   "words",
+  "version",
 ] as const;
 
 export type Collection = (typeof COLLECTIONS)[number];

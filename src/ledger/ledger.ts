@@ -20,6 +20,7 @@ import { SettingsRow } from "./collections/settings.js";
 import { ToolMemoryRows } from "./collections/tool-memory.js";
 import { appendPuts, type LedgerContext, type ListOptions } from "./collections/store-io.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
+import { type Announcement, announce, Announcer, type PartitionVersion, readVersions } from "./versions.js";
 import type {
   CallRecord,
   EvaluatedCall,
@@ -158,6 +159,7 @@ export class Ledger {
         reporter.reportEach(kind, message, error, redactContext(context) as ToolLessonsFailure["context"]),
       pageSize: options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize,
       counters: { skippedRows: 0 },
+      announcer: new Announcer(),
     };
     this.settings = new SettingsRow(this.ctx);
     this.calls = new CallRows(this.ctx, this.settings);
@@ -457,6 +459,29 @@ export class Ledger {
    */
   async configure(partition: string, input: SettingsInput): Promise<Settings> {
     return this.settings.configure(partition, input);
+  }
+
+  // ---------------------------------------------------------------- partition versions
+
+  /**
+   * The partitions' versions (`versions.ts`), in one store batch: what every process serving them
+   * compares, once a turn, to tell that a card, rule, setting, guideline or wording changed
+   * anywhere. A partition whose settings changed since this ledger last read its version has its
+   * cached settings read again.
+   */
+  async readVersions(partitions: readonly string[]): Promise<PartitionVersion[]> {
+    const versions = await readVersions(this.ctx, partitions);
+    partitions.forEach((partition, i) => this.settings.follow(partition, versions[i]));
+    return versions;
+  }
+
+  /**
+   * Announce a change made outside the ledger's own writes (the routing index's wordings, which it
+   * derives from turn records), so every process serving the partition follows it on its next turn.
+   * @throws StoreUnavailable when the version could not be written.
+   */
+  async announce(change: Announcement): Promise<number> {
+    return announce(this.ctx, change);
   }
 
   // ---------------------------------------------------------------- review watermarks

@@ -12,21 +12,15 @@ import {
 } from "./tool-index-options.js";
 import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
 import { rankWithWordings, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
-import {
-  CappedVectorCache,
-  fitExampleMean,
-  cosine,
-  mixedToolVectors,
-  type RoutingVector,
-  unit,
-} from "./card-vectors.js";
+import { fitExampleMean, cosine, mixedToolVectors, type RoutingVector, unit } from "./card-vectors.js";
 import { fitsPerPartition } from "./blended-embeddings.js";
+import { cardPieces, freshPartitionState, type PartitionState } from "./partition-state.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
-import { routingTexts } from "./routing-text.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import { WORDING_HITS, type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { changesSince, type PartitionVersion } from "../ledger/versions.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 
@@ -54,37 +48,6 @@ import {
  * learned words count for their rarity, rarely enough that an apply re-embeds one tool, not all.
  */
 const REFIT_AFTER_CHANGED_SHARE = 0.1;
-
-interface PartitionState {
-  /** Fitted lexical embeddings, when the index owns them. */
-  embeddings: EmbeddingsInterface;
-  /** Hash of the routing text each tool was embedded from. */
-  textHash: Map<string, string>;
-  /** Vectors (parts) stored per tool, so spare parts and removed tools are deleted by id. */
-  parts: Map<string, number>;
-  changedSinceFit: number;
-  /**
-   * Vectors of tool parts (name, description, argument names) by text, in `tool` mode: "what if"
-   * questions embed the same tool part with many sets of examples. Dropped with the state.
-   */
-  toolParts: CappedVectorCache;
-  /**
-   * Mean of the partition's tools' unit example vectors (a tool without examples counting as
-   * zero) at the last (re)index, in `tool` mode with centering on; taken from each tool's example
-   * vector before mixing.
-   */
-  exampleMean?: number[];
-  /** Wordings stored per tool: key → text (see `wordings.ts`). */
-  wordings: Map<string, Map<string, string>>;
-  /** Wordings stored in all. */
-  wordingCount: number;
-}
-
-/**
- * Most vector entries the tool-part cache of a partition holds (numbers of a dense vector,
- * nonzero entries of a sparse one), the oldest evicted first: at most 32 MB dense, 48 MB sparse.
- */
-const MAX_CACHED_TOOL_PART_ENTRIES = 4_000_000;
 
 /**
  * Cards embedded and written to the store at a time: memory while indexing grows with this, not
@@ -120,6 +83,8 @@ export class ToolIndex {
   private readonly partitions = new Map<string, PartitionState>();
   /** Partition → how many times its vectors changed in this process (see {@link ToolIndex.revision}). */
   private readonly revisions = new Map<string, number>();
+  /** Partition → the version of the ledger's partition its state is caught up with (see {@link ToolIndex.follow}). */
+  private readonly followed = new Map<string, number>();
 
   constructor(options: ToolIndexOptions) {
     this.ledger = options.ledger;
@@ -149,22 +114,23 @@ export class ToolIndex {
    */
   async reindex(partition: string): Promise<number> {
     this.bump(partition);
+    // Read before the cards: a change announced meanwhile is followed again on the next turn.
+    const [version] = await this.ledger.readVersions([partition]);
     const cards = await this.ledger.listCards(partition);
     const wordings = this.wordings.enabled
-      ? await wordingsFromLedger(
-          this.ledger,
-          partition,
-          cards,
-          this.wordings,
-          this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
-        )
+      ? await wordingsFromLedger(this.ledger, partition, cards, this.wordings, this.memoOf(partition))
       : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
     this.partitions.delete(partition);
     await this.store.delete({ filter: { partition } });
     if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
-    const state = this.freshState(partition, cards, wordings);
+    if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
+    const state = freshPartitionState(cards, wordings, {
+      mode: this.mode,
+      shared: this.sharedEmbeddings,
+      lexical: this.lexical,
+    });
     if (this.mode === "tool" && this.examples.center > 0)
       state.exampleMean = await fitExampleMean(
         state.embeddings,
@@ -176,8 +142,63 @@ export class ToolIndex {
     await this.embedCards(partition, state, cards);
     await this.writeWordings(partition, state, wordings);
     this.partitions.set(partition, state);
+    this.followed.set(partition, version.seq);
     this.bump(partition);
     return cards.length;
+  }
+
+  /**
+   * Catch a partition up with what any process changed since this index last did (the ledger's
+   * partition version, `ledger/versions.ts`; read here when not given): the cards that changed are
+   * read and re-embedded, the tools that went are removed, the wordings are brought up to date
+   * with the ledger's turn records. Only what changed is written, by id: nothing is deleted by
+   * partition, so another process searching a shared store (Chroma) never meets a partition
+   * half-written. A partition not indexed here yet has nothing to catch up (its first route builds
+   * it from the ledger). Serving calls it once a turn with the version it read.
+   */
+  async follow(partition: string, version?: PartitionVersion): Promise<void> {
+    const state = this.partitions.get(partition);
+    const seen = this.followed.get(partition);
+    if (!state || seen === undefined) return;
+    const now = version ?? (await this.ledger.readVersions([partition]))[0];
+    const since = changesSince(now, seen);
+    if (!since) return;
+    if (since.kinds.has("cards")) {
+      const cards =
+        since.tools === "all"
+          ? await this.ledger.listCards(partition)
+          : await this.ledger.getCards(partition, [...since.tools]);
+      const changed = cards.filter((c) => state.textHash.get(c.name) !== hashCard(c));
+      if (changed.length > 0) {
+        this.bump(partition);
+        await this.embedCards(partition, state, changed);
+        this.bump(partition);
+      }
+      const present = new Set(cards.map((c) => c.name));
+      const asked = since.tools === "all" ? [...state.textHash.keys()] : [...since.tools];
+      for (const tool of asked)
+        if (!present.has(tool) && state.textHash.has(tool)) await this.removeTool(partition, tool);
+    }
+    if (since.kinds.has("wordings")) await this.followWordings(partition, state);
+    // Only once every step above is done: a follow that failed part-way is tried again next turn.
+    if ((this.followed.get(partition) ?? -1) < now.seq) this.followed.set(partition, now.seq);
+  }
+
+  /** The wordings as the ledger's turn records give them now, written without a refit and never announced. */
+  private async followWordings(partition: string, state: PartitionState): Promise<void> {
+    if (!this.wordings.enabled) return;
+    const cards = await this.ledger.listCards(partition);
+    const wanted = await wordingsFromLedger(this.ledger, partition, cards, this.wordings, this.memoOf(partition));
+    await this.writeWordings(partition, state, wanted);
+  }
+
+  private memoOf(partition: string): WordingsMemo {
+    let memo = this.wordingMemos.get(partition);
+    if (!memo) {
+      memo = {};
+      this.wordingMemos.set(partition, memo);
+    }
+    return memo;
   }
 
   /**
@@ -322,13 +343,14 @@ export class ToolIndex {
   async refreshWordings(partition: string, records?: WordingRecords): Promise<number> {
     const state = await this.ensure(partition);
     if (!this.wordings.enabled) return 0;
+    const before = this.revision(partition);
     const cards = await this.ledger.listCards(partition);
     const wanted = await wordingsFromLedger(
       this.ledger,
       partition,
       cards,
       this.wordings,
-      this.wordingMemos.get(partition) ?? this.wordingMemos.set(partition, {}).get(partition)!,
+      this.memoOf(partition),
       records,
     );
     // The default lexical weights are fitted on the wordings too: refitted (the partition
@@ -337,10 +359,16 @@ export class ToolIndex {
     for (const [tool, list] of wanted) fresh += list.filter((w) => !state.wordings.get(tool)?.has(w.key)).length;
     if (this.ownsEmbeddings && fresh > 0 && fresh >= REFIT_AFTER_CHANGED_SHARE * state.wordingCount) {
       await this.reindex(partition);
-      return this.partitions.get(partition)?.wordingCount ?? 0;
+    } else {
+      await this.writeWordings(partition, state, wanted);
     }
-    await this.writeWordings(partition, state, wanted);
-    return state.wordingCount;
+    // Every process serving the partition follows what changed here on its next turn.
+    if (this.revision(partition) !== before) {
+      const seq = await this.ledger.announce({ partition, kind: "wordings" });
+      // Nothing else was announced between: this index is already where that version says.
+      if (this.followed.get(partition) === seq - 1) this.followed.set(partition, seq);
+    }
+    return this.partitions.get(partition)?.wordingCount ?? 0;
   }
 
   /** Stores `wanted`, the re-check holding back what would push other tools' requests out. */
@@ -454,7 +482,7 @@ export class ToolIndex {
   /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbeddings} says so). */
   private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<RoutingVector[][]> {
     if (this.mode === "examples") {
-      const pieces = cards.map((c) => this.pieces(c).map((p) => p.text));
+      const pieces = cards.map((c) => cardPieces(this.mode, c).map((p) => p.text));
       const flat = await this.embedTexts(state, pieces.flat());
       let i = 0;
       return pieces.map((p) => p.map(() => flat[i++]));
@@ -463,13 +491,6 @@ export class ToolIndex {
     return mixedToolVectors(cards, state.toolParts, this.examples, state.exampleMean, (texts) =>
       this.embedTexts(state, texts),
     );
-  }
-
-  private pieces(card: ToolCard): { kind: string; text: string }[] {
-    const parts = routingTexts(card);
-    return this.mode === "tool"
-      ? [{ kind: "tool", text: [parts.tool, ...parts.examples].join("\n") }]
-      : [{ kind: "tool", text: parts.tool }, ...parts.examples.map((text) => ({ kind: "example", text }))];
   }
 
   /** True when the index fits the embeddings per partition (its own lexical ones, or a blend's lexical part). */
@@ -488,38 +509,6 @@ export class ToolIndex {
     return this.partitions.get(partition)!;
   }
 
-  /** A partition's state; the default lexical weights fitted on each tool's text with its wordings. */
-  private freshState(
-    partition: string,
-    cards: readonly ToolCard[],
-    wordings: ReadonlyMap<string, Wording[]>,
-  ): PartitionState {
-    let embeddings = this.sharedEmbeddings;
-    if (!embeddings) {
-      const lexical = new LexicalEmbeddings(this.lexical);
-      for (const card of cards) {
-        const texts = this.pieces(card).map((p) => p.text);
-        const taught = wordings.get(card.name);
-        if (taught) texts[0] = [texts[0], ...taught.map((w) => w.text)].join("\n");
-        lexical.partialFit(texts);
-      }
-      embeddings = lexical;
-    } else if (fitsPerPartition(embeddings)) {
-      // A blend with an unfitted lexical part: fitted on this partition's texts, as the default is.
-      embeddings = embeddings.fittedOn(cards.flatMap((card) => this.pieces(card).map((p) => p.text)));
-    }
-    if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
-    return {
-      embeddings,
-      textHash: new Map(),
-      parts: new Map(),
-      changedSinceFit: 0,
-      toolParts: new CappedVectorCache(MAX_CACHED_TOOL_PART_ENTRIES),
-      wordings: new Map(),
-      wordingCount: 0,
-    };
-  }
-
   /** Embeds the cards and writes their vectors, {@link EMBED_BATCH_CARDS} at a time. */
   private async embedCards(partition: string, state: PartitionState, cards: readonly ToolCard[]): Promise<void> {
     for (let start = 0; start < cards.length; start += EMBED_BATCH_CARDS) {
@@ -535,7 +524,7 @@ export class ToolIndex {
     const spare: string[] = [];
     const partCounts: number[] = [];
     for (const card of cards) {
-      const pieces = this.pieces(card);
+      const pieces = cardPieces(this.mode, card);
       // Parts beyond the new count (examples mode, fewer examples) go; the rest are replaced by id.
       for (let i = pieces.length; i < (state.parts.get(card.name) ?? 0); i++)
         spare.push(docId(partition, card.name, i));

@@ -8,7 +8,6 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { InvalidInput, NotFound } from "../errors.js";
 import type { Ledger, RuleInput } from "../ledger/ledger.js";
-import { lessonsWrites } from "../ledger/lessons-stamp.js";
 import type { Rule, TurnRecord } from "../ledger/schema.js";
 import { type CaptureEdictsOptions, type EdictCandidate, type EdictFinding, findEdicts } from "./capture.js";
 import { confirmEdicts, type EdictModelRejection } from "./confirm.js";
@@ -115,16 +114,17 @@ export async function listRules(ledger: Ledger, options: ListRulesOptions): Prom
   return rows.sort(compareRules).map(viewOf);
 }
 
-/** The rules that bind a caller: their partition's and the shared scope's, optionally of some tools only. */
 /**
- * This process's counts of the lessons writes to the partition and to the shared scope, whose rules
- * bind it too (`ledger/lessons-stamp.ts`). Taken before {@link bindingRules} reads: an unchanged
- * pair means nothing that binds the partition was written here since.
+ * The versions of the partition and of the shared scope, whose rules bind it too
+ * (`ledger/versions.ts`), in one store read. Taken before {@link bindingRules} reads: an unchanged
+ * pair means nothing that binds the partition was written since, by any process.
  */
-export function bindingWrites(ledger: Ledger, partition: string): [number, number] {
-  return [lessonsWrites(ledger.store, partition), lessonsWrites(ledger.store, SHARED_SCOPE)];
+export async function bindingVersions(ledger: Ledger, partition: string): Promise<[number, number]> {
+  const [own, shared] = await ledger.readVersions([partition, SHARED_SCOPE]);
+  return [own.seq, shared.seq];
 }
 
+/** The rules that bind a caller: their partition's and the shared scope's, optionally of some tools only. */
 export async function bindingRules(ledger: Ledger, partition: string, tools?: readonly string[]): Promise<Rule[]> {
   const all = await listRules(ledger, { partition });
   if (tools === undefined) return all;

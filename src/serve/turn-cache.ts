@@ -1,16 +1,19 @@
 /**
  * What serving keeps between turns so that nothing it already has is computed again: the routed
- * set of a request (keyed by the partition, the index's revision of it, the request text, the
- * sticky tools and k) and the rendered block and shown cards (keyed by what they are rendered
- * from: each card's version, which every write bumps, each guideline's time and the window it was
- * written through, and the rules and retrieved rules themselves, which are short). A changed card bumps the index's revision and its own version, a
- * changed rule or guideline changes the key: the next turn routes or renders again. Bounded: the
- * least recently used entry goes first.
+ * set of a request (keyed by the partition, the index's revision of it, which moves whenever the
+ * index re-embeds anything, for a change made here or one it followed from the partition's stored
+ * version, and the request text, the sticky tools and k) and the rendered block and shown cards (keyed by what
+ * they are rendered from: each card's version, which every write bumps, each guideline's time and
+ * the window it was written through, and the rules and retrieved rules themselves, which are
+ * short). A change anywhere moves the partition's version (`ledger/versions.ts`), which serving
+ * follows before it routes; a changed rule or guideline changes the render key: the next turn
+ * routes or renders again. Bounded: the least
+ * recently used entry goes first.
  *
  * It also keeps the lessons a turn read (cards, settings, rules, guidelines of the tools sent) under
- * the stamp taken before the read, for a ledger whose every write is counted in this process
- * (`ledger/lessons-stamp.ts`): a turn whose stamp is unchanged reads nothing. Over any other
- * store there is no stamp, and every turn reads.
+ * the versions of the partition and the shared scope read before them: a turn whose versions are
+ * unchanged, in any process, reads nothing but them. When the versions could not be read there is
+ * no stamp, and the turn reads.
  *
  * Request and rule text is held in memory only, as serving holds it while it works; nothing here
  * is stored or logged. It also keeps which request texts held no edict sentence, so an unchanged

@@ -17,7 +17,7 @@
  */
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { writtenOnlyHere } from "../ledger/lessons-stamp.js";
+import type { PartitionVersion } from "../ledger/versions.js";
 import { queueRoutes } from "../ledger/route-queue.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
@@ -26,8 +26,8 @@ import { shownCards } from "../prompt/describe.js";
 import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../record/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
-import { isUnscoped, type Rule } from "../rules/model.js";
-import { bindingRules, bindingWrites, recordEdicts } from "../rules/store.js";
+import { isUnscoped, type Rule, SHARED_SCOPE } from "../rules/model.js";
+import { bindingRules, recordEdicts } from "../rules/store.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 import { ServeBackends } from "./backends.js";
 import { TurnBudget } from "./budget.js";
@@ -39,6 +39,8 @@ import type { ServeConfig, ServedTurn, ServeInput } from "./types.js";
 export const SERVE_FAILURES: Readonly<Record<string, string>> = Object.freeze({
   no_ledger: "no ledger: pass { ledger } or give the graph or agent a store. Every tool is sent as registered.",
   partition: "a caller's partition ids were refused: that request got every tool and nothing was recorded for it.",
+  freshness:
+    "reading or following the partition's version failed: the turn was served from what this process already had (a change made elsewhere shows on a later turn).",
   register: "registering the agent's tools in a partition failed; routing uses the cards already there.",
   edicts: "capturing the user's edicts failed; the turn went on.",
   routing: "routing failed: the request got every tool (routing was skipped).",
@@ -140,6 +142,7 @@ export class TurnServer {
     if (ledger && this.backends.needsRegistering(ledger, partition, input.tools)) {
       await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
     }
+    const version = ledger ? await this.follow(budget, ledger, router, partition) : undefined;
     const capture = this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts;
     // A text already searched and found to hold no edict sentence is not searched again (the search is pure).
     if (ledger && capture && turn.text.trim() !== "" && !this.cache.heldNoEdict(turn.text)) {
@@ -214,7 +217,9 @@ export class TurnServer {
         },
       );
     }
-    const lessons = ledger ? await this.read(budget, ledger, partition, sent, input.lessons !== false) : undefined;
+    const lessons = ledger
+      ? await this.read(budget, ledger, partition, sent, input.lessons !== false, version)
+      : undefined;
     const retrieved: BlockRule[] = [];
     // Rules retrieved for each request would change the block every turn: a kept thread goes without them.
     if (ledger && lessons && !input.kept && lessons.rules.some((r) => r.priority === "normal")) {
@@ -266,6 +271,29 @@ export class TurnServer {
     return routed;
   }
 
+  /**
+   * The versions of the partition and of the shared scope (one store batch), and the routing index
+   * caught up with what any process changed since (`ToolIndex.follow`): what is served this turn
+   * is what the store holds, wherever it was written. `undefined` when the read failed (reported).
+   */
+  private async follow(
+    budget: TurnBudget,
+    ledger: Ledger,
+    router: ToolRouter | undefined,
+    partition: string,
+  ): Promise<Versions | undefined> {
+    const read = await budget.step("freshness", () => ledger.readVersions([partition, SHARED_SCOPE]));
+    if (!read.ok) return undefined;
+    const [own, shared] = read.value;
+    if (router) {
+      const index = router.index;
+      // An index over another ledger (an app's own, another root) reads its own partition's version.
+      const same = index.ledger.store === ledger.store && index.ledger.namespaceRoot === ledger.namespaceRoot;
+      await budget.step("freshness", () => index.follow(partition, same ? own : undefined));
+    }
+    return { own, shared };
+  }
+
   /** The lessons of the tools sent: kept from an earlier turn when no write changed them since, else read. */
   private async read(
     budget: TurnBudget,
@@ -273,9 +301,10 @@ export class TurnServer {
     partition: string,
     sent: readonly string[],
     withBlock: boolean,
+    version: Versions | undefined,
   ): Promise<Read | undefined> {
-    // Taken before the read: a write that settles during it changes the stamp, so the next turn reads again.
-    const stamp = lessonsStamp(ledger, partition);
+    // Read before the lessons: a write announced during the read moves it, so the next turn reads again.
+    const stamp = version && `${version.own.seq}:${version.shared.seq}`;
     const key = TurnCache.readKey(partition, sent, withBlock);
     const kept = stamp === undefined ? undefined : this.cache.read(key, ledger, stamp);
     if (kept) return kept;
@@ -333,13 +362,10 @@ function withAlways(routed: RoutedTools, always: readonly string[], names: reado
   return { ...routed, always: [...routed.always, ...added], tools: [...routed.tools, ...added] };
 }
 
-/**
- * What the lessons of a partition are stamped with: this process's count of the writes to it and
- * to the shared scope (whose rules bind it too), or `undefined` over a store other processes may
- * write (then every turn reads).
- */
-function lessonsStamp(ledger: Ledger, partition: string): string | undefined {
-  return writtenOnlyHere(ledger.store) ? bindingWrites(ledger, partition).join(":") : undefined;
+/** The versions a turn read: its partition's and the shared scope's. */
+interface Versions {
+  own: PartitionVersion;
+  shared: PartitionVersion;
 }
 
 /** Cards, settings, rules and guidelines of the tools sent, read in parallel (cards only without `lessons`). */

@@ -905,6 +905,11 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
           read: (l) => l.listToolMemories("p"),
           expected: [goodState],
         },
+        version: {
+          row: [[ROOT, p, "version"], "current", { seq: "many", log: [] }],
+          read: async (l) => (await l.readVersions(["p"]))[0],
+          expected: { seq: 0, log: [] },
+        },
         words: {
           row: [[ROOT, p, "words"], "mnopabcdefgh", { word: 42 }],
           read: (l) => l.releasedWords("p"),
@@ -924,6 +929,69 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
           collection,
         ).toEqual([["ledger", collection === "settings" ? "settings_unparsed" : "row_skipped"]]);
       }
+    });
+
+    describe("partition versions", () => {
+      it("announces every card, rule, setting and guideline write, naming the tools, to every ledger on the store", async () => {
+        const writer = open();
+        const reader = open();
+        expect((await reader.readVersions(["p"]))[0].seq).toBe(0);
+        await writer.putCard(card("p", "search"));
+        await writer.putRule("p", {
+          tool: "search",
+          rule: "Prefer exact matches.",
+          priority: "high",
+          source: "programmatic",
+        });
+        await writer.configure("p", { minCalls: 5 });
+        await writer.putToolMemory({ partition: "p", tool: "search", guideline: null });
+        await writer.appendTurns([turn("p", "r")]);
+        const [p, q] = await reader.readVersions(["p", "q"]);
+        expect(p.seq).toBe(4);
+        expect(p.log.map((e) => [e.seq, e.kinds, e.tools])).toEqual([
+          [1, ["cards"], ["search"]],
+          [2, ["rules"], []],
+          [3, ["settings"], []],
+          [4, ["guidelines"], ["search"]],
+        ]);
+        expect(q.seq).toBe(0);
+      });
+
+      it("loses no announcement when ledgers race", async () => {
+        const ledgers = Array.from({ length: 5 }, () => open());
+        await Promise.all(
+          ledgers.map((l, i) =>
+            l.putRule("p", {
+              tool: `tool_${i}`,
+              rule: "Prefer exact matches.",
+              priority: "high",
+              source: "programmatic",
+            }),
+          ),
+        );
+        const [version] = await open().readVersions(["p"]);
+        expect(version.seq).toBe(5);
+        expect(version.log.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      });
+
+      it("has a ledger read settings another ledger configured once it reads the partition's version", async () => {
+        const agent = open();
+        expect((await agent.getSettings("p")).minCalls).toBe(DEFAULT_SETTINGS.minCalls);
+        await open().configure("p", { minCalls: 9 });
+        expect((await agent.getSettings("p")).minCalls).toBe(DEFAULT_SETTINGS.minCalls);
+        await agent.readVersions(["p"]);
+        expect((await agent.getSettings("p")).minCalls).toBe(9);
+        // A rule changes nothing of the settings; a second configure does, and is followed too.
+        await open().putRule("p", {
+          tool: "search",
+          rule: "Prefer exact matches.",
+          priority: "high",
+          source: "programmatic",
+        });
+        await open().configure("p", { minCalls: 11 });
+        await agent.readVersions(["p"]);
+        expect((await agent.getSettings("p")).minCalls).toBe(11);
+      });
     });
 
     describe("settings", () => {

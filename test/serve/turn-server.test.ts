@@ -168,23 +168,32 @@ describe("the lessons a turn reads", () => {
     expect(noted.shownCards.find((c) => c.name === "lookup_order")?.learned.notes).toHaveLength(1);
   });
 
-  it("over a store another process may write (SQLite): read on every turn", async () => {
+  it("over a store another process may write (SQLite): read again only once the partition's version moved, whoever wrote", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tl-serve-"));
-    const store = await SqliteStore.open(join(dir, "ledger.db"));
+    const path = join(dir, "ledger.db");
+    const store = await SqliteStore.open(path);
+    // Another process's connection to the same file, with its own ledger.
+    const other = await SqliteStore.open(path);
     try {
       const seen = countLessonReads(store);
       const server = new TurnServer({ ledger: new Ledger(store), maxTools: 2, captureEdicts: false });
-      // The first turn also registers the tools; the later ones only read the lessons, each time.
+      // The first turn also registers the tools and reads the lessons.
       await ask(server, "Where is order ORD-123456?", "q-1");
-      const perTurn: number[] = [];
-      for (const thread of ["q-2", "q-3"]) {
-        const before = seen.reads;
-        await ask(server, "Where is order ORD-123456?", thread);
-        perTurn.push(seen.reads - before);
-      }
-      expect(perTurn[0]).toBeGreaterThan(0);
-      expect(perTurn[1]).toBe(perTurn[0]);
+      let before = seen.reads;
+      await ask(server, "Where is order ORD-123456?", "q-2");
+      expect(seen.reads).toBe(before);
+
+      await putRule(
+        new Ledger(other),
+        { tool: "lookup_order", rule: "Never read out a card number.", priority: "critical", source: "user_explicit" },
+        { partition: "u:ann" },
+      );
+      before = seen.reads;
+      const ruled = await ask(server, "Where is order ORD-123456?", "q-3");
+      expect(seen.reads).toBeGreaterThan(before);
+      expect(ruled.block.text).toContain("Never read out a card number.");
     } finally {
+      await other.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import type { PutOperation } from "@langchain/langgraph";
 import { RevisionConflict } from "../../errors.js";
 import { type CasFailure, casField, compareAndSet } from "../cas.js";
-import { countingLessonsWrite } from "../lessons-stamp.js";
+import { announcedWrite } from "../versions.js";
 import type { Revision, RevisionStatus, ToolCard } from "../schema.js";
 import type { CardRows } from "./card-rows.js";
 import { type RevisionClaim, RevisionRows } from "./revisions.js";
@@ -70,7 +70,10 @@ export async function commit(
   // Revision and claim checks first: when both fail, the conflict names the operator who won.
   const checks = [...revisionChecks, ...cardChecks];
   const set = () => compareAndSet(ctx.store, checks, writes);
-  const outcome = saved.length > 0 ? await countingLessonsWrite(ctx.store, [partition], set) : await set();
+  const outcome =
+    saved.length > 0
+      ? await announcedWrite(ctx, [{ partition, kind: "cards", tools: saved.map((c) => c.name) }], set)
+      : await set();
   if (!outcome.ok) throw conflict(collections.revisions, partition, checks, outcome.failed);
   return saved;
 }

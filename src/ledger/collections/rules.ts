@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Item } from "@langchain/langgraph";
 import { InvalidInput } from "../../errors.js";
-import { countingLessonsWrite } from "../lessons-stamp.js";
+import { announcedWrite } from "../versions.js";
 import { type Rule, type RulePriority, RulePrioritySchema, RuleSchema, SCHEMA_VERSION } from "../schema.js";
 import { checked, type LedgerContext, listNamespace, namespaceOf, parseItem } from "./store-io.js";
 
@@ -76,8 +76,9 @@ export function compareRules(a: Rule, b: Rule): number {
  *   (`InvalidInput`), writing nothing;
  * - listed by priority, then the most recently updated first;
  * - never pruned; deleted only by `deleteRule` (or moved by `moveRule`);
- * - every write (put, delete, move) is counted in the partition's `lessonsWrites` once the
- *   store call is over (a move in both partitions), so a cached block can tell it is stale;
+ * - every write (put, delete, move) is announced in the partition's version once the store
+ *   call is over (a move in both partitions: `../versions.ts`), so every process serving it
+ *   reads the rules again on its next turn;
  * - a corrupt row is skipped (left out of a listing, `null` from `getRule`), counted in
  *   `skippedRows` and warned about; an upsert under its id replaces it.
  */
@@ -106,7 +107,7 @@ export class RuleRows {
     };
     const rule = checked(RuleSchema, next, `a rule for "${input.tool}"`);
     const ns = namespaceOf(this.ctx, partition, "rules");
-    await countingLessonsWrite(this.ctx.store, [partition], () => this.ctx.store.put(ns, id, rule, false));
+    await announcedWrite(this.ctx, [{ partition, kind: "rules" }], () => this.ctx.store.put(ns, id, rule, false));
     return (await this.get(partition, id)) ?? rule;
   }
 
@@ -130,7 +131,7 @@ export class RuleRows {
   async delete(partition: string, id: string): Promise<boolean> {
     const ns = namespaceOf(this.ctx, partition, "rules");
     const existed = (await this.ctx.store.get(ns, id)) !== null;
-    if (existed) await countingLessonsWrite(this.ctx.store, [partition], () => this.ctx.store.delete(ns, id));
+    if (existed) await announcedWrite(this.ctx, [{ partition, kind: "rules" }], () => this.ctx.store.delete(ns, id));
     return existed;
   }
 
@@ -152,11 +153,17 @@ export class RuleRows {
       { ...rule, ...changes, partition: to, createdAt: existing?.createdAt ?? now, updatedAt: now },
       `the rule ${id}`,
     );
-    await countingLessonsWrite(this.ctx.store, [to, from], () =>
-      this.ctx.store.batch([
-        { namespace: namespaceOf(this.ctx, to, "rules"), key: id, value: moved, index: false },
-        { namespace: namespaceOf(this.ctx, from, "rules"), key: id, value: null },
-      ]),
+    await announcedWrite(
+      this.ctx,
+      [
+        { partition: to, kind: "rules" },
+        { partition: from, kind: "rules" },
+      ],
+      () =>
+        this.ctx.store.batch([
+          { namespace: namespaceOf(this.ctx, to, "rules"), key: id, value: moved, index: false },
+          { namespace: namespaceOf(this.ctx, from, "rules"), key: id, value: null },
+        ]),
     );
     return (await this.get(to, id)) ?? moved;
   }

@@ -6,6 +6,7 @@ import { definedOnly } from "../../internal.js";
 import { type Collection, namespaceFor, timeOrderedId } from "../keys.js";
 import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
 import { isBuilt } from "../trusted.js";
+import type { Announcer } from "../versions.js";
 
 /**
  * The low-level pieces every collection module shares: exact namespace listings over any
@@ -40,6 +41,8 @@ export interface LedgerContext {
   readonly pageSize: number;
   /** Counters shared by the collections; `Ledger.skippedRows` reads `skippedRows`. */
   readonly counters: { skippedRows: number };
+  /** Writes the partitions' versions (`../versions.ts`), one at a time per partition. */
+  readonly announcer: Announcer;
 }
 
 /** Filters for listing append-only records. Results are oldest first. */

@@ -1,7 +1,7 @@
 import type { Item } from "@langchain/langgraph";
 import { sortById } from "../../internal.js";
 import { decodeLabel } from "../keys.js";
-import { countingLessonsWrite } from "../lessons-stamp.js";
+import { announcedWrite } from "../versions.js";
 import {
   type EvaluatedCall,
   EvaluatedCallSchema,
@@ -115,7 +115,7 @@ export class ToolMemoryRows {
       { ...state, v: SCHEMA_VERSION, updatedAt: Date.now() },
       `the memory state of "${state.tool}"`,
     );
-    await countingLessonsWrite(this.ctx.store, [row.partition], () =>
+    await announcedWrite(this.ctx, [{ partition: row.partition, kind: "guidelines", tools: [row.tool] }], () =>
       this.ctx.store.batch([putOp(this.ctx, row.partition, "guidelines", row.tool, row)]),
     );
     return row;
