@@ -7,13 +7,12 @@
  * (learn-example | undo | rule), PARTITION, TOOL, TEXT.
  */
 import type { BaseStore } from "@langchain/langgraph";
-import { timeOrderedId } from "../../src/ledger/keys.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openPostgresStore } from "../../src/ledger/postgres.js";
-import type { Revision } from "../../src/ledger/schema.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
+import { proposeExample } from "./propose-example.js";
 
 const env = process.env;
 const partition = env.PARTITION ?? "default";
@@ -29,42 +28,15 @@ async function openStore(): Promise<BaseStore> {
   return SqliteStore.open(env.DB ?? "ledger.db");
 }
 
-/** A proposed revision adding one learned example request, against the card as it is now. */
-async function proposeExample(ledger: Ledger): Promise<Revision> {
-  const card = await ledger.getCard(partition, tool);
-  if (!card) throw new Error(`no card for ${tool} in ${partition}`);
-  const now = Date.now();
-  const revision: Revision = {
-    v: 1,
-    id: timeOrderedId(now),
-    partition,
-    tool,
-    status: "proposed",
-    notesAdded: [],
-    queriesAdded: [text],
-    avoidAdded: [],
-    callExample: null,
-    queriesWithdrawn: [],
-    displaced: [],
-    queriesDisplaced: [],
-    evidence: [],
-    ranks: [],
-    refused: [],
-    proposer: "test",
-    cardVersionBefore: card.version,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await ledger.putRevision(revision);
-  return revision;
-}
-
 const store = await openStore();
 const ledger = new Ledger(store, { ownsStore: true });
 const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
 let outcome: unknown;
 if (env.ACTION === "learn-example") {
-  const applied = await manager.apply((await proposeExample(ledger)).id, { approvedBy: "ops", partition });
+  const applied = await manager.apply((await proposeExample(ledger, partition, tool, text)).id, {
+    approvedBy: "ops",
+    partition,
+  });
   outcome = { status: applied.status, queriesAdded: applied.queriesAdded, withdrawn: applied.queriesWithdrawn };
 } else if (env.ACTION === "undo") {
   const undone = await manager.undo(tool, { approvedBy: "ops", partition });
