@@ -7,6 +7,7 @@ import type { NoToolFigures } from "../evaluate/metrics.js";
 import type { UsageFlag } from "../routing/usage-flags.js";
 import type { Review } from "../learn/manager.js";
 import { type RevisionEffect, targetKey } from "../learn/effect.js";
+import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js";
 import type { Settings } from "../settings.js";
 
@@ -136,19 +137,75 @@ export function renderEffects(effects: readonly RevisionEffect[]): string[] {
 }
 
 /**
- * The result of `review`: revisions, refusals of tools without one, skipped tools, flags, and the
- * measured effect of the applied revisions (when given).
+ * When an applied or undone revision reaches the model. Serving reads a partition's cards on every
+ * turn (and catches its routing up with what another process changed), so an agent already running
+ * over the same ledger needs no restart.
+ */
+export function servedFromNextTurn(what = "it"): string {
+  return `running agents serve ${what} from their next turn.`;
+}
+
+/** The `--partition` a follow-up command needs, or "" for the default partition. */
+export function partitionArg(partition: string): string {
+  if (partition === DEFAULT_PARTITION) return "";
+  return ` --partition ${/^[\w:.@/+-]+$/.test(partition) ? partition : quote(partition)}`;
+}
+
+/** What `apply` says first: which revision went on which tool's card, where, and when agents serve it. */
+export function appliedLine(revision: Revision, partition: string): string {
+  return `applied revision ${revision.id} to ${revision.tool} (partition ${quote(partition)}); ${servedFromNextTurn()}`;
+}
+
+/** What `undo` says first: which revision was taken back, where, by whom, and when agents serve the card without it. */
+export function undoneLine(revision: Revision, partition: string, by: string): string {
+  return (
+    `undid revision ${revision.id} of ${revision.tool} (partition ${quote(partition)}, by ${by}); the card is ` +
+    `back to what it learned before, and ${servedFromNextTurn()}`
+  );
+}
+
+/**
+ * The revisions of a partition that wait for `apply` or `dismiss`, each tool with the revision ID
+ * those commands take (one per tool at most: a tool with one waiting is not proposed another), and
+ * the command with the partition it needs. Those a review before this one proposed are marked.
+ */
+export function renderWaiting(
+  waiting: readonly Pick<Revision, "id" | "tool">[],
+  partition: string,
+  proposedNow: ReadonlySet<string> = new Set(),
+): string[] {
+  if (waiting.length === 0) return [];
+  const where = partitionArg(partition);
+  const rows = waiting.map((r) => [`  ${r.tool}`, r.id, proposedNow.has(r.id) ? "" : "(from an earlier review)"]);
+  return [
+    `waiting for apply: tool-lessons apply ID${where} --by NAME   (or dismiss ID${where})`,
+    ...table(["  tool", "revision ID", ""], rows).slice(1),
+  ];
+}
+
+/**
+ * The result of `review`: revisions, refusals of tools without one, skipped tools, flags, the
+ * measured effect of the applied revisions (when given), and every revision waiting for apply in
+ * the partition with its ID (`waiting`: those stored, this review's and earlier ones).
  */
 export function renderReview(
   review: Review,
-  options: { dryRun: boolean; autoApply: boolean; effects?: readonly RevisionEffect[] },
+  options: {
+    dryRun: boolean;
+    autoApply: boolean;
+    effects?: readonly RevisionEffect[];
+    waiting?: readonly Pick<Revision, "id" | "tool">[];
+  },
 ): string[] {
   const verb = options.dryRun
     ? "would be proposed (dry run: nothing stored)"
     : options.autoApply
       ? "applied"
       : "proposed";
-  const out = [`partition ${quote(review.partition)}: ${plural(review.revisions.length, "revision")} ${verb}`];
+  const n = review.revisions.length;
+  const served =
+    options.autoApply && !options.dryRun && n > 0 ? `; ${servedFromNextTurn(n === 1 ? "it" : "them")}` : "";
+  const out = [`partition ${quote(review.partition)}: ${plural(n, "revision")} ${verb}${served}`];
   for (const r of review.revisions) out.push("", ...renderRevision(r));
   const withRevision = new Set(review.revisions.map((r) => r.tool));
   const orphan = review.refused.filter((x) => !withRevision.has(x.tool));
@@ -168,10 +225,12 @@ export function renderReview(
   if (review.flags.length > 0) out.push("", "usage flags:", ...renderFlags(review.flags).map((l) => `  ${l}`));
   if (options.effects && options.effects.length > 0)
     out.push("", "applied lessons, measured effect:", ...renderEffects(options.effects).map((l) => `  ${l}`));
-  const waiting = review.revisions.filter((r) => r.status === "proposed");
-  if (!options.dryRun && waiting.length > 0) {
-    out.push("", `next: tool-lessons apply ${waiting[0].id} --by NAME   (or dismiss ${waiting[0].id})`);
-  }
+  const waiting = renderWaiting(
+    options.waiting ?? [],
+    review.partition,
+    new Set(review.revisions.filter((r) => r.status === "proposed").map((r) => r.id)),
+  );
+  if (waiting.length > 0) out.push("", ...waiting);
   return out;
 }
 

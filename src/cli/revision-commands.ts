@@ -15,7 +15,15 @@ import {
   stringOption,
   UsageError,
 } from "./args.js";
-import { effectLine, renderLearned, renderReview, renderRevision } from "./format.js";
+import {
+  appliedLine,
+  effectLine,
+  renderLearned,
+  renderReview,
+  renderRevision,
+  servedFromNextTurn,
+  undoneLine,
+} from "./format.js";
 import { type Command, EXIT, println } from "./io.js";
 import {
   EXIT_HELP,
@@ -62,14 +70,16 @@ Reads the partition's records, detects failures, missed and confused requests pe
 lessons with the deterministic proposer, vets them, and stores each tool's kept lessons as a
 proposed revision. Nothing reaches a card until it is applied. Then each applied revision's
 measured effect (see \`tool-lessons effects\`): helped, no effect or hurt (FLAGGED), or not
-enough data.
+enough data. Last, every revision of the partition waiting for apply, this review's and earlier
+ones (an agent's own reviews propose them too), each tool with the revision ID apply takes.
 
 Options:
   --dry-run               show what would be proposed; store nothing
   --auto-apply            apply every revision at once, approved by tool-lessons:auto
   --tool NAME             review only this tool (repeatable)
   --set key=value         a setting for this review only (repeatable), e.g. --set minMisses=3
-  --json                  print the review as JSON (with "effects", as \`effects --json\` gives)
+  --json                  print the review as JSON (with "effects", as \`effects --json\` gives,
+                          and "waiting": the revisions waiting for apply, { id, tool, createdAt })
 ${PARTITION_HELP}
 ${LEDGER_HELP}
 
@@ -102,8 +112,14 @@ Example:
       });
       // What the lessons already applied did: measured, never undone here (that is `effects --undo`).
       const effects = await manager.effects({ partition, ...(tools.length > 0 ? { tools } : {}) });
-      if (flag(values, "json")) json(io, { ...result, effects });
-      else println(io.stdout, renderReview(result, { dryRun, autoApply, effects }));
+      // What apply takes: every stored revision still proposed, whichever review proposed it.
+      const waiting = (await ledger.listRevisions(partition, { status: "proposed" })).map((r) => ({
+        id: r.id,
+        tool: r.tool,
+        createdAt: r.createdAt,
+      }));
+      if (flag(values, "json")) json(io, { ...result, effects, waiting });
+      else println(io.stdout, renderReview(result, { dryRun, autoApply, effects, waiting }));
       return EXIT.ok;
     });
   },
@@ -118,7 +134,8 @@ const apply: Command = {
 
 Applies a proposed revision: its examples, notes, "Not for" lines and example call go on the card.
 Routing is checked again first: an example that would push another tool out of the offered set
-for a request that tool served is withdrawn (the revision records which and why).
+for a request that tool served is withdrawn (the revision records which and why). Agents already
+running over the ledger serve it from their next turn (no restart).
 
 Options:
   --by NAME               who approved it (required; kept on the revision)
@@ -133,7 +150,7 @@ Example:
 `,
   async run(argv, io) {
     const { values, target: id } = oneTarget(argv, {
-      name: "a revision ID (see `tool-lessons review` or `history TOOL`)",
+      name: "a revision ID (`tool-lessons review` lists those waiting; or `history TOOL`)",
       label: "the revision ID",
       by: true,
     });
@@ -145,7 +162,7 @@ Example:
         return EXIT.ok;
       }
       const card = await ledger.getCard(partition, revision.tool);
-      println(io.stdout, [`applied revision ${revision.id} to ${revision.tool}`, "", ...renderRevision(revision)]);
+      println(io.stdout, [appliedLine(revision, partition), "", ...renderRevision(revision)]);
       if (card) println(io.stdout, ["", ...renderLearned(card)]);
       return EXIT.ok;
     });
@@ -189,7 +206,8 @@ const undo: Command = {
   help: `Usage: tool-lessons undo TOOL --by NAME [--json]
 
 Takes back the newest applied revision of TOOL, restoring what its card learned before (synthetic
-examples that gave way included). Refused if the card was changed after that revision.
+examples that gave way included). Refused if the card was changed after that revision. Agents
+already running over the ledger serve the card as it was from their next turn.
 
 Options:
   --by NAME               who approved the undo (required)
@@ -212,10 +230,7 @@ Example:
         return EXIT.ok;
       }
       const card = await ledger.getCard(partition, tool);
-      println(
-        io.stdout,
-        `undid revision ${revision.id} of ${tool} (by ${by}); the card is back to what it learned before`,
-      );
+      println(io.stdout, undoneLine(revision, partition, by));
       if (card) println(io.stdout, ["", ...renderLearned(card)]);
       return EXIT.ok;
     });
@@ -318,6 +333,11 @@ Example:
       for (const e of found) {
         const undone = e.undone ? "  (undone)" : "";
         println(io.stdout, `${e.tool}  revision ${e.id}: ${effectLine(e)}${undone}`);
+      }
+      const undone = found.filter((e) => e.undone).length;
+      if (undone > 0) {
+        const what = undone === 1 ? "1 flagged revision" : `${undone} flagged revisions`;
+        println(io.stdout, `undid ${what}; ${servedFromNextTurn(`the cards without ${undone === 1 ? "it" : "them"}`)}`);
       }
       return EXIT.ok;
     });

@@ -1,3 +1,4 @@
+import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openLedger } from "../../src/ledger/open.js";
@@ -39,6 +40,15 @@ describe("tool-lessons effects", () => {
     expect(reviewJson.effects).toMatchObject([{ id, verdict: "no_effect" }]);
 
     expect((await runCli("effects", "--undo", "--ledger", path)).code).toBe(2);
+    // The same undo on a copy of the ledger, as a person reads it.
+    const copy = join(tmp.dir, "copy.db");
+    for (const suffix of ["", "-wal"]) if (existsSync(path + suffix)) copyFileSync(path + suffix, copy + suffix);
+    const said = await runCli("effects", "--undo", "--by", "alice", "--ledger", copy);
+    expect(said.code, said.stderr).toBe(0);
+    expect(said.stdout.trimEnd().split("\n")).toEqual([
+      `lookup_order  revision ${id}: FLAGGED no effect (failure:validation 12/24 -> 12/24)  (undone)`,
+      "undid 1 flagged revision; running agents serve the cards without it from their next turn.",
+    ]);
     const undo = await runCli("effects", "--undo", "--by", "alice", "--ledger", path, "--json");
     expect(undo.code, undo.stderr).toBe(0);
     expect(JSON.parse(undo.stdout)).toMatchObject([{ id, verdict: "no_effect", undone: true }]);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appliedLine, renderWaiting, undoneLine } from "../../src/cli/format.js";
 import { registerTools } from "../../src/learn/register.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import { openLedger } from "../../src/ledger/open.js";
@@ -139,14 +140,29 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     expect(out).toContain('validation x2: "date must be an ISO date" (args: date)');
     expect(out).toMatch(/routing rank of missed requests \(before -> after\):\n {4}not offered {2}-> {2}#\d/);
     expect(out).toContain("proposed by:    deterministic");
-    expect(out).toContain(`next: tool-lessons apply ${id} --by NAME`);
+    // The ID apply takes, under the tool, with the command.
+    expect(out.trimEnd().split("\n").slice(-2)).toEqual([
+      "waiting for apply: tool-lessons apply ID --by NAME   (or dismiss ID)",
+      `  search_flights  ${id}`,
+    ]);
+
+    // A review while it waits proposes nothing for the tool, and still names the ID apply needs.
+    const again = await runCli("review", "--ledger", path, "--wordings", "off");
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('partition "default": 0 revisions proposed');
+    expect(again.stdout).toMatch(/\n {2}search_flights +revision waiting\n/);
+    expect(again.stdout).toMatch(new RegExp(`\\n {2}search_flights  ${id}  \\(from an earlier review\\)\\n?$`));
+    const waitingJson = JSON.parse((await runCli("review", "--ledger", path, "--dry-run", "--json")).stdout);
+    expect(waitingJson.waiting).toEqual([{ id, tool: "search_flights", createdAt: expect.any(Number) }]);
 
     const cards = await runCli("cards", "--ledger", path);
     expect(cards.stdout).toMatch(/search_flights\s+1\s+0\s+0\s+0\s+0\s+-\s+1/);
 
     const apply = await runCli("apply", id!, "--by", "alice", "--ledger", path);
     expect(apply.code, apply.stderr).toBe(0);
-    expect(apply.stdout).toContain(`applied revision ${id} to search_flights`);
+    expect(apply.stdout.split("\n")[0]).toBe(
+      `applied revision ${id} to search_flights (partition "default"); running agents serve it from their next turn.`,
+    );
     expect(apply.stdout).toMatch(/\[applied\]/);
     expect(apply.stdout).toContain("approved by:    alice");
     expect(apply.stdout).toMatch(/card search_flights \(version 2\)\n {2}learned examples:\n {4}"/);
@@ -157,15 +173,20 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     ]);
     expect(applied.learned.exampleCall?.text).toContain("####-##-##");
 
-    const again = await runCli("apply", id!, "--by", "alice", "--ledger", path);
-    expect(again.code).toBe(1);
-    expect(again.stderr.trim()).toBe(
+    const twice = await runCli("apply", id!, "--by", "alice", "--ledger", path);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr.trim()).toBe(
       `tool-lessons apply: Revision ${id} is applied (by alice); only a proposed revision can be applied.`,
     );
 
     const undo = await runCli("undo", "search_flights", "--by", "bob", "--ledger", path);
     expect(undo.code, undo.stderr).toBe(0);
-    expect(undo.stdout).toContain(`undid revision ${id} of search_flights (by bob)`);
+    expect(undo.stdout.split("\n")[0]).toBe(
+      `undid revision ${id} of search_flights (partition "default", by bob); the card is back to what it learned ` +
+        "before, and running agents serve it from their next turn.",
+    );
+    // Nothing waits any more: the review's list is gone.
+    expect((await runCli("review", "--ledger", path, "--dry-run")).stdout).not.toContain("waiting for apply");
     expect(undo.stdout).toMatch(/learned examples: none\n {2}notes: none/);
     const undone = await card(path, "search_flights");
     expect(undone.learned).toEqual({ examples: [], notes: [], notFor: [], exampleCall: null });
@@ -218,5 +239,48 @@ describe("tool-lessons operator commands on a SQLite ledger", () => {
     run = await runCli("configure", "--show", "--ledger", path, "--partition", "acme");
     expect(run.stdout).toMatch(/minMisses\s+3\s+\(default 2\)/);
     expect((await runCli("partitions", "--ledger", path, "--json")).stdout).toContain('"acme"');
+  });
+});
+
+describe("what review, apply and undo tell the operator to do next", () => {
+  const revision = { id: "0mxrev1", tool: "lookup_order" } as Revision;
+
+  it("names the partition a follow-up command needs (quoted only when the shell needs it)", () => {
+    expect(renderWaiting([revision], "u:alice", new Set(["0mxrev1"]))).toEqual([
+      "waiting for apply: tool-lessons apply ID --partition u:alice --by NAME   (or dismiss ID --partition u:alice)",
+      "  lookup_order  0mxrev1",
+    ]);
+    expect(renderWaiting([revision], "team a")[0]).toContain('apply ID --partition "team a" --by NAME');
+    expect(renderWaiting([], "default")).toEqual([]);
+  });
+
+  it("review --auto-apply says running agents serve what it applied from their next turn, and nothing waits", async () => {
+    const tmp = tempDir();
+    try {
+      const path = join(tmp.dir, "auto.db");
+      const ledger = await openLedger({ path });
+      try {
+        await seed(ledger);
+      } finally {
+        await ledger.close();
+      }
+      const run = await runCli("review", "--auto-apply", "--ledger", path, "--wordings", "off");
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.split("\n")[0]).toBe(
+        'partition "default": 1 revision applied; running agents serve it from their next turn.',
+      );
+      expect(run.stdout).not.toContain("waiting for apply");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("apply and undo say where the change went and that running agents serve it from their next turn", () => {
+    expect(appliedLine(revision, "u:alice")).toBe(
+      'applied revision 0mxrev1 to lookup_order (partition "u:alice"); running agents serve it from their next turn.',
+    );
+    expect(undoneLine(revision, "u:alice", "bob")).toMatch(
+      /^undid revision 0mxrev1 of lookup_order \(partition "u:alice", by bob\); .* running agents serve it from their next turn\.$/,
+    );
   });
 });
