@@ -122,9 +122,9 @@ export class ToolIndex {
       : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
+    const previous = this.partitions.get(partition);
     this.partitions.delete(partition);
-    await this.store.delete({ filter: { partition } });
-    if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
+    await this.clearFor(partition, previous, cards);
     if (partition === "") throw new InvalidInput("A partition name cannot be empty.");
     const state = freshPartitionState(cards, wordings, {
       mode: this.mode,
@@ -145,6 +145,27 @@ export class ToolIndex {
     this.followed.set(partition, version.seq);
     this.bump(partition);
     return cards.length;
+  }
+
+  /**
+   * Before a rebuild: the index's own in-memory store, which no other process searches, is
+   * emptied of the partition; a store other processes may be searching (Chroma) is never emptied
+   * under them: the rebuild overwrites every tool's vectors by id, and only the tools this index
+   * held that the ledger no longer has are deleted, by id.
+   */
+  private async clearFor(partition: string, previous: PartitionState | undefined, cards: readonly ToolCard[]) {
+    if (this.sparseStore) {
+      await this.store.delete({ filter: { partition } });
+      if (this.wordings.enabled) await this.store.delete({ filter: { partition: wordingPartition(partition) } });
+      return;
+    }
+    if (!previous) return;
+    const kept = new Set(cards.map((c) => c.name));
+    const gone = [...previous.parts].filter(([tool]) => !kept.has(tool));
+    const ids = gone.flatMap(([tool, parts]) => Array.from({ length: parts }, (_, i) => docId(partition, tool, i)));
+    for (const [tool] of gone)
+      for (const key of previous.wordings.get(tool)?.keys() ?? []) ids.push(wordingId(partition, tool, key));
+    if (ids.length > 0) await this.store.delete({ ids });
   }
 
   /**
