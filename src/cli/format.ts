@@ -137,9 +137,9 @@ export function renderEffects(effects: readonly RevisionEffect[]): string[] {
 }
 
 /**
- * When an applied or undone revision reaches the model. Serving reads a partition's cards on every
- * turn (and catches its routing up with what another process changed), so an agent already running
- * over the same ledger needs no restart.
+ * When an applied or undone revision reaches the model. Serving reads the partition's version once a
+ * turn and, when another process changed it, reads the cards again and catches its routing up
+ * (`ledger/versions.ts`), so an agent already running over the same ledger needs no restart.
  */
 export function servedFromNextTurn(what = "it"): string {
   return `running agents serve ${what} from their next turn.`;
