@@ -20,7 +20,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { END, InMemoryStore, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { type BaseStore, END, InMemoryStore, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { SHARED_STORES, sharedStore } from "./shared-store.js";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { ScriptedSupportModel, supportDeskTools } from "../examples/support-desk.js";
 import { createToolLessonsAgent } from "../src/graph/agent.js";
@@ -60,8 +61,13 @@ function model(latency: number): TimedModel {
  * With `emptyStep`, a node that does nothing runs before the agent node: the floor any node there
  * costs (one more graph step, its checkpoint write and callbacks).
  */
-function plainAgent(llm: BaseChatModel, tools: StructuredToolInterface[], emptyStep = false): Agent {
-  const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(new InMemoryStore()) });
+function plainAgent(
+  llm: BaseChatModel,
+  tools: StructuredToolInterface[],
+  emptyStep = false,
+  store: BaseStore = new InMemoryStore(),
+): Agent {
+  const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(store) });
   const base = new StateGraph(ToolLessonsAnnotation)
     .addNode("agent", async (state: ToolLessonsState, config: RunnableConfig) => ({
       messages: [await llm.bindTools!(tools).invoke(state.messages, config)],
@@ -78,11 +84,16 @@ function plainAgent(llm: BaseChatModel, tools: StructuredToolInterface[], emptyS
   return graph.compile({ checkpointer: new MemorySaver() }).withConfig({ callbacks: [recorder] }) as unknown as Agent;
 }
 
-function lessonsAgent(llm: BaseChatModel, tools: StructuredToolInterface[], subgraph: boolean): Agent {
+function lessonsAgent(
+  llm: BaseChatModel,
+  tools: StructuredToolInterface[],
+  subgraph: boolean,
+  store: BaseStore = new InMemoryStore(),
+): Agent {
   return createToolLessonsAgent({
     model: llm,
     tools,
-    store: new InMemoryStore(),
+    store,
     checkpointer: new MemorySaver(),
     subgraph,
     onFailure: () => undefined,
@@ -179,6 +190,42 @@ async function blockSizes(): Promise<number[]> {
 
 const ms = (x: number) => x.toFixed(2);
 
+/**
+ * A quiet turn over a store other processes share (a SQLite file, a Postgres schema): the agent
+ * node alone against the lessons served in it, both recording into the same kind of store, so
+ * the ratio is what serving costs there, the freshness read (one batch of the partition's and the
+ * shared scope's versions) included.
+ */
+async function sharedStoreRows(figures: Record<string, number>): Promise<string[]> {
+  const tools = supportDeskTools();
+  const rows: string[] = [];
+  for (const kind of SHARED_STORES) {
+    const got = await sharedStore(kind, "graph");
+    if (typeof got === "string") {
+      rows.push(`| ${kind} | not run: ${got} | | |`);
+      continue;
+    }
+    try {
+      const agents = {
+        plain: plainAgent(model(0), tools, false, got.store),
+        empty: plainAgent(model(0), tools, true, got.store),
+        node: lessonsAgent(model(0), tools, false, got.store),
+        subgraph: lessonsAgent(model(0), tools, true, got.store),
+      };
+      const samples = await measure(agents, TURNS, false);
+      const plain = median(samples.plain);
+      const node = median(samples.node);
+      figures[kind === "sqlite" ? "quietTurnVsAgentNodeSqlite" : "quietTurnVsAgentNodePostgres"] = round(node / plain);
+      rows.push(
+        `| ${kind === "sqlite" ? "SQLite file" : "Postgres"} | ${TURNS} | ${ms(plain)} | ${ms(node)} (${(node / plain).toFixed(2)}) |`,
+      );
+    } finally {
+      await got.close();
+    }
+  }
+  return rows;
+}
+
 export async function benchGraph(): Promise<{ markdown: string; figures: Record<string, number> }> {
   const load = os.loadavg()[0];
   const tools = supportDeskTools();
@@ -210,6 +257,7 @@ export async function benchGraph(): Promise<{ markdown: string; figures: Record<
       );
     }
   }
+  const storeRows = await sharedStoreRows(figures);
   const sizes = [...(await blockSizes())].sort((a, b) => a - b);
   const markdown = [
     "## Lessons subgraph: added latency and block size",
@@ -229,6 +277,14 @@ export async function benchGraph(): Promise<{ markdown: string; figures: Record<
     "| model | turn | turns timed | without (ms) | an empty node (ms, ratio) | in the agent node (ms, ratio) | subgraph (ms, ratio) |",
     "| --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
+    "",
+    "The same quiet turn (instant model) with the ledger over a store other processes share: every turn reads the",
+    "partition's and the shared scope's versions (one store batch) and nothing else while they are unchanged",
+    "(`--json`: `graph.quietTurnVsAgentNodeSqlite`, `graph.quietTurnVsAgentNodePostgres`).",
+    "",
+    "| store | turns timed | without (ms) | in the agent node (ms, ratio) |",
+    "| --- | --- | --- | --- |",
+    ...storeRows,
     "",
     `Injected block over the demo's traffic (${sizes.length} turns, two callers, lessons auto-applied as learned),`,
     `estimated tokens (characters / 4): p50 ${percentile(sizes, 50)}, p95 ${percentile(sizes, 95)}, max ${sizes.at(-1)}.`,

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { HumanMessage } from "@langchain/core/messages";
-import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { type BaseStore, InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { ScriptedSupportModel, supportDeskTools } from "../examples/support-desk.js";
 import { ToolRouter } from "../src/routing/router.js";
@@ -20,6 +20,7 @@ import { ToolIndex } from "../src/routing/tool-index.js";
 import { Ledger } from "../src/ledger/ledger.js";
 import { toolLessonsMiddleware } from "../src/middleware/index.js";
 import { putRule } from "../src/rules/store.js";
+import { SHARED_STORES, sharedStore } from "./shared-store.js";
 
 const TURNS = Number(process.env.BENCH_MIDDLEWARE_TURNS ?? 400);
 const WARMUP = 50;
@@ -39,9 +40,9 @@ function stats(samples: number[]): { p50: number; p95: number } {
   return { p50: percentile(s, 50), p95: percentile(s, 95) };
 }
 
-async function agents(lessons: boolean) {
+async function agents(lessons: boolean, store: BaseStore = new InMemoryStore()) {
   const tools = supportDeskTools();
-  const ledger = new Ledger(new InMemoryStore());
+  const ledger = new Ledger(store);
   const router = new ToolRouter({ index: new ToolIndex({ ledger }) });
   const bare = createAgent({ model: new ScriptedSupportModel(), tools, checkpointer: new MemorySaver() });
   const routed = createAgent({
@@ -89,8 +90,8 @@ async function timeTurn(agent: Agent, thread: string, text: string): Promise<num
   return performance.now() - t0;
 }
 
-async function measure(lessons: boolean) {
-  const { bare, routed } = await agents(lessons);
+async function measure(lessons: boolean, store?: BaseStore) {
+  const { bare, routed } = await agents(lessons, store);
   const base: number[] = [];
   const withMw: number[] = [];
   for (let i = 0; i < WARMUP + TURNS; i += 1) {
@@ -116,7 +117,26 @@ export async function benchMiddleware(): Promise<{ markdown: string; figures: Re
   const row = (name: string, r: typeof quiet) =>
     `| ${name} | ${ms(r.base.p50)} / ${ms(r.base.p95)} | ${ms(r.withMw.p50)} / ${ms(r.withMw.p95)} | ${(r.withMw.p50 / r.base.p50).toFixed(2)} | ${(r.withMw.p50 - r.base.p50).toFixed(2)} |`;
   const ratio = (r: typeof quiet) => Math.round((r.withMw.p50 / r.base.p50) * 1000) / 1000;
-  const figures = { quietTurnVsNoMiddleware: ratio(quiet), lessonsTurnVsNoMiddleware: ratio(lessons) };
+  const figures: Record<string, number> = {
+    quietTurnVsNoMiddleware: ratio(quiet),
+    lessonsTurnVsNoMiddleware: ratio(lessons),
+  };
+  // The same quiet turn with the ledger over a store other processes share: the freshness read included.
+  const storeRows: string[] = [];
+  for (const kind of SHARED_STORES) {
+    const got = await sharedStore(kind, "middleware");
+    if (typeof got === "string") {
+      storeRows.push(`| quiet, ${kind} | not run: ${got} | | | |`);
+      continue;
+    }
+    try {
+      const r = await measure(false, got.store);
+      figures[kind === "sqlite" ? "quietTurnVsNoMiddlewareSqlite" : "quietTurnVsNoMiddlewarePostgres"] = ratio(r);
+      storeRows.push(row(kind === "sqlite" ? "quiet, SQLite file" : "quiet, Postgres", r));
+    } finally {
+      await got.close();
+    }
+  }
   const markdown = [
     "## createAgent middleware",
     "",
@@ -132,6 +152,11 @@ export async function benchMiddleware(): Promise<{ markdown: string; figures: Re
     "| ---- | --------------------- | ------------------ | ----------- | --------------- |",
     row("quiet", quiet),
     row("with lessons", lessons),
+    ...storeRows,
+    "",
+    "The last rows put the ledger over a store other processes share (a fresh SQLite file, a Postgres schema): each",
+    "turn reads the partition's and the shared scope's versions in one store batch, and nothing else while they",
+    "are unchanged (`--json`: `middleware.quietTurnVsNoMiddlewareSqlite`, `middleware.quietTurnVsNoMiddlewarePostgres`).",
   ].join("\n");
   return { markdown, figures };
 }
