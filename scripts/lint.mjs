@@ -34,14 +34,14 @@ const ROOT_MODULES = ["errors", "settings", "internal", "env", "failure"];
 const ALLOWED_IMPORTS = {
   text: { folders: [], rootModules: ["errors", "internal"] },
   ledger: { folders: ["text"] },
-  routing: { folders: ["ledger", "text", "record"] },
-  learn: { folders: ["routing", "ledger", "text", "prompt", "record", "rules", "memory"] },
-  rules: { folders: ["routing", "ledger", "text", "record"] },
+  routing: { folders: ["ledger", "text", "caller"] },
+  learn: { folders: ["routing", "ledger", "text", "prompt", "caller", "rules", "memory"] },
+  rules: { folders: ["routing", "ledger", "text", "caller"] },
   memory: { folders: ["text", "ledger", "routing"] },
   // Serving a turn: register, route, record the route, read cards, rules and memory, render.
-  serve: { folders: ["routing", "learn", "ledger", "prompt", "record", "rules", "text"] },
+  serve: { folders: ["routing", "learn", "ledger", "prompt", "caller", "rules", "text"] },
   // The createAgent middleware sits at the top like src/graph: an adapter over src/serve.
-  middleware: { folders: ["serve", "ledger", "prompt", "record"] },
+  middleware: { folders: ["serve", "ledger", "prompt", "caller"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

@@ -64,7 +64,7 @@ export {
   type RecordingStats,
   type ToolLessonsCallbackHandlerOptions,
 } from "./record/options.js";
-export { type Partition, type PartitionContext, type PartitionResolver, resolvePartition } from "./record/partition.js";
+export { type Partition, type PartitionContext, type PartitionResolver, resolvePartition } from "./caller/partition.js";
 
 // ---------------------------------------------------------------- ledger (the durable truth) and its rows
 export { Ledger, type LedgerOptions, type ListOptions, type RuleInput } from "./ledger/ledger.js";

@@ -7,6 +7,15 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/**
+ * The name of the tool the package itself gives the model in cache-keeping mode, to find more
+ * tools (`serve/search-tools.ts` builds it; `tool-lessons/serve` exports the name). It is defined
+ * here, in the shared base, because two stages must agree on it and one is below the other: serve
+ * names the tool, and the recorder (`record/rows.ts`), which serve is built on, must tell its
+ * calls from a user's tool's so that none is taken as evidence.
+ */
+export const SEARCH_TOOLS_NAME = "search_tools";
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }

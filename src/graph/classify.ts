@@ -11,7 +11,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { onRecordsAppended } from "../ledger/appended.js";
 import { MIN_EFFECT_OPPORTUNITIES } from "../learn/effect.js";
 import type { DueTally, EvidenceTally } from "../learn/review/tally.js";
-import { latestHumanTurn, messageRole, requestIdFor } from "../record/request.js";
+import { latestHumanTurn, messageRole, requestIdFor } from "../caller/request.js";
 import { findEdicts } from "../rules/capture.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime, type RunContext } from "./context.js";
 import { emptyReport, type LessonSignal } from "./state.js";

@@ -13,7 +13,7 @@ import { DeterministicProposer } from "../learn/deterministic-proposer.js";
 import { ModelProposer } from "../learn/model-proposer.js";
 import { DEFAULT_EFFECT_CHECK } from "../learn/review/effect.js";
 import type { Proposer } from "../learn/proposer.js";
-import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
+import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.js";
 import type { ToolIndex } from "../routing/tool-index.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { TurnServer } from "../serve/turn-server.js";

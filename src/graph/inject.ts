@@ -15,7 +15,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph";
 import type { ToolCard } from "../ledger/schema.js";
-import { requestIdFor } from "../record/request.js";
+import { requestIdFor } from "../caller/request.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
 import { describerOf, growKept, type KeptTool } from "../serve/tool-set.js";
 import type { LessonsRuntime } from "./context.js";

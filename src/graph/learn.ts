@@ -26,7 +26,7 @@ import { runReview } from "../learn/review/run.js";
 import type { EvidenceTally } from "../learn/review/tally.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ToolMemory } from "../memory/tool-memory.js";
-import { latestHumanTurn } from "../record/request.js";
+import { latestHumanTurn } from "../caller/request.js";
 import { recordEdicts } from "../rules/store.js";
 import { finishedTurns } from "./classify.js";
 import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";

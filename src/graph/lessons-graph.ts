@@ -12,7 +12,7 @@ import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { EvidenceTally } from "../learn/review/tally.js";
-import { requestIdFor } from "../record/request.js";
+import { requestIdFor } from "../caller/request.js";
 import { createClassifier, createClassifyNode } from "./classify.js";
 import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
 import { createInjectNode, injectTurn } from "./inject.js";

@@ -5,7 +5,7 @@ import type { ToolIndex } from "../routing/tool-index.js";
 import { type UsageFlag, usageFlags } from "../routing/usage-flags.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { partitionOf } from "../record/partition.js";
+import { partitionOf } from "../caller/partition.js";
 import type { RuleInput } from "../ledger/ledger.js";
 import { DEFAULT_RULES_BLOCK, renderRulesBlock, type RulesBlock, RulesBlockCache } from "../prompt/rules-block.js";
 import type { RuleScope, RuleView } from "../rules/model.js";

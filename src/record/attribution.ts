@@ -7,9 +7,9 @@
  * it names no caller at all (`singleTenant`) records such runs there. `docs/partitions.md`.
  */
 import { PartitionUnresolved } from "../errors.js";
-import type { ThreadCallers } from "./callers.js";
+import type { ThreadCallers } from "../caller/thread-callers.js";
 import type { RecordingFailures } from "./failures.js";
-import { callerIdOf, type PartitionSource, type PartitionSpec, resolveCaller } from "./partition.js";
+import { callerIdOf, type PartitionSource, type PartitionSpec, resolveCaller } from "../caller/partition.js";
 
 /** The caller as a run's callback metadata names it. */
 export interface CallerSeen {

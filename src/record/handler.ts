@@ -5,7 +5,7 @@ import type { ChainValues } from "@langchain/core/utils/types";
 import { InvalidInput, ToolLessonsError } from "../errors.js";
 import { isRecord } from "../internal.js";
 import { type CallerSeen, callerInMetadata, settleCaller } from "./attribution.js";
-import { type ThreadCallers, threadCallersOf } from "./callers.js";
+import { type ThreadCallers, threadCallersOf } from "../caller/thread-callers.js";
 import { errorInfo, type ErrorInfo } from "./error-class.js";
 import { RecordingFailures } from "./failures.js";
 import {
@@ -17,8 +17,8 @@ import {
   writerSettings,
 } from "./options.js";
 import { isToolMessage, toolMessagesIn } from "./output.js";
-import type { PartitionSpec } from "./partition.js";
-import { latestHumanTurn, messageRole, messagesOf } from "./request.js";
+import type { PartitionSpec } from "../caller/partition.js";
+import { latestHumanTurn, messageRole, messagesOf } from "../caller/request.js";
 import { isEvidenceCall, type PendingCall, type RequestedCall, type RunTrace } from "./rows.js";
 import { RecordWriter } from "./writer.js";
 

@@ -1,8 +1,8 @@
 /**
  * `tool-lessons/record`: where a tool call is recorded. The callback handler with its flush and
  * stats, the error classes it files failures under, the one partition resolver (who the caller
- * is) and the thread → caller memory shared with the nodes. The root re-exports the handler and
- * `resolvePartition`; the rest is here.
+ * is) and the thread → caller memory shared with the nodes (both defined in `src/caller/`, below
+ * every stage). The root re-exports the handler and `resolvePartition`; the rest is here.
  */
 export { ToolLessonsCallbackHandler } from "./handler.js";
 export {
@@ -27,6 +27,6 @@ export {
   resolveCaller,
   type ResolvedCaller,
   resolvePartition,
-} from "./partition.js";
-export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "./callers.js";
-export { requestIdFor } from "./request.js";
+} from "../caller/partition.js";
+export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "../caller/thread-callers.js";
+export { requestIdFor } from "../caller/request.js";

@@ -6,9 +6,9 @@ import { InvalidInput } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, type FailureSink } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { ErrorClassSchema } from "../ledger/schema.js";
-import type { ThreadCallers } from "./callers.js";
+import type { ThreadCallers } from "../caller/thread-callers.js";
 import type { ErrorRule } from "./error-class.js";
-import type { PartitionSpec } from "./partition.js";
+import type { PartitionSpec } from "../caller/partition.js";
 
 /** Options of the writer (set on the recorder, see `ToolLessonsCallbackHandlerOptions`). */
 export interface RecordWriterOptions {

@@ -7,7 +7,7 @@ import type { OutputSummary } from "../ledger/schema.js";
 import { gateText } from "../text/gate.js";
 import type { Masker } from "../text/mask.js";
 import { isRecord, oneLine } from "../internal.js";
-import { messageRole } from "./request.js";
+import { messageRole } from "../caller/request.js";
 
 /** Longest output summary kept on a call record, in characters (after masking). */
 export const MAX_OUTPUT_LENGTH = 400;

@@ -28,11 +28,10 @@ import {
 } from "../text/mask.js";
 import { staticAllowedWords } from "../text/free-text.js";
 import type { AllowedWords } from "../text/vocabulary.js";
-import { clip, isRecord } from "../internal.js";
-import { SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
+import { clip, isRecord, SEARCH_TOOLS_NAME } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
-import { type HumanTurn, hashedRequestId } from "./request.js";
+import { type HumanTurn, hashedRequestId } from "../caller/request.js";
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;

@@ -9,7 +9,7 @@ import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrieve
 import { ensureConfig, type RunnableConfig } from "@langchain/core/runnables";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Offer } from "../ledger/schema.js";
-import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../caller/partition.js";
 import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink } from "../failure.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
 import { redactForLog } from "../text/gate.js";

@@ -20,7 +20,7 @@ export const UNSCOPED_TOOL = "*";
  * The partition that holds shared rules: those every partition's prompt carries. Written only by
  * an operator's explicit call (`LessonManager.promoteRule`, or `putRule` with `scope: "shared"`).
  * Reserved: no caller's id can produce it (an encoded id never holds `~`, a template may not
- * start with it, a resolver function may not answer it; see `record/partition.ts`), and a rule
+ * start with it, a resolver function may not answer it; see `caller/partition.ts`), and a rule
  * write naming it as a partition is refused.
  */
 export const SHARED_SCOPE = "~shared";

@@ -9,7 +9,7 @@ import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { oneLine } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { partitionOf, type PartitionSpec, toResolver } from "../caller/partition.js";
 import { tokenSet } from "../text/tokenize.js";
 import { isPinned, RECALL_TOOL_NAME, type RuleView } from "./model.js";
 import type { LessonRetriever } from "./retriever.js";

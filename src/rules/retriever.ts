@@ -17,7 +17,7 @@ import { InMemoryVectorIndex } from "../routing/memory-vector-store.js";
 import { encodeLabel } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Rule } from "../ledger/schema.js";
-import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../record/partition.js";
+import { type CallerSources, partitionOf, type PartitionSpec, toResolver } from "../caller/partition.js";
 import { isPinned, SHARED_SCOPE, scopeOf } from "./model.js";
 
 /** Options of {@link LessonRetriever}. */
@@ -188,7 +188,7 @@ export class LessonRetriever extends BaseRetriever {
   }
 }
 
-/** The caller's partition of a run, as every piece reads it (src/record/partition.ts; kept here for old imports). */
+/** The caller's partition of a run, as every piece reads it (src/caller/partition.ts; kept here for old imports). */
 export { partitionOf };
 
 function hashRule(rule: Rule): string {

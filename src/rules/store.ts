@@ -14,7 +14,7 @@ import { confirmEdicts, type EdictModelRejection } from "./confirm.js";
 import { compareRules, type RuleScope, type RuleView, SHARED_SCOPE, UNSCOPED_TOOL, viewOf } from "./model.js";
 import { observeRepeatedFailures, type ObserveOptions } from "./observe.js";
 import { vetEdictText } from "./vet.js";
-import { RESERVED_SCOPE_PREFIX } from "../record/partition.js";
+import { RESERVED_SCOPE_PREFIX } from "../caller/partition.js";
 
 /** Which rows an operation reads or writes: a partition's own, or the shared scope's. */
 export interface RuleScopeOptions {
@@ -41,7 +41,7 @@ function homeOf(options: RuleScopeOptions): string {
  * The partition a write goes to. The shared scope is written only when the call says so
  * (`scope: "shared"`, an operator's explicit call, or {@link promoteRule}): a caller's partition
  * that names a reserved scope (`~shared`, any `~` name) is refused, so no captured edict or
- * observation lands there. (No resolver gives a caller such a partition, see `record/partition.ts`;
+ * observation lands there. (No resolver gives a caller such a partition, see `caller/partition.ts`;
  * this is the second lock.)
  */
 function writeHomeOf(options: RuleScopeOptions): string {

@@ -5,7 +5,7 @@
  */
 import type { Ledger } from "../ledger/ledger.js";
 import { DEFAULT_TIME_BOUND_MS, type FailureSink } from "../failure.js";
-import type { PartitionResolver } from "../record/partition.js";
+import type { PartitionResolver } from "../caller/partition.js";
 import type { ToolRouter } from "../routing/router.js";
 import type { ToolIndex } from "../routing/tool-index.js";
 import { DEFAULT_SETTINGS } from "../settings.js";

@@ -17,7 +17,7 @@ import { withinBound } from "../failure.js";
 import { oneLine } from "../internal.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { shownCards } from "../prompt/describe.js";
-import { resolveThreadCaller, threadCallersOf } from "../record/callers.js";
+import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.js";
 import { describerOf, SEARCH_TOOLS_NAME, type KeptTool, type SearchToolsArtifact } from "./tool-set.js";
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
 import { TurnServer } from "./turn-server.js";

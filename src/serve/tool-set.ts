@@ -13,6 +13,7 @@ import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ToolSource } from "../ledger/cards.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { describedAs, modelDescription, SHOW_EXAMPLES } from "../prompt/describe.js";
+import { SEARCH_TOOLS_NAME } from "../internal.js";
 
 /** One tool of a thread's kept set: its name and the description it was first sent with. */
 export interface KeptTool {
@@ -21,8 +22,11 @@ export interface KeptTool {
   description: string;
 }
 
-/** The name of the tool the model may call to find more tools (cache-keeping mode). */
-export const SEARCH_TOOLS_NAME = "search_tools";
+/**
+ * The name of the tool the model may call to find more tools (cache-keeping mode). Defined in
+ * `src/internal.ts`, where the recorder, below serve, reads it too.
+ */
+export { SEARCH_TOOLS_NAME };
 
 /**
  * The kept set grown by `added` (names, in the order they came): a name already kept stays where

@@ -5,7 +5,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import type { ToolSource } from "../ledger/cards.js";
 import type { Guideline, ToolCard } from "../ledger/schema.js";
 import type { LessonsBlock, BlockRule } from "../prompt/lessons-block.js";
-import type { CallerSources } from "../record/partition.js";
+import type { CallerSources } from "../caller/partition.js";
 import type { RoutedTools } from "../routing/router.js";
 import type { Rule } from "../rules/model.js";
 

@@ -14,7 +14,7 @@ import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { toResolver } from "../../src/record/partition.js";
+import { toResolver } from "../../src/caller/partition.js";
 import { planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 
 /**

@@ -10,7 +10,7 @@ import { type BaseStore, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { type BoundTool, ScriptedSupportModel, supportDeskTools } from "../../examples/support-desk.js";
 import { toolLessonsMiddleware, type ToolLessonsMiddlewareOptions } from "../../src/middleware/index.js";
-import { latestHumanTurn, messageText } from "../../src/record/request.js";
+import { latestHumanTurn, messageText } from "../../src/caller/request.js";
 
 /** What one model call was shown. */
 export interface ModelView {

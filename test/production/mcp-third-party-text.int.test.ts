@@ -29,7 +29,7 @@ import { LEARNED_HEADING, modelDescription } from "../../src/prompt/describe.js"
 import { RETRIEVED_HEADING } from "../../src/prompt/lessons-block.js";
 import { RULES_BLOCK_HEADING, RULES_BLOCK_PREAMBLE } from "../../src/prompt/rules-block.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { messageText } from "../../src/record/request.js";
+import { messageText } from "../../src/caller/request.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { HOSTILE, HOSTILE_DESCRIPTIONS, mcpHostileConnection } from "../helpers/mcp-hostile-server.js";
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { ThreadCallers } from "../../src/record/callers.js";
+import { ThreadCallers } from "../../src/caller/thread-callers.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import type { ToolLessonsCallbackHandlerOptions } from "../../src/record/options.js";
 

@@ -16,7 +16,7 @@ import { InvalidInput } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { requestIdFor } from "../../src/record/request.js";
+import { requestIdFor } from "../../src/caller/request.js";
 import {
   buildAgent,
   echoTool,

@@ -6,9 +6,9 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { resolveThreadCaller, ThreadCallers } from "../../src/record/callers.js";
+import { resolveThreadCaller, ThreadCallers } from "../../src/caller/thread-callers.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
-import { callerIdOf } from "../../src/record/partition.js";
+import { callerIdOf } from "../../src/caller/partition.js";
 
 /**
  * Word releases tell the callers of a shared partition apart by the caller the recorder resolved

@@ -22,7 +22,7 @@ import { z } from "zod";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { latestHumanTurn, messageText } from "../../src/record/request.js";
+import { latestHumanTurn, messageText } from "../../src/caller/request.js";
 import { partitionOf } from "../../src/rules/retriever.js";
 import { recordEdicts } from "../../src/rules/store.js";
 import { ScriptedChatModel, stepOf } from "../helpers/record-agent.js";

@@ -7,7 +7,7 @@ import {
   partitionOf,
   partitionTemplate,
   resolvePartition,
-} from "../../src/record/partition.js";
+} from "../../src/caller/partition.js";
 import { SHARED_SCOPE } from "../../src/rules/model.js";
 
 /** A small seeded generator, so a failing case can be replayed. */

@@ -19,6 +19,12 @@ import { isStorableName } from "../text/normalize.js";
  * `configurable` into callback metadata, not yours, and never v1 `context`. A node resolves the
  * caller from its full config and remembers it for the thread (`ThreadCallers`, one per ledger); the
  * recorder, finding no ids in a run's metadata, files the run's records under that partition.
+ *
+ * ## Where it lives
+ *
+ * `src/caller/` sits below every stage that names a caller (record, routing, rules, serve, learn
+ * and the adapters), so none of them reaches into another stage to learn who is calling. It
+ * imports only `text`, the ledger's keys (`DEFAULT_PARTITION`) and the base modules.
  */
 
 /** The parts of a partition. Only the parts present make up its key. */
@@ -355,7 +361,7 @@ function laterSources(config: CallerSources | undefined): Record<string, unknown
  * read the one way every piece reads ids (`metadata`, then `configurable`, then v1 `context`;
  * written as {@link partitionKey} writes them, so `42` and `"42"` are one caller), e.g.
  * `"t:acme/u:42"`. Undefined when the run names no user or an id is not one: no known caller.
- * Word releases tell callers apart by it (`word-releases.ts`).
+ * Word releases tell callers apart by it (`record/word-releases.ts`).
  */
 export function callerIdOf(config: CallerSources | undefined): string | undefined {
   try {

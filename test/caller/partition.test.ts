@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
-import { partitionKey, resolvePartition } from "../../src/record/partition.js";
+import { partitionKey, resolvePartition } from "../../src/caller/partition.js";
 
 describe("partitionKey", () => {
   it("is 'default' when empty, else the present parts in a fixed order", () => {

@@ -7,7 +7,7 @@ import {
   partitionTemplate,
   resolveCaller,
   resolvePartition,
-} from "../../src/record/partition.js";
+} from "../../src/caller/partition.js";
 
 describe("partitionOf: one order", () => {
   it("reads each id from metadata, then configurable, then v1 context", () => {

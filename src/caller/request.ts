@@ -3,8 +3,9 @@ import { isRecord } from "../internal.js";
 
 /**
  * The request a run serves: the newest human message of its messages. Pure, so the recorder
- * (callbacks) and the graph's route node compute the same request id from the same state and
- * route records join turn records.
+ * (callbacks), the turn server and the graph's nodes compute the same request id from the same
+ * state and route records join turn records. With the caller's partition in `src/caller/`: what a
+ * run is (whose, and which request), which every stage reads and none owns.
  *
  * Accepts every form LangChain accepts for a message: `BaseMessage` instances, plain
  * `{ role: "user" | "human", content }` or `{ type: "human", content }` objects, `["user", text]`

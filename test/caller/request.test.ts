@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { latestHumanTurn, messagesOf, requestIdFor } from "../../src/record/request.js";
+import { latestHumanTurn, messagesOf, requestIdFor } from "../../src/caller/request.js";
 
 describe("latestHumanTurn", () => {
   it("finds the newest human message among message instances", () => {
