@@ -19,29 +19,38 @@ const src = path.join(root, "src");
 
 /**
  * The folder direction of src: what each folder may import, besides its own files. A folder
- * lower in the data's way (text, ledger) must not reach up into the stages built on it, so that
- * each stage can be read, tested and replaced with only what is below it in view.
+ * lower in the data's way (text, caller, ledger) must not reach up into the stages built on it, so
+ * that each stage can be read, tested and replaced with only what is below it in view.
  *
  * - `folders`: the other src folders it may import;
  * - `rootModules`: the files directly under src it may import. `ROOT_MODULES` are the shared
- *   base (errors, settings, internal, env); the barrels (src/index.ts, src/schema.ts) are for
- *   users, never imported from inside.
+ *   base (errors, settings, internal, env, failure); the barrels (src/index.ts, src/schema.ts) are
+ *   for users, never imported from inside.
  *
- * A folder that is not listed (prompt, record, graph, evaluate, cli) is not restricted here.
- * Adding a folder is one line: where it sits (e.g. `rules: { folders: ["ledger", "text"] }`).
+ * Every folder under src is listed, lowest first; a folder missing from the table is a finding,
+ * so a new folder says where it sits in one line (e.g. `rules: { folders: ["ledger", "text"] }`).
  */
 const ROOT_MODULES = ["errors", "settings", "internal", "env", "failure"];
 const ALLOWED_IMPORTS = {
   text: { folders: [], rootModules: ["errors", "internal"] },
   ledger: { folders: ["text"] },
-  routing: { folders: ["ledger", "text", "caller"] },
-  learn: { folders: ["routing", "ledger", "text", "prompt", "caller", "rules", "memory"] },
-  rules: { folders: ["routing", "ledger", "text", "caller"] },
-  memory: { folders: ["text", "ledger", "routing"] },
+  // Who a run is for and which request it serves: read by every stage above, owned by none.
+  caller: { folders: ["ledger", "text"] },
+  record: { folders: ["caller", "ledger", "text"] },
+  routing: { folders: ["caller", "ledger", "text"] },
+  rules: { folders: ["caller", "ledger", "routing", "text"] },
+  memory: { folders: ["ledger", "text"] },
+  prompt: { folders: ["ledger", "rules"] },
+  learn: { folders: ["caller", "ledger", "memory", "prompt", "routing", "rules", "text"] },
   // Serving a turn: register, route, record the route, read cards, rules and memory, render.
-  serve: { folders: ["routing", "learn", "ledger", "prompt", "caller", "rules", "text"] },
-  // The createAgent middleware sits at the top like src/graph: an adapter over src/serve.
-  middleware: { folders: ["serve", "ledger", "prompt", "caller"] },
+  serve: { folders: ["caller", "learn", "ledger", "prompt", "routing", "rules"] },
+  // The adapters: the nodes and createAgent's middleware over src/serve and src/learn; the graph's
+  // agent also attaches the recorder.
+  graph: { folders: ["caller", "learn", "ledger", "memory", "prompt", "record", "routing", "rules", "serve"] },
+  middleware: { folders: ["caller", "ledger", "prompt", "serve"] },
+  // The measuring kit and the command line, at the top.
+  evaluate: { folders: ["learn", "ledger", "memory", "prompt", "record", "routing", "text"] },
+  cli: { folders: ["evaluate", "learn", "ledger", "prompt", "routing", "rules"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };
@@ -124,8 +133,17 @@ function placeOf(file) {
   return rest.length === 0 ? { folder: ".", module: first.replace(/\.(m?[jt]s)$/, "") } : { folder: first };
 }
 
+/** Folders under src found missing from ALLOWED_IMPORTS, each reported once. */
+const unlisted = new Set();
+
 function checkDirection(file, text, rel) {
   const from = placeOf(file);
+  if (from.folder !== "." && !Object.hasOwn(ALLOWED_IMPORTS, from.folder) && !unlisted.has(from.folder)) {
+    unlisted.add(from.folder);
+    findings.push(
+      `src/${from.folder}/: a folder missing from ALLOWED_IMPORTS in scripts/lint.mjs; add the line saying which folders it may import`,
+    );
+  }
   const rule =
     from.folder === "."
       ? ROOT_MODULES.includes(from.module)

@@ -101,6 +101,11 @@ describe("scripts/lint.mjs", () => {
       ["src/routing/router.ts", "../learn/vet.js", /src\/routing may not import src\/learn/],
       ["src/routing/router.ts", "../graph/route-node.js", /src\/routing may not import src\/graph/],
       ["src/routing/router.ts", "../prompt/describe.js", /src\/routing may not import src\/prompt/],
+      ["src/caller/partition.ts", "../record/rows.js", /src\/caller may not import src\/record/],
+      ["src/record/rows.ts", "../serve/tool-set.js", /src\/record may not import src\/serve/],
+      ["src/routing/router.ts", "../record/handler.js", /src\/routing may not import src\/record/],
+      ["src/rules/store.ts", "../record/rows.js", /src\/rules may not import src\/record/],
+      ["src/serve/turn-server.ts", "../record/handler.js", /src\/serve may not import src\/record/],
       ["src/learn/vet.ts", "../graph/state.js", /src\/learn may not import src\/graph/],
       ["src/learn/vet.ts", "../evaluate/metrics.js", /src\/learn may not import src\/evaluate/],
       ["src/learn/vet.ts", "../cli/io.js", /src\/learn may not import src\/cli/],
@@ -117,6 +122,17 @@ describe("scripts/lint.mjs", () => {
       expect(result.status).toBe(1);
       expect(result.output).toContain(`${from}:${lines + 1}: `);
       expect(result.output).toMatch(rule);
+    });
+
+    it("reports a folder missing from the table once, whatever it imports", () => {
+      const root = copyOfSrc();
+      mkdirSync(join(root, "src", "planted"));
+      writeFileSync(join(root, "src", "planted", "one.ts"), 'import "../errors.js";\nexport const one = 1;\n');
+      writeFileSync(join(root, "src", "planted", "two.ts"), "export const two = 2;\n");
+      const result = lint(root);
+      expect(result.status).toBe(1);
+      expect(result.output.match(/src\/planted\/: a folder missing from ALLOWED_IMPORTS/g)).toHaveLength(1);
+      expect(result.output).toContain("lint: 1 finding(s)");
     });
 
     it("finds type-only, re-exported, multi-line and dynamic imports", () => {
