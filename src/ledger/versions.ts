@@ -23,8 +23,20 @@
 import type { Item } from "@langchain/langgraph";
 import { StoreUnavailable } from "../errors.js";
 import { casField, compareAndSet } from "./cas.js";
-import type { LedgerContext } from "./collections/store-io.js";
-import { namespaceOf } from "./collections/store-io.js";
+import type { BaseStore } from "@langchain/langgraph";
+import { namespaceFor } from "./keys.js";
+
+/**
+ * What versions need of a ledger's context (`collections/store-io.ts`, which holds the ledger's
+ * {@link Announcer}): named here so that this module does not import the collections'.
+ */
+export interface VersionsContext {
+  readonly store: BaseStore;
+  readonly root: string;
+  readonly counters: { skippedRows: number };
+  readonly announcer: Announcer;
+  report(kind: "row_skipped", message: string, context?: Record<string, string>): void;
+}
 
 /** What an announcement says changed. */
 export type ChangeKind = "cards" | "rules" | "settings" | "guidelines" | "wordings";
@@ -71,8 +83,10 @@ const ANNOUNCE_TRIES = 40;
 const KEY = "current";
 
 /** The version rows of these partitions, in one store batch (a missing or damaged row is version 0). */
-export async function readVersions(ctx: LedgerContext, partitions: readonly string[]): Promise<PartitionVersion[]> {
-  const items = await ctx.store.batch(partitions.map((p) => ({ namespace: namespaceOf(ctx, p, "version"), key: KEY })));
+export async function readVersions(ctx: VersionsContext, partitions: readonly string[]): Promise<PartitionVersion[]> {
+  const items = await ctx.store.batch(
+    partitions.map((p) => ({ namespace: namespaceFor(ctx.root, p, "version"), key: KEY })),
+  );
   return items.map((item, i) => {
     const version = parseVersion(item as Item | null);
     if (version === DAMAGED) {
@@ -97,7 +111,7 @@ export async function readVersions(ctx: LedgerContext, partitions: readonly stri
  *   stored, and running agents serve it after the next announced change of the partition.
  */
 export async function announcedWrite<T>(
-  ctx: LedgerContext,
+  ctx: VersionsContext,
   changes: readonly Announcement[],
   write: () => Promise<T>,
 ): Promise<T> {
@@ -124,7 +138,7 @@ export class Announcer {
   private readonly running = new Set<string>();
 
   /** Announce `change` (merged with others of its partition waiting); resolves to the version that carries it. */
-  announce(ctx: LedgerContext, change: Announcement): Promise<number> {
+  announce(ctx: VersionsContext, change: Announcement): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       let next = this.waiting.get(change.partition);
       if (!next) {
@@ -138,7 +152,7 @@ export class Announcer {
     });
   }
 
-  private async drain(ctx: LedgerContext, partition: string): Promise<void> {
+  private async drain(ctx: VersionsContext, partition: string): Promise<void> {
     this.running.add(partition);
     try {
       for (let next = this.waiting.get(partition); next; next = this.waiting.get(partition)) {
@@ -162,18 +176,18 @@ interface Waiter {
 }
 
 /** Announce one change through the ledger's {@link Announcer}. */
-export function announce(ctx: LedgerContext, change: Announcement): Promise<number> {
+export function announce(ctx: VersionsContext, change: Announcement): Promise<number> {
   return ctx.announcer.announce(ctx, change);
 }
 
 /** Write the partition's next version (compare-and-set, retried with a growing jittered wait on a race). */
 async function writeNext(
-  ctx: LedgerContext,
+  ctx: VersionsContext,
   partition: string,
   kinds: ChangeKind[],
   changed: string[],
 ): Promise<number> {
-  const namespace = namespaceOf(ctx, partition, "version");
+  const namespace = namespaceFor(ctx.root, partition, "version");
   const tools = [...new Set(changed)].sort();
   let lastError: unknown;
   for (let attempt = 0; attempt < ANNOUNCE_TRIES; attempt++) {
