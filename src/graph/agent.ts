@@ -13,9 +13,9 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, type BaseStore, END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { InvalidInput } from "../errors.js";
-import type { Ledger } from "../ledger/ledger.js";
+import { Ledger } from "../ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../record/handler.js";
-import { ledgerOn } from "../ledger/on-store.js";
+import { ledgerOn, unwrapStore } from "../ledger/on-store.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
 import { createSearchToolsTool } from "../serve/search-tools.js";
@@ -79,9 +79,12 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     );
   }
   const store = given ?? new InMemoryStore();
-  const ledger: Ledger = ledgerOn(store);
+  const sink = rest.onFailure;
+  // The app's sink hears the ledger's and the recorder's failures too. A ledger of its own is safe to
+  // make: what other objects over the store must see of its writes, they read from the store.
+  const ledger: Ledger = sink ? new Ledger(unwrapStore(store), { onFailure: sink }) : ledgerOn(store);
   // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
-  const recorder = new ToolLessonsCallbackHandler({ ledger });
+  const recorder = new ToolLessonsCallbackHandler({ ledger, ...(sink ? { onFailure: sink } : {}) });
   const keeping = rest.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
   // Cache-keeping: serving and search_tools route over one index.
   const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;

@@ -6,6 +6,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
+import type { ToolLessonsFailure } from "../../src/failure.js";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
 import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
 import { bindRoutedTools } from "../../src/graph/route-node.js";
@@ -109,6 +110,30 @@ describe("createToolLessonsAgent", () => {
     expect(given.store).toBe(store);
     expect(own.store).toBeUndefined();
     expect(own.ledger.store).toBeInstanceOf(InMemoryStore);
+  });
+
+  it("hands its one sink to its ledger and its recorder: a damaged row and withheld records are heard there", async () => {
+    const store = new InMemoryStore();
+    const heard: ToolLessonsFailure[] = [];
+    const graph = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      store,
+      onFailure: (f) => heard.push(f),
+    });
+    await store.put(["tool-lessons", "p", "cards"], "broken", { name: 42 });
+    expect(await graph.ledger.listCards("p")).toEqual([]);
+    // The store refuses the run's records: the recorder keeps them, and says so to the same sink.
+    const batch = store.batch.bind(store);
+    store.batch = (async (ops: Parameters<typeof batch>[0]) => {
+      if (ops.some((op) => "value" in op && ["calls", "turns"].includes(String(op.namespace[2]))))
+        throw new Error("disk full");
+      return batch(ops);
+    }) as typeof store.batch;
+    await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("s-1", "sy"));
+    for (let i = 0; i < 100 && !heard.some((f) => f.stage === "record"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(heard.map((f) => f.stage)).toEqual(expect.arrayContaining(["ledger", "record"]));
   });
 
   it("is agent (lessons served in its step) → tools with the recorder wired: records land, lessons apply", async () => {
