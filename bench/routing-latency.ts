@@ -24,6 +24,14 @@ import { registerTools } from "../src/learn/register.js";
 import { ToolIndex } from "../src/routing/tool-index.js";
 import { ToolRouter } from "../src/routing/router.js";
 import { millionRow, type MillionRow } from "./routing-million.js";
+import {
+  refreshFigures,
+  refreshMarkdown,
+  refreshOnly,
+  refreshOnlySection,
+  refreshRow,
+  refreshTools,
+} from "./routing-refresh.js";
 import { readJsonl as readJsonlFile } from "./jsonl.js";
 
 const SYLLABLES = [
@@ -431,11 +439,13 @@ function userPathFigures(rows: readonly UserPathRow[], million: MillionRow | und
 
 /** Runs the benchmark and returns a markdown section and its figures. */
 export async function benchRoutingLatency(): Promise<{ markdown: string; figures: Record<string, unknown> }> {
+  if (refreshOnly()) return refreshOnlySection();
   const rows: Row[] = [];
   const notes: string[] = [];
   const loadAverageAtStart = loadavg()[0].toFixed(1);
   // The user's path first, in a heap nothing else has used yet.
   const userRows = await userPathRows(userPathSizes(), notes);
+  const refresh = await refreshRow(refreshTools());
   const millionTools = Number(process.env.TOOL_LESSONS_BENCH_ROUTING_MILLION ?? 0);
   const million = millionTools > 0 ? await millionRow(millionTools) : undefined;
   // 1k tools are left out: on a 2-core machine shared with other work, the 100k rows (embedding
@@ -684,6 +694,7 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
           `Target (${r.workload}, 100,000 tools): route p50 <= 2 ms: ${r.p50Ms <= 2 ? "met" : "not met"} (${fmt(r.p50Ms)} ms); top-5 agreement with the exhaustive scan >= 0.99: ${r.agreement >= 0.99 ? "met" : "not met"} (${r.agreement.toFixed(3)}).`,
       ),
     "",
+    ...refreshMarkdown(refresh),
     "### The stores alone",
     "",
     "Two kinds of synthetic tools, each `tool_i:` plus 12-31 words. **Made-up words**: drawn Zipf-style from 20,000 words built " +
@@ -732,7 +743,7 @@ export async function benchRoutingLatency(): Promise<{ markdown: string; figures
     }
   }
   for (const note of notes) lines.push(note, "");
-  return { markdown: lines.join("\n"), figures: userPathFigures(userRows, million) };
+  return { markdown: lines.join("\n"), figures: { ...userPathFigures(userRows, million), ...refreshFigures(refresh) } };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -34,7 +34,8 @@ import {
 } from "./memory-vector-options.js";
 import { FilterMasks } from "./filter-masks.js";
 import { SparseRows } from "./sparse-rows.js";
-import { scoreColumns, TopK } from "./top-k.js";
+import { TopK } from "./top-k.js";
+import { DenseColumns } from "./dense-columns.js";
 import {
   type AddToIndexOptions,
   checkOneVectorPerDocument,
@@ -97,10 +98,8 @@ export class InMemoryVectorIndex extends VectorStore {
   private readonly requestedLayout: VectorLayout;
   private current: "dense" | "sparse";
   private dimension = 0;
-  private capacity: number;
-  private readonly initialCapacity: number;
-  /** Dense: value of dimension `d` of row `r` is at `d * capacity + r`. */
-  private data = new Float32Array(0);
+  /** Dense: every row's values, column by column. */
+  private readonly columns: DenseColumns;
   /** Per row (dense) or slot (sparse; `undefined` once deleted). */
   private rowIds: Array<string | undefined> = [];
   private rowDocs: Array<Document | undefined> = [];
@@ -112,8 +111,6 @@ export class InMemoryVectorIndex extends VectorStore {
   private postings: Array<Postings | undefined> = [];
   /** Sparse: slots deleted or replaced, still in the posting lists until the next compaction. */
   private deadSlots = 0;
-  /** Dense: scores, one per row (reused by every search). */
-  private scores = new Float64Array(0);
   /** Sparse: which slots the metadata filters searched with keep. */
   private readonly masks = new FilterMasks();
   /** Sparse: the searches, with their scratch buffers and counts. */
@@ -121,8 +118,9 @@ export class InMemoryVectorIndex extends VectorStore {
 
   constructor(embeddings: EmbeddingsInterface, options: InMemoryVectorIndexOptions = {}) {
     super(embeddings, options);
-    this.initialCapacity = Math.max(1, options.initialCapacity ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.initialCapacity);
-    this.capacity = this.initialCapacity;
+    this.columns = new DenseColumns(
+      Math.max(1, options.initialCapacity ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.initialCapacity),
+    );
     this.requestedLayout = options.layout ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.layout;
     if (!["auto", "dense", "sparse"].includes(this.requestedLayout)) {
       throw new InvalidInput(`InMemoryVectorIndex: layout must be "auto", "dense" or "sparse".`, {
@@ -223,7 +221,9 @@ export class InMemoryVectorIndex extends VectorStore {
       else this.putSparse(ids[i], sparse, stored);
     }
     this.maybeCompact();
-    this.settle(false);
+    // Only a tail grown to a quarter of its list is merged here (each entry copied a bounded
+    // number of times); a write of a few rows copies no list.
+    if (this.current === "sparse") this.searcher.settle(this.view, "write");
     return Promise.resolve(ids);
   }
 
@@ -232,7 +232,7 @@ export class InMemoryVectorIndex extends VectorStore {
       throw new InvalidInput(`Vectors must have at least one dimension, got ${dimension}.`, { context: { dimension } });
     }
     this.dimension = dimension;
-    if (this.current === "dense") this.data = new Float32Array(this.capacity * dimension);
+    if (this.current === "dense") this.columns.reset(dimension);
     else {
       this.postings = new Array<Postings | undefined>(dimension);
       this.rows = new SparseRows(dimension);
@@ -242,13 +242,13 @@ export class InMemoryVectorIndex extends VectorStore {
   private putDense(id: string, vector: SparseVector, doc: Document): void {
     let row = this.rowOf.get(id);
     if (row === undefined) {
-      if (this.rowIds.length === this.capacity) this.grow();
       row = this.rowIds.length;
+      this.columns.ensure(row + 1);
       this.rowIds.push(id);
       this.rowDocs.push(doc);
       this.rowOf.set(id, row);
     }
-    this.writeRow(row, vector);
+    this.columns.write(row, vector);
     this.rowDocs[row] = doc;
   }
 
@@ -310,9 +310,7 @@ export class InMemoryVectorIndex extends VectorStore {
     const rows = this.rows;
     const live = this.rowOf.size;
     this.current = "dense";
-    this.capacity = this.initialCapacity;
-    while (this.capacity < live) this.capacity *= 2;
-    this.data = new Float32Array(this.capacity * this.dimension);
+    this.columns.reset(this.dimension, live);
     this.rowIds = [];
     this.rowDocs = [];
     this.rowOf = new Map();
@@ -327,32 +325,8 @@ export class InMemoryVectorIndex extends VectorStore {
       this.rowIds.push(id);
       this.rowDocs.push(docs[slot]);
       this.rowOf.set(id, row);
-      const d = rows.dimsOf(slot);
-      const v = rows.valuesOf(slot);
-      for (let j = 0; j < d.length; j++) this.data[d[j] * this.capacity + row] = v[j];
+      this.columns.set(row, rows.dimsOf(slot), rows.valuesOf(slot));
     }
-  }
-
-  private grow(): void {
-    const old = this.data;
-    const oldCapacity = this.capacity;
-    const capacity = oldCapacity * 2;
-    const data = new Float32Array(capacity * this.dimension);
-    const n = this.rowIds.length;
-    for (let d = 0; d < this.dimension; d++) {
-      data.set(old.subarray(d * oldCapacity, d * oldCapacity + n), d * capacity);
-    }
-    this.data = data;
-    this.capacity = capacity;
-  }
-
-  private writeRow(row: number, vector: SparseVector): void {
-    let s = 0;
-    for (let j = 0; j < vector.value.length; j++) s += vector.value[j] * vector.value[j];
-    const inv = s > 0 && Number.isFinite(s) ? 1 / Math.sqrt(s) : 0;
-    const { data, capacity } = this;
-    for (let d = 0; d < this.dimension; d++) data[d * capacity + row] = 0;
-    for (let j = 0; j < vector.index.length; j++) data[vector.index[j] * capacity + row] = vector.value[j] * inv;
   }
 
   private removeRow(row: number): void {
@@ -363,8 +337,7 @@ export class InMemoryVectorIndex extends VectorStore {
     const last = this.rowIds.length - 1;
     const id = this.rowIds[row]!;
     if (row !== last) {
-      const { data, capacity } = this;
-      for (let d = 0; d < this.dimension; d++) data[d * capacity + row] = data[d * capacity + last];
+      this.columns.move(last, row);
       const movedId = this.rowIds[last]!;
       this.rowIds[row] = movedId;
       this.rowDocs[row] = this.rowDocs[last];
@@ -404,8 +377,7 @@ export class InMemoryVectorIndex extends VectorStore {
     this.rowDocs = [];
     this.rowOf = new Map();
     this.dimension = 0;
-    this.data = new Float32Array(0);
-    this.capacity = this.initialCapacity;
+    this.columns.reset(0);
     this.rows = new SparseRows(1);
     this.masks.clear();
     this.postings = [];
@@ -458,7 +430,9 @@ export class InMemoryVectorIndex extends VectorStore {
   ): Promise<[DocumentInterface, number][]> {
     if (this.rowOf.size === 0 || k <= 0) return [];
     const plan = this.plan(query);
-    if (this.current === "dense") return this.finish(this.select(this.score(plan), k, toPredicate(filter)));
+    if (this.current === "dense") {
+      return this.finish(this.select(this.columns.score(this.rowIds.length, plan), k, toPredicate(filter)));
+    }
     // The exhaustive scan, the reference, reads each document; the other searches read the masks.
     const docs = this.rowDocs;
     const byDoc = toPredicate(filter);
@@ -480,9 +454,14 @@ export class InMemoryVectorIndex extends VectorStore {
     return this.searcher.cost(this.view, plan, hits.length > 0 ? hits[hits.length - 1][1] : 0);
   }
 
-  /** Orders the lists the candidate pass walks in part now (`whole`: every one; see `SparseSearcher.settle`). */
-  settle(whole = true): void {
-    if (this.current === "sparse") this.searcher.settle(this.view, whole);
+  /**
+   * Orders now what the searches after a bulk write would otherwise merge (the long tails the
+   * write left on the lists the candidate pass walks in part); the short tails of a write of a
+   * few rows are left for the searches to take apart, so settling after one card copies no list.
+   * `whole`: every list in order.
+   */
+  settle(whole = false): void {
+    if (this.current === "sparse") this.searcher.settle(this.view, whole ? "whole" : "bulk");
   }
 
   /** The query's plan, checked against the index's dimension. */
@@ -517,15 +496,6 @@ export class InMemoryVectorIndex extends VectorStore {
     return top;
   }
 
-  /** Dense layout: cosine of the query with every row (the first `size` entries of the score buffer). */
-  private score(plan: QueryPlan | undefined): Float64Array {
-    const n = this.rowIds.length;
-    if (this.scores.length < n) this.scores = new Float64Array(Math.max(n, 2 * this.scores.length, 64));
-    else this.scores.fill(0, 0, n);
-    if (plan !== undefined) scoreColumns(this.data, this.capacity, n, plan, this.scores);
-    return this.scores;
-  }
-
   private copyDoc(row: number): Document {
     const doc = this.rowDocs[row]!;
     return new Document({ pageContent: doc.pageContent, metadata: { ...doc.metadata }, id: doc.id });
@@ -552,9 +522,7 @@ export class InMemoryVectorIndex extends VectorStore {
         value: this.rows.valuesOf(row),
       });
     }
-    const out = new Array<number>(this.dimension);
-    for (let d = 0; d < this.dimension; d++) out[d] = this.data[d * this.capacity + row];
-    return out;
+    return this.columns.get(row);
   }
 
   /** Number of stored documents the filter keeps (all of them without a filter). */

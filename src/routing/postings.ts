@@ -8,37 +8,83 @@ const EMPTY_ROWS = new Int32Array(0);
 const EMPTY_VALUES = new Float32Array(0);
 
 /**
+ * How much of a posting list {@link Postings.settle} puts in order now.
+ * - `write`: a tail pushed out of order is merged in once it holds a quarter as many entries as
+ *   the ordered run (what the index does after every write: each entry is then copied a bounded
+ *   number of times however the list grew).
+ * - `bulk`: also any tail too long for a search to take apart ({@link Postings.searchedApart}):
+ *   what a bulk write needs so that the searches after it pay for no merge. A write of a few rows
+ *   leaves each list a short tail, which the searches take on its own: nothing is copied.
+ * - `whole`: every tail.
+ */
+export type SettleScope = "write" | "bulk" | "whole";
+
+/** A tail of at most this many entries (or {@link APART_SHARE} of the list, if more) is searched apart. */
+const APART_MIN = 64;
+/** The share of a list its tail may reach and still be searched apart (see {@link APART_MIN}). */
+const APART_SHARE = 1 / 64;
+
+/**
  * One dimension's posting list: the rows nonzero there and their values, and the largest
  * magnitude pushed (a bound on any row's entry). Walked whole, the order does not matter (each
- * row gets one product per dimension); for the candidate pass a list is kept in order of
- * decreasing magnitude, so its best `m` entries are its first `m`.
+ * row gets one product per dimension); for the candidate pass a list is read in order of
+ * decreasing magnitude (ties by position), so its best `m` entries are its first `m`.
+ *
+ * The entries are two runs: the ordered run the list was last put in order as (extended while
+ * pushes keep its order), then a tail of entries pushed since. A search that meets a short tail
+ * sorts the tail on its own (a few entries) and reads the two runs as if they were one: the
+ * entries, their order and the depths it reads are those of the list merged, to the bit, without
+ * copying the list. A long tail is merged in (a copy, not a sort).
  */
 export class Postings {
   rows: Int32Array = EMPTY_ROWS;
   values: Float32Array = EMPTY_VALUES;
   length = 0;
   maxAbs = 0;
-  /**
-   * How many leading entries are in order of decreasing magnitude (ties by the order they came):
-   * the whole list while pushes keep the order; a push that breaks it leaves it where it was.
-   */
+  /** How many leading entries are in order of decreasing magnitude (ties by position): the ordered run. */
   private prefix = 0;
+  /** Entries `prefix` to `sortedTo` are the tail's, in order on their own; those after were pushed since. */
+  private sortedTo = 0;
+  /**
+   * Per sorted tail entry (`prefix + j`), how many entries of the ordered run come before it in
+   * the list's order (those at least as large): its depth in the merged list is `j + above[j]`.
+   * It does not change while the ordered run does not, so a push costs one binary search.
+   */
+  private above = EMPTY_ROWS;
   /** {@link probes} as taken when the list held `probedAt` entries. */
   private probed = EMPTY_VALUES;
   private probedAt = -1;
 
   /**
-   * The `size` entries of largest magnitude (the list is put in that order first if a push left
-   * it out of order) and the largest magnitude of the others.
+   * The `size` entries of largest magnitude and the largest magnitude of the others. A view of
+   * the list when they are all in its ordered run; else merged from both runs into `room` (the
+   * caller's, reused across searches; allocated without it): spans of the ordered run copied
+   * whole, the tail's entries between them.
    */
-  impact(size: number): Impact {
-    this.settle(true);
+  impact(size: number, room?: ImpactRoom): Impact {
+    this.prepare();
     const m = Math.min(size, this.length);
-    return {
-      rows: this.rows.subarray(0, m),
-      values: this.values.subarray(0, m),
-      restMax: m < this.length ? Math.abs(this.values[m]) : 0,
-    };
+    const fromTail = this.tailTaken(m);
+    const fromPrefix = m - fromTail;
+    const { prefix, rows, values, above } = this;
+    const nextPrefix = fromPrefix < prefix ? Math.abs(values[fromPrefix]) : 0;
+    const nextTail = prefix + fromTail < this.length ? Math.abs(values[prefix + fromTail]) : 0;
+    const restMax = Math.max(nextPrefix, nextTail);
+    if (fromTail === 0) return { rows: rows.subarray(0, m), values: values.subarray(0, m), restMax };
+    const out = room?.take(m) ?? { rows: new Int32Array(m), values: new Float32Array(m) };
+    let from = 0;
+    let at = 0;
+    for (let j = 0; j <= fromTail; j++) {
+      const to = j < fromTail ? above[j] : fromPrefix;
+      out.rows.set(rows.subarray(from, to), at);
+      out.values.set(values.subarray(from, to), at);
+      at += to - from;
+      from = to;
+      if (j === fromTail) break;
+      out.rows[at] = rows[prefix + j];
+      out.values[at++] = values[prefix + j];
+    }
+    return { rows: out.rows, values: out.values, restMax };
   }
 
   /**
@@ -46,12 +92,22 @@ export class Postings {
    * kept until the next push, so a search reads a few bytes a list instead of a cache line a probe.
    */
   probes(): Float32Array {
-    this.settle(true);
+    this.prepare();
     if (this.probedAt !== this.length) {
       let n = 0;
       while (n < PROBES.length && PROBES[n] < this.length) n++;
       const out = new Float32Array(n);
-      for (let q = 0; q < n; q++) out[q] = Math.abs(this.values[PROBES[q]]);
+      const { prefix, values } = this;
+      for (let q = 0; q < n; q++) {
+        // The entry at this depth is the last of the first depth + 1: the smaller of each run's last taken.
+        const taken = PROBES[q] + 1;
+        const fromTail = this.tailTaken(taken);
+        const fromPrefix = taken - fromTail;
+        out[q] = Math.min(
+          fromPrefix > 0 ? Math.abs(values[fromPrefix - 1]) : Infinity,
+          fromTail > 0 ? Math.abs(values[prefix + fromTail - 1]) : Infinity,
+        );
+      }
       this.probed = out;
       this.probedAt = this.length;
     }
@@ -59,35 +115,97 @@ export class Postings {
   }
 
   /**
-   * Puts the list in order now: with `whole`, whatever is out of order; without, only when the
-   * entries pushed out of order are at least a quarter of those in order (what the index does
-   * after every write, `SparseSearcher.settle`): each entry is then copied a bounded number of
-   * times however the list grew (a few at a time or in bulk), and a search that meets a shorter
-   * tail merges it in (a copy, not a sort).
+   * Puts the list in order now, as far as `scope` asks ({@link SettleScope}); a tail left is
+   * taken apart by the searches.
    */
-  settle(whole = false): void {
+  settle(scope: SettleScope = "write"): void {
     const tail = this.length - this.prefix;
-    if (tail > 0 && (whole || 4 * tail >= this.prefix)) this.order();
+    if (tail === 0) return;
+    if (scope === "whole" || 4 * tail >= this.prefix || (scope === "bulk" && !this.searchedApart())) this.order();
   }
 
-  /** How many entries have a magnitude of at least `magnitude` (binary search on the ordered list). */
+  /** Whether a search takes the tail on its own rather than merging it in: it is short, for the list. */
+  searchedApart(): boolean {
+    return this.length - this.prefix <= Math.max(APART_MIN, this.length * APART_SHARE);
+  }
+
+  /** How many entries have a magnitude of at least `magnitude`. */
   depthAbove(magnitude: number): number {
-    this.settle(true);
+    this.prepare();
+    const { values, prefix } = this;
+    return countAbove(values, 0, prefix, magnitude) + countAbove(values, prefix, this.length, magnitude);
+  }
+
+  /** Readies the list for a search: a short tail sorted on its own, a long one merged in. */
+  private prepare(): void {
+    if (this.length === this.prefix) return;
+    if (this.searchedApart()) this.sortTail();
+    else this.order();
+  }
+
+  /** How many of the list's first `size` entries, in order, come from the (sorted) tail. */
+  private tailTaken(size: number): number {
+    const above = this.above;
+    // The most `t` whose entry `t - 1` lies at a depth below `size` (depths rise along the tail).
     let lo = 0;
-    let hi = this.length;
+    let hi = Math.min(this.length - this.prefix, size);
     while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (Math.abs(this.values[mid]) >= magnitude) lo = mid + 1;
-      else hi = mid;
+      const t = (lo + hi + 1) >> 1;
+      if (t - 1 + above[t - 1] < size) lo = t;
+      else hi = t - 1;
     }
     return lo;
   }
 
   /**
-   * Puts the entries in order of decreasing magnitude, ties by position. The first `prefix` are
-   * in order already (a list pushed in order, then added to): only the entries after them are
-   * sorted, then the two runs are merged, so ordering a long list after a few pushes costs a copy
-   * of it, not a sort. The result is the same as sorting the whole list.
+   * Sorts the entries pushed since the tail was last sorted and merges them into it, in place
+   * from the back (ties by position: those pushed earlier first), with their depths among the
+   * ordered run. Costs the tail, not the list.
+   */
+  private sortTail(): void {
+    const from = this.sortedTo;
+    const n = this.length;
+    if (from === n) return;
+    const { prefix, rows, values } = this;
+    const order = positionsByMagnitude(values, from, n);
+    const k = order.length;
+    const newRows = new Int32Array(k);
+    const newValues = new Float32Array(k);
+    const newAbove = new Int32Array(k);
+    for (let i = 0; i < k; i++) {
+      newRows[i] = rows[order[i]];
+      newValues[i] = values[order[i]];
+      newAbove[i] = countAbove(values, 0, prefix, Math.abs(newValues[i]));
+    }
+    if (this.above.length < n - prefix) {
+      const grown = new Int32Array(Math.max(n - prefix, 2 * this.above.length, 8));
+      grown.set(this.above.subarray(0, from - prefix));
+      this.above = grown;
+    }
+    const above = this.above;
+    let i = from - 1;
+    let j = k - 1;
+    for (let w = n - 1; j >= 0; w--) {
+      // From the back: the later in order of the two, the one pushed later on equal magnitudes.
+      if (i < prefix || Math.abs(newValues[j]) <= Math.abs(values[i])) {
+        rows[w] = newRows[j];
+        values[w] = newValues[j];
+        above[w - prefix] = newAbove[j--];
+      } else {
+        rows[w] = rows[i];
+        values[w] = values[i];
+        above[w - prefix] = above[i - prefix];
+        i--;
+      }
+    }
+    this.sortedTo = n;
+  }
+
+  /**
+   * Puts the entries in order of decreasing magnitude, ties by position. The ordered run is in
+   * order already: only the tail is sorted, then the two runs are merged, so ordering a long list
+   * after a few pushes costs a copy of it, not a sort. The result is the same as sorting the
+   * whole list (a tail sorted on its own kept its ties in the order they came).
    */
   private order(): void {
     const n = this.length;
@@ -107,14 +225,19 @@ export class Postings {
     this.rows = rows;
     this.values = values;
     this.prefix = n;
+    this.sortedTo = n;
+    this.above = EMPTY_ROWS;
   }
 
   push(row: number, value: number): void {
     const magnitude = Math.abs(value);
-    const inOrder = this.length === 0 || magnitude <= Math.abs(this.values[this.length - 1]);
-    if (this.prefix === this.length && inOrder) this.prefix++;
+    const n = this.length;
+    if (this.prefix === n && (n === 0 || magnitude <= Math.abs(this.values[n - 1]))) {
+      this.prefix++;
+      this.sortedTo++;
+    }
     if (magnitude > this.maxAbs) this.maxAbs = magnitude;
-    if (this.length === this.rows.length) {
+    if (n === this.rows.length) {
       const size = Math.max(4, this.rows.length + (this.rows.length >> 1));
       const rows = new Int32Array(size);
       rows.set(this.rows);
@@ -123,8 +246,48 @@ export class Postings {
       this.rows = rows;
       this.values = values;
     }
-    this.rows[this.length] = row;
-    this.values[this.length++] = value;
+    this.rows[n] = row;
+    this.values[n] = value;
+    this.length = n + 1;
+  }
+}
+
+/** How many of `values[from..to)`, in order of decreasing magnitude, have a magnitude of at least `magnitude`. */
+function countAbove(values: Float32Array, from: number, to: number, magnitude: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (Math.abs(values[mid]) >= magnitude) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - from;
+}
+
+/**
+ * Room for {@link Postings.impact} to merge into, reused by one searcher across its searches:
+ * `reset` at the start of a search, then each merge takes the next `n` entries. When it runs
+ * out it starts new arrays, so what was taken before stays valid until the next `reset`.
+ */
+export class ImpactRoom {
+  private rows = new Int32Array(1024);
+  private values = new Float32Array(1024);
+  private used = 0;
+
+  reset(): void {
+    this.used = 0;
+  }
+
+  take(n: number): { rows: Int32Array; values: Float32Array } {
+    if (this.used + n > this.rows.length) {
+      const size = Math.max(n, 2 * this.rows.length);
+      this.rows = new Int32Array(size);
+      this.values = new Float32Array(size);
+      this.used = 0;
+    }
+    const at = this.used;
+    this.used += n;
+    return { rows: this.rows.subarray(at, at + n), values: this.values.subarray(at, at + n) };
   }
 }
 

@@ -6,7 +6,7 @@
 import type { Document } from "@langchain/core/documents";
 import type { SparseRows } from "./sparse-rows.js";
 import type { QueryPlan } from "./sparse-vector.js";
-import { Postings, PROBES } from "./postings.js";
+import { ImpactRoom, Postings, PROBES, type SettleScope } from "./postings.js";
 import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
 
@@ -151,6 +151,8 @@ export class SparseSearcher {
   private scratch = new Float32Array(0);
   /** The query's weight per dimension during a rescore: zero everywhere between searches. */
   private weightOf = new Float64Array(0);
+  /** Where the walk merges a common list's ordered run and its short tail (see `Postings.impact`). */
+  private readonly room = new ImpactRoom();
 
   constructor(private readonly options: Readonly<Required<FirstPassOptions>> | undefined) {}
 
@@ -218,17 +220,18 @@ export class SparseSearcher {
   }
 
   /**
-   * Orders the lists the candidate pass walks in part (those past its cap) whose out-of-order
-   * tail has grown to a quarter of the list (`Postings.settle`), so that the searches after the
-   * index was filled do not pay for sorting them: the index calls it after every write. A
-   * shorter tail is merged in by the first search that walks the list (a copy, not a sort), or
-   * now, with `whole` (when a bulk write is over: see `InMemoryVectorIndex.settle`).
+   * Orders the lists the candidate pass walks in part (those past its cap) as far as `scope`
+   * asks (`Postings.settle`): the index settles `write` after every write, so that each entry is
+   * copied a bounded number of times however the index grew, and `bulk` when a bulk write is
+   * over (`InMemoryVectorIndex.settle`), so that the searches after it merge nothing. A short
+   * tail (a write of a few rows) is left for the searches to take apart, so a small write copies
+   * no list.
    */
-  settle(view: SparseRowsView, whole = false): void {
+  settle(view: SparseRowsView, scope: SettleScope): void {
     const options = this.options;
     if (options === undefined) return;
     const cap = this.cap(view, options);
-    for (const list of view.postings) if (list !== undefined && list.length > cap) list.settle(whole);
+    for (const list of view.postings) if (list !== undefined && list.length > cap) list.settle(scope);
   }
 
   private cap(view: SparseRowsView, options: Readonly<Required<FirstPassOptions>>): number {
@@ -284,6 +287,7 @@ export class SparseSearcher {
     rescoreRows: number,
   ): { top: TopK; proven: boolean } | undefined {
     const depths = impactDepths(view, plan, cap, budget);
+    this.room.reset();
     const slots = view.rowIds.length;
     if (this.partial.length < slots) this.partial = new Float32Array(Math.max(slots, 2 * this.partial.length, 64));
     if (this.weightOf.length < view.dimension) this.weightOf = new Float64Array(view.dimension);
@@ -301,7 +305,7 @@ export class SparseSearcher {
       let rows = list.rows.subarray(0, list.length);
       let values = list.values;
       if (list.length > cap) {
-        const impact = list.impact(depths[p]);
+        const impact = list.impact(depths[p], this.room);
         boundSum += Math.abs(w) * impact.restMax;
         commonSquares += w * w;
         rows = impact.rows;

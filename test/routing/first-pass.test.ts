@@ -166,6 +166,64 @@ describe("the candidate pass of the in-memory index", () => {
     expect(same / requests).toBeGreaterThanOrEqual(0.99);
   });
 
+  it("answers a write after a settle exactly as over lists put in order (a one-card refresh)", async () => {
+    const syllables = ["ka", "lo", "mi", "ne", "tor", "sha", "vel", "qu", "ar", "zen", "pol", "dri"];
+    const random = rng(9);
+    const vocabulary = Array.from({ length: 2_000 }, () =>
+      Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * 12)]).join(""),
+    );
+    const word = () => vocabulary[Math.floor(vocabulary.length ** random()) - 1];
+    const text = (min: number, spread: number) =>
+      Array.from({ length: min + Math.floor(random() * spread) }, word).join(" ");
+    const tools = Array.from({ length: 2_000 }, () => text(12, 20));
+    const embeddings = new LexicalEmbeddings().fit(tools);
+    // A narrow pass (few postings, few tools rescored): which entries it walks decides its answer.
+    const firstPass = { termRows: 30, termShare: 0, commonPostings: 2_000, rescore: 32, postingBudget: 2_000 };
+    // Settled as ToolIndex settles after each write, and, beside it, with every list put in order.
+    const written = new InMemoryVectorIndex(embeddings, { firstPass });
+    const ordered = new InMemoryVectorIndex(embeddings, { firstPass });
+    const write = async (texts: string[], names: string[]) => {
+      for (const index of [written, ordered]) {
+        await index.addSparseVectors(
+          texts.map((t) => embeddings.embedSparse(t)),
+          names.map(doc),
+          { ids: names },
+        );
+      }
+      written.settle();
+      ordered.settle(true);
+    };
+    await write(
+      tools,
+      tools.map((_, i) => `t${i}`),
+    );
+    for (let round = 0; round < 12; round++) {
+      // One tool's text changed (its description gained words), now and then a new tool.
+      const changed = `t${Math.floor(random() * tools.length)}`;
+      const texts = [text(20, 10)];
+      const names = [changed];
+      if (round % 4 === 0) {
+        texts.push(text(20, 10));
+        names.push(`new${round}`);
+      }
+      await write(texts, names);
+      if (round % 3 === 2) continue; // Writes with no search between them leave longer tails.
+      // Requests on the new texts' words (their rows now lead, if the walk meets them) and others.
+      const requests = [...texts.map((t) => t.split(" ").slice(0, 6).join(" ")), text(5, 8), text(5, 8)];
+      for (const request of requests) {
+        const query = embeddings.embedSparse(request);
+        for (const k of [1, 5]) {
+          expect(shape(await written.similaritySearchSparseWithScore(query, k))).toEqual(
+            shape(await ordered.similaritySearchSparseWithScore(query, k)),
+          );
+        }
+      }
+    }
+    const stats = written.searchStats;
+    expect(stats).toEqual(ordered.searchStats);
+    expect(stats.proven + stats.unproven).toBeGreaterThan(stats.exact);
+  });
+
   it.skipIf(metaToolUnavailableReason() !== null)(
     "agrees with the exhaustive scan on MetaTool requests over the 199 real tools and 1,800 synthetic ones",
     async () => {
