@@ -129,7 +129,7 @@ describe("createToolLessonsAgent", () => {
       if (ops.some((op) => "value" in op && ["calls", "turns"].includes(String(op.namespace[2]))))
         throw new Error("disk full");
       return batch(ops);
-    }) as typeof store.batch;
+    }) as unknown as typeof store.batch;
     await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("s-1", "sy"));
     for (let i = 0; i < 100 && !heard.some((f) => f.stage === "record"); i++)
       await new Promise((r) => setTimeout(r, 20));
