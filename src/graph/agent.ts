@@ -20,9 +20,8 @@ import { SHOW_EXAMPLES } from "../prompt/describe.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
 import { createSearchToolsTool } from "../serve/search-tools.js";
 import { withLessonsBlock } from "../serve/system-message.js";
-import { TurnServer } from "../serve/turn-server.js";
 import { ToolIndex } from "../routing/tool-index.js";
-import type { LessonsGraphOptions } from "./context.js";
+import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
 import { bindKeptTools } from "./kept-tools.js";
 import { createLessonsGraph } from "./lessons-graph.js";
 import { bindRoutedTools } from "./route-node.js";
@@ -65,7 +64,9 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
 /**
  * A compiled agent graph whose agent node serves the lessons stages (or, with `subgraph`, the
  * lessons subgraph before its agent node), with the recorder wired
- * (`graph.recorder`: call `await graph.recorder.flush()` before the process exits). The ledger is
+ * (`graph.recorder`: call `await graph.recorder.flush()` before the process exits; `await
+ * graph.setup(config)` at start-up warms a partition, so its first turn pays no registration or
+ * index build). The ledger is
  * `graph.ledger`, over `store`.
  */
 export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
@@ -89,9 +90,9 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   // Cache-keeping: serving and search_tools route over one index.
   const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;
   const lessonsOptions = { ...rest, ...(index ? { index } : {}), tools, ledger, recorder };
-  const search = keeping
-    ? createSearchToolsTool(new TurnServer({ ...rest, ledger, ...(index ? { index } : {}) }), tools)
-    : undefined;
+  // One runtime, one turn server: the lessons stages, search_tools and setup() share them.
+  const runtime = new LessonsRuntime(lessonsOptions);
+  const search = keeping ? createSearchToolsTool(runtime.server, tools) : undefined;
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
     const messages = system ? [system, ...state.messages] : state.messages;
@@ -108,7 +109,7 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const compile = { ...(given ? { store: given } : {}), ...(checkpointer ? { checkpointer } : {}) };
   const graph = subgraph
     ? new StateGraph(ToolLessonsAnnotation)
-        .addNode("lessons", createLessonsGraph(lessonsOptions))
+        .addNode("lessons", createLessonsGraph(lessonsOptions, runtime))
         .addNode("agent", agent)
         .addNode("tools", new ToolNode(toolNodeTools))
         .addEdge(START, "lessons")
@@ -118,12 +119,19 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
         .compile(compile)
         .withConfig({ callbacks: [recorder] })
     : new StateGraph(ToolLessonsAnnotation)
-        .addNode("agent", withLessons(agent, lessonsOptions))
+        .addNode("agent", withLessons(agent, lessonsOptions, runtime))
         .addNode("tools", new ToolNode(toolNodeTools))
         .addEdge(START, "agent")
         .addConditionalEdges("agent", toolsCondition, ["tools", END])
         .addEdge("tools", "agent")
         .compile(compile)
         .withConfig({ callbacks: [recorder] });
-  return Object.assign(graph, { recorder, ledger });
+  /**
+   * Warm what a caller's first turn would otherwise pay for (see `TurnServer.setup`): the agent's
+   * tools registered in the partition `config` names (as a run's config would), its routing index
+   * built, its versions read. Call it once at start-up per partition to warm; it throws when the
+   * store or index cannot be reached.
+   */
+  const setup = (config?: RunnableConfig) => runtime.server.setup({ tools, store }, config);
+  return Object.assign(graph, { recorder, ledger, setup });
 }

@@ -23,8 +23,7 @@ import { createLearnNode } from "./learn.js";
  * The three nodes, as plain `(state, config) => update` functions over one shared runtime and one
  * evidence tally (classify counts the partition's evidence in it; learn reviews what it found due).
  */
-export function createLessonsNodes(options: LessonsGraphOptions) {
-  const runtime = new LessonsRuntime(options);
+export function createLessonsNodes(options: LessonsGraphOptions, runtime = new LessonsRuntime(options)) {
   const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
   return {
     classify: createClassifyNode(runtime, tally),
@@ -37,8 +36,8 @@ export function createLessonsNodes(options: LessonsGraphOptions) {
  * The lessons subgraph, compiled (no checkpointer of its own: it uses the parent's). Its state is
  * {@link ToolLessonsAnnotation}; spread `LessonsStateFields` into a state of your own.
  */
-export function createLessonsGraph(options: LessonsGraphOptions) {
-  const nodes = createLessonsNodes(options);
+export function createLessonsGraph(options: LessonsGraphOptions, runtime?: LessonsRuntime) {
+  const nodes = createLessonsNodes(options, runtime);
   return new StateGraph(ToolLessonsAnnotation)
     .addNode("classify", nodes.classify)
     .addNode("learn", nodes.learn)
@@ -68,8 +67,7 @@ export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Part
  * turn. A quiet turn is classify and serve in this one step, and writes only the fields whose
  * value changed (on a new thread: the routed tools and the turn's id).
  */
-export function createLessonsNode(options: LessonsGraphOptions) {
-  const runtime = new LessonsRuntime(options);
+export function createLessonsNode(options: LessonsGraphOptions, runtime = new LessonsRuntime(options)) {
   const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
   const classify = createClassifier(runtime, tally);
   const learn = runtime.bounded("learn", createLearnNode(runtime, tally));

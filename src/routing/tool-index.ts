@@ -147,6 +147,12 @@ export class ToolIndex {
     return cards.length;
   }
 
+  /** Build the partition from the ledger if this index has not yet, else catch it up ({@link follow}). */
+  async warm(partition: string): Promise<void> {
+    if (this.partitions.has(partition)) await this.follow(partition);
+    else await this.ensure(partition);
+  }
+
   /**
    * Before a rebuild: the index's own in-memory store, which no other process searches, is
    * emptied of the partition; a store other processes may be searching (Chroma) is never emptied

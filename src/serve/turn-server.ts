@@ -15,6 +15,7 @@
  * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
  * and the turn goes on with what was already read: every tool and no block at worst.
  */
+import { InvalidInput } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { PartitionVersion } from "../ledger/versions.js";
@@ -76,6 +77,33 @@ export class TurnServer {
     this.options = options;
     this.reporter = new FailureReporter("serve", options.onFailure ?? DEFAULT_FAILURE_SINK);
     this.backends = new ServeBackends(options, this.reporter);
+  }
+
+  /**
+   * Do now what a caller's first turn would otherwise pay for, at an app's start: resolve the
+   * caller from `config` as a run would (or take `input.partition`), register the agent's tools in
+   * its partition, build (or catch up) its routing index, read its versions, and agree on the
+   * ledger's fingerprint key. Returns the partition made ready. Unlike {@link serve} it throws
+   * (`InvalidInput` without a ledger, the store's or index's own error), since a start-up that
+   * cannot reach its store is worth knowing about; call it again for each partition to warm.
+   */
+  async setup(
+    input: Pick<ServeInput, "tools" | "store" | "partition">,
+    config?: ServeConfig,
+  ): Promise<{ partition: string }> {
+    const ledger = this.backends.ledger(input.store);
+    if (!ledger) throw new InvalidInput(SERVE_FAILURES.no_ledger);
+    const router = this.backends.router(ledger);
+    const partition =
+      input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, threadCallersOf(ledger));
+    if (this.backends.needsRegistering(ledger, partition, input.tools))
+      await this.backends.register(ledger, router, partition, input.tools);
+    await Promise.all([
+      ledger.readVersions([partition, SHARED_SCOPE]),
+      ledger.fingerprintKey(),
+      router?.index.warm(partition),
+    ]);
+    return { partition };
   }
 
   /** Serve one turn: see the module comment. Never throws for a failing store, index or caller. */

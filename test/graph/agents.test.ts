@@ -112,6 +112,26 @@ describe("createToolLessonsAgent", () => {
     expect(own.ledger.store).toBeInstanceOf(InMemoryStore);
   });
 
+  it("setup() registers the tools and builds the index for the caller its config names: the first turn writes no card", async () => {
+    const store = new InMemoryStore();
+    const graph = createToolLessonsAgent({ model: new DeskModel(), tools: deskTools(), store, maxTools: 2 });
+    expect(await graph.setup({ configurable: { user_id: "wu" } })).toEqual({ partition: "u:wu" });
+    expect((await graph.ledger.listCards("u:wu")).map((c) => c.name).sort()).toEqual(
+      deskTools()
+        .map((t) => t.name)
+        .sort(),
+    );
+    let cardWrites = 0;
+    const batch = store.batch.bind(store);
+    store.batch = (async (ops: Parameters<typeof batch>[0]) => {
+      cardWrites += ops.filter((op) => "value" in op && op.namespace[2] === "cards").length;
+      return batch(ops);
+    }) as unknown as typeof store.batch;
+    const state = await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("w-1", "wu"));
+    expect(cardWrites).toBe(0);
+    expect(state.routedTools).toContain("lookup_order");
+  });
+
   it("hands its one sink to its ledger and its recorder: a damaged row and withheld records are heard there", async () => {
     const store = new InMemoryStore();
     const heard: ToolLessonsFailure[] = [];
