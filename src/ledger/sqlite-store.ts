@@ -39,8 +39,9 @@ export type SqliteSearchItem = Item & { score?: number };
 export interface SqliteStoreOptions {
   /**
    * How long a write waits for another connection (this or another process) to release the
-   * file's write lock before failing with `SQLITE_BUSY`, in milliseconds. The wait blocks the
-   * event loop: better-sqlite3 is synchronous.
+   * file's write lock before failing with `SQLITE_BUSY`, in milliseconds; also how long opening
+   * the file (switching it to WAL) and creating the schema keep retrying while other processes
+   * do the same. The wait blocks the event loop: better-sqlite3 is synchronous.
    * @default 5000
    */
   busyTimeoutMs?: number;
@@ -90,7 +91,9 @@ type OpResult = Item | null | SqliteSearchItem[] | string[][] | undefined;
  *   compare `Number(x)`). One difference: an object or array filter value is compared by deep
  *   equality (`InMemoryStore` compares by reference and never matches).
  * - Files are opened in WAL mode with `synchronous = NORMAL` and a busy timeout, so several
- *   connections and processes can share one file. Writes take the lock at the start of the batch.
+ *   connections and processes can share one file, and open it at the same moment (the switch to
+ *   WAL and the schema set-up are retried while another one holds the lock). Writes take the
+ *   lock at the start of the batch.
  *
  * @example
  * ```ts
@@ -122,31 +125,29 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
   constructor(database: Database.Database | string, options: SqliteStoreOptions = {}) {
     super();
     this.options = {
-      busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_SQLITE_STORE_OPTIONS.busyTimeoutMs,
+      busyTimeoutMs: Math.max(0, Math.floor(options.busyTimeoutMs ?? DEFAULT_SQLITE_STORE_OPTIONS.busyTimeoutMs)),
       ensureTables: options.ensureTables ?? DEFAULT_SQLITE_STORE_OPTIONS.ensureTables,
     };
     this.ownsDatabase = typeof database === "string";
     const path = typeof database === "string" ? database : database.name;
+    const busyTimeoutMs = this.options.busyTimeoutMs;
     let db: Database.Database | undefined;
     try {
-      if (typeof database === "string") {
-        if (database !== ":memory:" && database !== "") {
-          mkdirSync(dirname(resolve(database)), { recursive: true });
-        }
-        db = new Database(database);
-      } else {
-        db = database;
+      if (typeof database === "string" && database !== ":memory:" && database !== "") {
+        mkdirSync(dirname(resolve(database)), { recursive: true });
       }
-      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(this.options.busyTimeoutMs))}`);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
+      // The busy timeout comes first, so that every later step waits for other processes.
+      const opened = typeof database === "string" ? new Database(database, { timeout: busyTimeoutMs }) : database;
+      db = opened;
+      opened.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      // Switching to WAL writes the file header inside a read transaction, so when another
+      // process is switching the same fresh file at that moment SQLite answers SQLITE_BUSY at
+      // once, without waiting the busy timeout: retry it.
+      retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
+      opened.pragma("synchronous = NORMAL");
     } catch (error) {
       if (this.ownsDatabase && db?.open) db.close();
-      throw new StoreUnavailable(
-        `Cannot open the SQLite ledger at ${JSON.stringify(path)}: ${errorMessage(error)}. ` +
-          "Check that the path is a writable SQLite file (or a directory that can be created).",
-        { cause: error, context: { path } },
-      );
+      throw this.openFailed("open the SQLite ledger at", path, error);
     }
     this.db = db;
   }
@@ -172,32 +173,28 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
 
   /**
    * Create the tables if they do not exist and apply pending migrations. Idempotent; safe when
-   * several processes call it at once (migrations run under the write lock).
+   * several processes call it at once: migrations run in one `BEGIN IMMEDIATE` transaction (under
+   * the write lock), retried while another process holds the lock, up to `busyTimeoutMs`.
    *
    * @throws {StoreUnavailable} The schema cannot be created (read-only file, lock timeout…).
    */
   async setup(): Promise<void> {
     this.assertOpen();
     if (this.isSetup) return;
+    const migrate = this.db.transaction(() => {
+      this.db.exec("CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)");
+      const row = this.db.prepare("SELECT MAX(v) AS v FROM store_migrations").get() as { v: number | null } | undefined;
+      const current = row?.v ?? -1;
+      const record = this.db.prepare("INSERT INTO store_migrations (v) VALUES (?)");
+      for (let v = current + 1; v < MIGRATIONS.length; v += 1) {
+        this.db.exec(MIGRATIONS[v]);
+        record.run(v);
+      }
+    });
     try {
-      this.db
-        .transaction(() => {
-          this.db.exec("CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)");
-          const row = this.db.prepare("SELECT MAX(v) AS v FROM store_migrations").get() as
-            { v: number | null } | undefined;
-          const current = row?.v ?? -1;
-          const record = this.db.prepare("INSERT INTO store_migrations (v) VALUES (?)");
-          for (let v = current + 1; v < MIGRATIONS.length; v += 1) {
-            this.db.exec(MIGRATIONS[v]);
-            record.run(v);
-          }
-        })
-        .immediate();
+      retryWhileBusy(() => migrate.immediate(), this.options.busyTimeoutMs);
     } catch (error) {
-      throw new StoreUnavailable(
-        `Cannot create the SQLite ledger schema in ${JSON.stringify(this.db.name)}: ` + `${errorMessage(error)}.`,
-        { cause: error, context: { path: this.db.name } },
-      );
+      throw this.openFailed("create the SQLite ledger schema in", this.db.name, error);
     }
     this.isSetup = true;
   }
@@ -239,11 +236,7 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
     try {
       results = writes ? run.immediate() : run.deferred();
     } catch (error) {
-      if (error instanceof InvalidInput || !isSqliteError(error)) throw error;
-      throw new StoreUnavailable(`SQLite ledger batch failed: ${errorMessage(error)}.`, {
-        cause: error,
-        context: { path: this.db.name, code: error.code, operations: operations.length },
-      });
+      throw this.unavailable(error, "batch", { operations: operations.length });
     }
     return results as unknown as OperationResults<Op>;
   }
@@ -270,11 +263,7 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
     try {
       return run.immediate();
     } catch (error) {
-      if (error instanceof InvalidInput || !isSqliteError(error)) throw error;
-      throw new StoreUnavailable(`SQLite ledger compare-and-set failed: ${errorMessage(error)}.`, {
-        cause: error,
-        context: { path: this.db.name, code: error.code, checks: checks.length, writes: writes.length },
-      });
+      throw this.unavailable(error, "compare-and-set", { checks: checks.length, writes: writes.length });
     }
   }
 
@@ -457,11 +446,7 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
         .all(...params)
         .map(toItem);
     } catch (error) {
-      if (!isSqliteError(error)) throw error;
-      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
-        cause: error,
-        context: { path: this.db.name, code: error.code },
-      });
+      throw this.unavailable(error, "read");
     }
   }
 
@@ -483,11 +468,7 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
       ).all(ns, kept);
       return rows.map((r) => r.key).reverse();
     } catch (error) {
-      if (!isSqliteError(error)) throw error;
-      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
-        cause: error,
-        context: { path: this.db.name, code: error.code },
-      });
+      throw this.unavailable(error, "read");
     }
   }
 
@@ -523,11 +504,7 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
         }
       }
     } catch (error) {
-      if (!isSqliteError(error)) throw error;
-      throw new StoreUnavailable(`SQLite ledger read failed: ${errorMessage(error)}.`, {
-        cause: error,
-        context: { path: this.db.name, code: error.code },
-      });
+      throw this.unavailable(error, "read");
     }
     return out;
   }
@@ -541,6 +518,29 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
     return statement as unknown as Database.Statement<P, R>;
   }
 
+  /** A SQLite error as {@link StoreUnavailable} (what failed, the file, SQLite's code); any other error as it is. */
+  private unavailable(error: unknown, what: string, context: Record<string, unknown> = {}): unknown {
+    if (!isSqliteError(error)) return error;
+    return new StoreUnavailable(`SQLite ledger ${what} failed: ${errorMessage(error)}.`, {
+      cause: error,
+      context: { path: this.db.name, code: error.code, ...context },
+    });
+  }
+
+  /** Opening the file or creating its schema failed: what, where, and what to do about it. */
+  private openFailed(doing: string, path: string, error: unknown): StoreUnavailable {
+    const advice = isBusy(error)
+      ? `Another process held the file's lock for longer than busyTimeoutMs (${this.options.busyTimeoutMs} ms): ` +
+        "find the one in a long transaction on it (a long write, a stopped debugger, a sqlite3 shell inside " +
+        "BEGIN) and let it finish, or raise busyTimeoutMs."
+      : "Check that the path is a writable SQLite file (or a directory that can be created).";
+    const context = { path, ...(isSqliteError(error) ? { code: error.code } : {}) };
+    return new StoreUnavailable(`Cannot ${doing} ${JSON.stringify(path)}: ${errorMessage(error)}. ${advice}`, {
+      cause: error,
+      context,
+    });
+  }
+
   private assertOpen(): void {
     if (this.isClosed || !this.db.open) {
       throw new StoreUnavailable("The SQLite ledger is closed; open a new SqliteStore.", {
@@ -552,4 +552,43 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
 
 function isSqliteError(error: unknown): error is Error & { code: string } {
   return error instanceof Database.SqliteError;
+}
+
+/**
+ * SQLite's answer when another connection holds a lock this one needs: `SQLITE_BUSY` and its
+ * extended codes, or `SQLITE_PROTOCOL` (a WAL lock that kept changing hands while it was taken).
+ * Another try after a pause can succeed.
+ */
+function isBusy(error: unknown): boolean {
+  return isSqliteError(error) && (error.code.startsWith("SQLITE_BUSY") || error.code === "SQLITE_PROTOCOL");
+}
+
+/** However small the busy timeout, opening retries a collision for this long (milliseconds). */
+const MIN_RETRY_WINDOW_MS = 250;
+/** Longest pause between two tries, in milliseconds: short, because locks of a ledger's writes are. */
+const MAX_BUSY_PAUSE_MS = 100;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Run `step`, and while it fails with {@link isBusy}, again after a short jittered pause (~5 ms
+ * growing to {@link MAX_BUSY_PAUSE_MS}; the jitter keeps processes that collided from colliding
+ * again in step) until `budgetMs` (at least {@link MIN_RETRY_WINDOW_MS}) have passed; a try begun
+ * before then may still wait its busy timeout, so the whole takes at most about twice the budget. For
+ * what SQLite's busy timeout does not cover: it answers `SQLITE_BUSY` at once when a read
+ * transaction cannot become a write one (the WAL switch of a fresh file that another process is
+ * switching too). The pause is synchronous (`Atomics.wait`), like all of better-sqlite3.
+ *
+ * @throws The last error: a non-busy one at once, a busy one once the budget is spent.
+ */
+function retryWhileBusy<T>(step: () => T, budgetMs: number): T {
+  const deadline = Date.now() + Math.max(budgetMs, MIN_RETRY_WINDOW_MS);
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return step();
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+    }
+    const ceiling = Math.min(MAX_BUSY_PAUSE_MS, 5 * 2 ** tries);
+    Atomics.wait(pause, 0, 0, ceiling / 2 + Math.random() * (ceiling / 2));
+  }
 }
