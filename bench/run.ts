@@ -28,6 +28,7 @@ import { benchReview } from "./review.js";
 import { benchRoutingLatency } from "./routing-latency.js";
 import { benchRules } from "./rules.js";
 import { benchSimulation } from "./simulation.js";
+import { benchWarmStart } from "./warm-start.js";
 import { benchWordings } from "./wordings.js";
 
 /**
@@ -51,6 +52,7 @@ const sections: Record<string, () => Promise<SectionResult>> = {
   load: benchLoad,
   cache: benchCache,
   wordings: benchWordings,
+  "warm-start": benchWarmStart,
 };
 
 /** Set in a child process: run this one section and print its markdown. */

@@ -82,8 +82,9 @@ export class TurnServer {
   /**
    * Do now what a caller's first turn would otherwise pay for, at an app's start: resolve the
    * caller from `config` as a run would (or take `input.partition`), register the agent's tools in
-   * its partition, build (or catch up) its routing index, read its versions, and agree on the
-   * ledger's fingerprint key. Returns the partition made ready. Unlike {@link serve} it throws
+   * its partition, build (or catch up) its routing index, read its versions and the lessons of all
+   * its tools (kept under those versions, so the first turn reads none while they hold), and agree
+   * on the ledger's fingerprint key. Returns the partition made ready. Unlike {@link serve} it throws
    * (`InvalidInput` without a ledger, the store's or index's own error), since a start-up that
    * cannot reach its store is worth knowing about; call it again for each partition to warm.
    */
@@ -98,11 +99,15 @@ export class TurnServer {
       input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, threadCallersOf(ledger));
     if (this.backends.needsRegistering(ledger, partition, input.tools))
       await this.backends.register(ledger, router, partition, input.tools);
-    await Promise.all([
-      ledger.readVersions([partition, SHARED_SCOPE]),
+    const [own, shared] = await ledger.readVersions([partition, SHARED_SCOPE]);
+    const names = input.tools.map((t) => t.name);
+    const [lessons] = await Promise.all([
+      readLessons(ledger, partition, names, true),
       ledger.fingerprintKey(),
       router?.index.warm(partition),
     ]);
+    // Kept under the versions read before it: any turn while they hold takes its tools' lessons from it.
+    this.cache.keepRead(wholeKey(partition, true), ledger, `${own.seq}:${shared.seq}`, lessons);
     return { partition };
   }
 
@@ -336,6 +341,13 @@ export class TurnServer {
     const key = TurnCache.readKey(partition, sent, withBlock);
     const kept = stamp === undefined ? undefined : this.cache.read(key, ledger, stamp);
     if (kept) return kept;
+    // The lessons of every tool, read by setup() under the same versions, hold these too.
+    const whole = stamp === undefined ? undefined : this.cache.read(wholeKey(partition, withBlock), ledger, stamp);
+    const part = whole && lessonsOf(whole, sent);
+    if (part) {
+      this.cache.keepRead(key, ledger, stamp!, part);
+      return part;
+    }
     const got = await budget.step("ledger_read", () => readLessons(ledger, partition, sent, withBlock));
     if (!got.ok) return undefined;
     if (stamp !== undefined) this.cache.keepRead(key, ledger, stamp, got.value);
@@ -394,6 +406,25 @@ function withAlways(routed: RoutedTools, always: readonly string[], names: reado
 interface Versions {
   own: PartitionVersion;
   shared: PartitionVersion;
+}
+
+/** The read-cache key of the lessons of every tool of a partition (what setup() reads). */
+function wholeKey(partition: string, withBlock: boolean): string {
+  return TurnCache.readKey(partition, ["\u0000all"], withBlock);
+}
+
+/** The lessons of `sent` out of a read of more tools, or `undefined` when a sent tool has no card there. */
+function lessonsOf(read: Read, sent: readonly string[]): Read | undefined {
+  const cards = new Map(read.cards.map((c) => [c.name, c]));
+  const guidelines = new Map(read.guidelines.map((g) => [g.tool, g.guideline]));
+  if (!sent.every((tool) => cards.has(tool) && guidelines.has(tool))) return undefined;
+  const wanted = new Set(sent);
+  return {
+    cards: sent.map((tool) => cards.get(tool)!),
+    settings: read.settings,
+    rules: read.rules.filter((r) => wanted.has(r.tool)),
+    guidelines: sent.map((tool) => ({ tool, guideline: guidelines.get(tool) ?? null })),
+  };
 }
 
 /** Cards, settings, rules and guidelines of the tools sent, read in parallel (cards only without `lessons`). */

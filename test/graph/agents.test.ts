@@ -112,7 +112,7 @@ describe("createToolLessonsAgent", () => {
     expect(own.ledger.store).toBeInstanceOf(InMemoryStore);
   });
 
-  it("setup() registers the tools and builds the index for the caller its config names: the first turn writes no card", async () => {
+  it("setup() registers the tools, builds the index and reads the lessons for the caller its config names: the first turn writes no card and reads no lesson", async () => {
     const store = new InMemoryStore();
     const graph = createToolLessonsAgent({ model: new DeskModel(), tools: deskTools(), store, maxTools: 2 });
     expect(await graph.setup({ configurable: { user_id: "wu" } })).toEqual({ partition: "u:wu" });
@@ -122,13 +122,20 @@ describe("createToolLessonsAgent", () => {
         .sort(),
     );
     let cardWrites = 0;
+    let lessonReads = 0;
     const batch = store.batch.bind(store);
     store.batch = (async (ops: Parameters<typeof batch>[0]) => {
-      cardWrites += ops.filter((op) => "value" in op && op.namespace[2] === "cards").length;
+      for (const op of ops) {
+        const ns = "namespace" in op ? op.namespace : "namespacePrefix" in op ? op.namespacePrefix : [];
+        const lessons = ["cards", "rules", "settings", "guidelines"].includes(String(ns[2]));
+        if (lessons && "value" in op) cardWrites += 1;
+        else if (lessons) lessonReads += 1;
+      }
       return batch(ops);
     }) as unknown as typeof store.batch;
     const state = await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("w-1", "wu"));
     expect(cardWrites).toBe(0);
+    expect(lessonReads).toBe(0);
     expect(state.routedTools).toContain("lookup_order");
   });
 
