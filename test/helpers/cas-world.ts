@@ -12,6 +12,7 @@ import type { Revision } from "../../src/ledger/schema.js";
 import { LessonManager, type LessonManagerOptions } from "../../src/learn/manager.js";
 import { registerTools } from "../../src/learn/register.js";
 import { maskArgs, maskText, valueFingerprints } from "../../src/text/mask.js";
+import { proposeRevision } from "./propose-example.js";
 
 export const P = "default";
 export const TOOL = "lookup_order";
@@ -28,33 +29,8 @@ export async function seedTool(ledger: Ledger): Promise<void> {
 }
 
 /** A proposed revision of the tool adding one note, against its card as it is now. */
-export async function seedProposed(ledger: Ledger, note = "Pass order ids with their ORD- prefix."): Promise<Revision> {
-  const card = await ledger.getCard(P, TOOL);
-  if (!card) throw new Error("seedTool first");
-  const now = Date.now();
-  const revision: Revision = {
-    v: 1,
-    id: timeOrderedId(now),
-    partition: P,
-    tool: TOOL,
-    status: "proposed",
-    notesAdded: [note],
-    queriesAdded: [],
-    avoidAdded: [],
-    callExample: null,
-    queriesWithdrawn: [],
-    displaced: [],
-    queriesDisplaced: [],
-    evidence: [],
-    ranks: [],
-    refused: [],
-    proposer: "test",
-    cardVersionBefore: card.version,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await ledger.putRevision(revision);
-  return revision;
+export function seedProposed(ledger: Ledger, note = "Pass order ids with their ORD- prefix."): Promise<Revision> {
+  return proposeRevision(ledger, P, TOOL, { notesAdded: [note] });
 }
 
 /** `n` calls of the tool refused for an id without its prefix, as the recorder writes them. */

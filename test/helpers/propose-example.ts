@@ -2,10 +2,15 @@ import { timeOrderedId } from "../../src/ledger/keys.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import type { Revision } from "../../src/ledger/schema.js";
 
-/** Store a proposed revision adding one learned example request to a tool, against its card as it is now. */
-export async function proposeExample(ledger: Ledger, partition: string, tool: string, text: string): Promise<Revision> {
+/** Store a proposed revision of a tool making `changes` (what it adds), against its card as it is now. */
+export async function proposeRevision(
+  ledger: Ledger,
+  partition: string,
+  tool: string,
+  changes: Partial<Pick<Revision, "notesAdded" | "queriesAdded">>,
+): Promise<Revision> {
   const card = await ledger.getCard(partition, tool);
-  if (!card) throw new Error(`no card for ${tool} in ${partition}`);
+  if (!card) throw new Error(`no card for ${tool} in ${partition}: register the tool first`);
   const now = Date.now();
   const revision: Revision = {
     v: 1,
@@ -14,7 +19,7 @@ export async function proposeExample(ledger: Ledger, partition: string, tool: st
     tool,
     status: "proposed",
     notesAdded: [],
-    queriesAdded: [text],
+    queriesAdded: [],
     avoidAdded: [],
     callExample: null,
     queriesWithdrawn: [],
@@ -27,7 +32,13 @@ export async function proposeExample(ledger: Ledger, partition: string, tool: st
     cardVersionBefore: card.version,
     createdAt: now,
     updatedAt: now,
+    ...changes,
   };
   await ledger.putRevision(revision);
   return revision;
+}
+
+/** Store a proposed revision adding one learned example request to a tool. */
+export function proposeExample(ledger: Ledger, partition: string, tool: string, text: string): Promise<Revision> {
+  return proposeRevision(ledger, partition, tool, { queriesAdded: [text] });
 }
