@@ -72,7 +72,7 @@ export interface Catchup {
 }
 
 /** A partition never written: version 0. */
-export const NO_VERSION: PartitionVersion = Object.freeze({ seq: 0, log: Object.freeze([]) as never });
+const NO_VERSION: PartitionVersion = Object.freeze({ seq: 0, log: [] });
 
 /** Announcements each version row keeps. */
 const LOG_ENTRIES = 32;
