@@ -23,15 +23,9 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import type { ChatResult } from "@langchain/core/outputs";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import {
-  LessonManager,
-  modelDescription,
-  openLedger,
-  ToolIndex,
-  ToolLessonsCallbackHandler,
-  ToolRouter,
-} from "../src/index.js";
+import { LessonManager, openLedger, ToolIndex, ToolLessonsCallbackHandler, ToolRouter } from "../src/index.js";
 import { toolLessonsMiddleware } from "../src/middleware/index.js";
+import { modelDescription } from "../src/prompt/index.js";
 import { type BoundTool, ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
 
 /** Options of {@link main}. */

@@ -31,17 +31,16 @@ import {
   createRouteNode,
   InvalidInput,
   LessonManager,
-  modelDescription,
-  readEnv,
   registerTools,
   type Revision,
   ToolIndex,
   ToolLessonsAnnotation,
   ToolLessonsCallbackHandler,
-  type ToolLessonsEnv,
   ToolRouter,
 } from "../src/index.js";
 import { ChromaVectorIndex } from "../src/routing/chroma.js";
+import { modelDescription } from "../src/prompt/index.js";
+import { readEnv, type ToolLessonsEnv } from "../src/schema.js";
 import { PostgresLedger } from "../src/ledger/postgres.js";
 import { supportDeskTools } from "./support-desk.js";
 

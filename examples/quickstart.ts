@@ -23,10 +23,8 @@ import {
   bindRoutedTools,
   createRouteNode,
   LessonManager,
-  modelDescription,
   openLedger,
   registerTools,
-  resolvePartition,
   type Revision,
   ToolIndex,
   ToolLessonsAnnotation,
@@ -34,7 +32,8 @@ import {
   type ToolLessonsState,
   ToolRouter,
 } from "../src/index.js";
-import { classifyError } from "../src/record/index.js";
+import { modelDescription } from "../src/prompt/index.js";
+import { classifyError, resolvePartition } from "../src/record/index.js";
 import { ScriptedSupportModel, supportDeskTools } from "./support-desk.js";
 
 /** Options of {@link main}. */

@@ -23,6 +23,18 @@ export class ToolLessonsError extends Error {
   }
 }
 
+/**
+ * Whether `value` is an error tool-lessons threw on purpose. Checks the prototype chain's names,
+ * not `instanceof`, so that it holds across realms and across two copies of the package.
+ */
+export function isToolLessonsError(value: unknown): value is ToolLessonsError {
+  for (let proto: unknown = value; proto !== null && typeof proto === "object"; proto = Object.getPrototypeOf(proto)) {
+    const ctor = (proto as { constructor?: { name?: unknown } }).constructor;
+    if (ctor?.name === "ToolLessonsError") return true;
+  }
+  return false;
+}
+
 /** Input that does not match what the API expects (bad settings, a malformed file, a blank name). */
 export class InvalidInput extends ToolLessonsError {
   override name = "InvalidInput";

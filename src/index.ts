@@ -3,9 +3,9 @@
  *
  * The root holds what the README and docs/getting-started.md teach, as named exports only: the
  * ready agent, the lessons subgraph for a graph of your own, the route node and the recorder for
- * wiring by hand, the ledger, the index and router, the manager, the errors a caller can catch,
- * with the types of those APIs' options and results. Everything else is in an entry point named
- * for what it holds, each a small named barrel:
+ * wiring by hand, the ledger, the index and router, the manager, the error base with its guard and
+ * the errors most callers catch, with the types of those APIs' options and results. Everything
+ * else is in an entry point named for what it holds, each a small named barrel:
  *
  * - `tool-lessons/graph`: every graph piece (the four lessons nodes, the state in its three
  *   forms, the route node).
@@ -25,36 +25,28 @@
  * the package never loads them.
  */
 
-// ---------------------------------------------------------------- errors a caller can catch, the environment
+// ---------------------------------------------------------------- errors a caller can catch
 export {
   InvalidInput,
-  ModelReplyRejected,
-  NotFound,
-  PartitionUnresolved,
-  RecordingDropped,
-  RecordsPending,
+  isToolLessonsError,
   RevisionConflict,
   StoreUnavailable,
   TimeBoundExceeded,
   ToolLessonsError,
-  UnsupportedVectorStore,
+  type ToolLessonsErrorOptions,
   VetRefusal,
 } from "./errors.js";
 export type { FailureSink, FailureStage, ToolLessonsFailure } from "./failure.js";
 export type { Settings, SettingsInput } from "./settings.js";
-export { readEnv, type ToolLessonsEnv } from "./env.js";
 
 // ---------------------------------------------------------------- the ready agent and the lessons subgraph (graph)
 export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./graph/agent.js";
-export { createLessonsGraph, lessonsMessages, routedToolsOf } from "./graph/lessons-graph.js";
+export { createLessonsGraph, lessonsMessages } from "./graph/lessons-graph.js";
 export { type LessonsGraphOptions } from "./graph/context.js";
 
-// ---------------------------------------------------------------- by hand: the route node, its state, the described tools
+// ---------------------------------------------------------------- by hand: the route node and its state
 export { bindRoutedTools, createRouteNode, type RouteNodeOptions } from "./graph/route-node.js";
-export { bindKeptTools } from "./graph/kept-tools.js";
-export { createSearchToolsTool } from "./serve/search-tools.js";
 export { type LessonsReport, ToolLessonsAnnotation, type ToolLessonsState } from "./graph/state.js";
-export { modelDescription, withDescriptions } from "./prompt/describe.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
 export { ToolLessonsCallbackHandler } from "./record/handler.js";
@@ -64,7 +56,7 @@ export {
   type RecordingStats,
   type ToolLessonsCallbackHandlerOptions,
 } from "./record/options.js";
-export { type Partition, type PartitionContext, type PartitionResolver, resolvePartition } from "./caller/partition.js";
+export type { Partition, PartitionContext, PartitionResolver } from "./caller/partition.js";
 
 // ---------------------------------------------------------------- ledger (the durable truth) and its rows
 export { Ledger, type LedgerOptions, type ListOptions, type RuleInput } from "./ledger/ledger.js";
@@ -87,11 +79,7 @@ export type {
 // ---------------------------------------------------------------- routing
 export { ToolIndex, type ToolIndexOptions } from "./routing/tool-index.js";
 export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./routing/router.js";
-export { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./routing/lexical-embeddings.js";
 
-// ---------------------------------------------------------------- learn (the operator's side) and rules
+// ---------------------------------------------------------------- learn (the operator's side)
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./learn/register.js";
 export { LessonManager, type LessonManagerOptions, type Review, type ReviewOptions } from "./learn/manager.js";
-export { DeterministicProposer, type DeterministicProposerOptions } from "./learn/deterministic-proposer.js";
-export { captureEdicts, type CaptureEdictsOptions, type EdictCandidate } from "./rules/capture.js";
-export { LessonRetriever, type LessonRetrieverOptions } from "./rules/retriever.js";

@@ -61,3 +61,4 @@ export {
   TurnRecordSchema,
 } from "./ledger/schema.js";
 export { DEFAULT_SETTINGS, parseSettings, type Settings, type SettingsInput, SettingsSchema } from "./settings.js";
+export { readEnv, type ToolLessonsEnv } from "./env.js";

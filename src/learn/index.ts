@@ -2,7 +2,7 @@
  * `tool-lessons/learn`: where a lesson is decided. Registering tools as cards, `LessonManager`
  * (the operator's review, apply, dismiss, undo, history, effects), the proposers (code only, or a chat
  * model) and the shapes they exchange, and what a lesson must satisfy to be kept.
- * `registerTools`, `LessonManager` and `DeterministicProposer` are at the root too.
+ * `registerTools` and `LessonManager` are at the root too.
  */
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./register.js";
 export {
@@ -23,6 +23,7 @@ export {
 export { DEFAULT_EFFECT_CHECK, type EffectCheckOptions, type MeasureEffectsOptions } from "./review/effect.js";
 export { DeterministicProposer, type DeterministicProposerOptions } from "./deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./model-proposer.js";
+export { ModelReplyRejected } from "../errors.js";
 export type {
   NeighbourTool,
   Proposal,

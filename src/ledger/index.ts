@@ -27,6 +27,7 @@ export {
   compareAndSet,
 } from "./cas.js";
 export type { RevisionClaim } from "./collections/commit.js";
+export { NotFound } from "../errors.js";
 export type {
   ArgShape,
   CallRecord,

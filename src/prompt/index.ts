@@ -1,6 +1,6 @@
 /**
  * `tool-lessons/prompt`: what the model sees, each rendered in one place. A tool's description
- * with what it learned (`modelDescription`, `withDescriptions`, also at the root), the pinned
+ * with what it learned (`modelDescription`, `withDescriptions`), the pinned
  * rules block, the tool-memory block and the lessons block with its token budget.
  */
 export { modelDescription, withDescriptions } from "./describe.js";

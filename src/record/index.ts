@@ -2,7 +2,7 @@
  * `tool-lessons/record`: where a tool call is recorded. The callback handler with its flush and
  * stats, the error classes it files failures under, the one partition resolver (who the caller
  * is) and the thread → caller memory shared with the nodes (both defined in `src/caller/`, below
- * every stage). The root re-exports the handler and `resolvePartition`; the rest is here.
+ * every stage). The root re-exports the handler; the rest is here, with the errors recording throws.
  */
 export { ToolLessonsCallbackHandler } from "./handler.js";
 export {
@@ -30,3 +30,4 @@ export {
 } from "../caller/partition.js";
 export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "../caller/thread-callers.js";
 export { requestIdFor } from "../caller/request.js";
+export { PartitionUnresolved, RecordingDropped, RecordsPending } from "../errors.js";

@@ -2,7 +2,7 @@
  * `tool-lessons/routing`: the tools offered for a request. `ToolIndex` (tool vectors derived from
  * the cards, per partition), `ToolRouter` (a `BaseRetriever`), the embeddings and in-memory
  * vector store used by default, the text routing searches, usage flags and the "no tool"
- * threshold. `ToolIndex`, `ToolRouter` and `LexicalEmbeddings` are at the root too; Chroma has
+ * threshold. `ToolIndex` and `ToolRouter` are at the root too; Chroma has
  * its own entry point (`tool-lessons/chroma`).
  */
 export {
@@ -54,7 +54,7 @@ export {
   type ScoreCalibration,
   scoreCalibration,
 } from "./abstain-model.js";
-export { InvalidEmbeddings, SentenceEncoderUnavailable } from "../errors.js";
+export { InvalidEmbeddings, SentenceEncoderUnavailable, UnsupportedVectorStore } from "../errors.js";
 export {
   BlendedEmbeddings,
   type BlendedEmbeddingsOptions,

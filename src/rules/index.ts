@@ -2,7 +2,7 @@
  * `tool-lessons/rules`: tool-scoped rules. Edicts captured from a user's turn, the aliases that
  * tie a word to a tool, repeated failures observed as rules, the scopes a rule lives in, and
  * recall of the normal-priority ones (`LessonRetriever`, a `BaseRetriever`; the
- * `recall_tool_rules` tool). `captureEdicts` and `LessonRetriever` are at the root too; the
+ * `recall_tool_rules` tool). The
  * pinned block the model sees is `renderRulesBlock` in `tool-lessons/prompt`.
  */
 export { captureEdicts, type CaptureEdictsOptions, type EdictCandidate } from "./capture.js";
