@@ -5,36 +5,16 @@
  * shape: `(content) => { text, start, end }[]`). See docs/security.md.
  */
 export {
-  DEFAULT_GATE_OPTIONS,
   type GateKind,
   type GateOptions,
   type GateRefusal,
   type GateResult,
   gateText,
-  redactError,
   redactForLog,
 } from "./text/gate.js";
-export { normalizeText, skeleton } from "./text/normalize.js";
-export { createMasker, type Masker, maskRequest, maskText, type MaskOptions } from "./text/mask.js";
+export { createMasker, type Masker, maskText, type MaskOptions } from "./text/mask.js";
 export {
-  detectApiKeys,
-  detectBearerTokens,
-  detectCreditCards,
-  detectEmails,
-  detectHighEntropyTokens,
-  detectIbans,
-  detectIPv4,
-  detectIPv6,
-  detectJwts,
-  detectMacAddresses,
-  detectPemBlocks,
-  detectPhoneNumbers,
   detectPrivateData,
-  detectSecretAssignments,
-  detectStreetAddresses,
-  detectUrlCredentials,
-  detectUrls,
-  detectUuids,
   findPrivateData,
   type NamedDetector,
   PII_DETECTORS,
@@ -42,10 +22,4 @@ export {
   type PIIMatch,
 } from "./text/detectors.js";
 export { type AimedPattern, findAimedAtModel, type FindAimedOptions } from "./text/injection.js";
-export {
-  allowedWords,
-  type AllowedWords,
-  type AllowedWordsOptions,
-  commonWords,
-  keepAllowedWords,
-} from "./text/vocabulary.js";
+export { type AllowedWords, type AllowedWordsOptions, commonWords, keepAllowedWords } from "./text/vocabulary.js";

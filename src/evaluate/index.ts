@@ -26,7 +26,6 @@ export {
 export {
   auroc,
   hitAtK,
-  mean,
   meanNdcgAtK,
   meanRecallAtK,
   ndcgAtK,
@@ -38,27 +37,13 @@ export {
 } from "./metrics.js";
 
 // ---------------------------------------------------------------- selection accuracy (seed 002)
-export {
-  type CaseInput,
-  casesInFolds,
-  type EvalCase,
-  parseCases,
-  parseToolLines,
-  readCases,
-  toCases,
-  type ToolLine,
-} from "./cases.js";
+export { type CaseInput, casesInFolds, type EvalCase, parseCases, readCases, type ToolLine } from "./cases.js";
 export {
   chatModelSelector,
   type ChatModelSelectorOptions,
-  DEFAULT_CHAT_MODEL_SELECTOR_OPTIONS,
-  DEFAULT_EVALUATE_SELECTION_OPTIONS,
-  DEFAULT_ROUTER_SELECTOR_OPTIONS,
-  DEFAULT_SELECTION_RUNS,
   type EvalTool,
   evaluateSelection,
   type EvaluateSelectionOptions,
-  parseSelectionRun,
   routerSelector,
   type RouterSelectorOptions,
   type Selection,
@@ -66,32 +51,18 @@ export {
   type SelectionRequest,
   type SelectionRun,
   type Selector,
-  summarizeSelection,
   type SummarizeOptions,
 } from "./harness.js";
-export {
-  type Breakdown,
-  breakdownBy,
-  type GroupFigures,
-  noToolOfCases,
-  type RankingFigures,
-  rankingOf,
-} from "./breakdown.js";
-export { duplicateTools, normalizedDescription } from "./duplicates.js";
-export { type Agreement, type CaseResult, type ConfusionMatrix, confusionMatrix, type ToolScore } from "./confusion.js";
+export { type Breakdown, type GroupFigures, type RankingFigures } from "./breakdown.js";
+export { duplicateTools } from "./duplicates.js";
+export { type Agreement, type CaseResult, type ConfusionMatrix, type ToolScore } from "./confusion.js";
 export { type Diagnosis, type DiagnosisKind, diagnose } from "./diagnose.js";
-export { isRateLimitError } from "../memory/limit.js";
 export { compareRuns, type Comparison } from "./compare.js";
 export {
-  DEFAULT_LINT_OPTIONS,
-  findingLine,
-  LINT_RULES,
   type LintFinding,
   type LintOptions,
   type LintReport,
   type LintRule,
-  lintCard,
   lintDescriptions,
-  nearNeighbours,
 } from "./lint-descriptions.js";
-export { DEFAULT_REPORT_OPTIONS, renderReport, type ReportData, reportData, type ReportOptions } from "./report.js";
+export { renderReport, type ReportData, reportData, type ReportOptions } from "./report.js";

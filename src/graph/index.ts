@@ -4,9 +4,8 @@
  * routed tools with their learned descriptions.
  */
 export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./agent.js";
-export { classifyTurn, createClassifyNode, finishedTurns, type TurnView } from "./classify.js";
-export { DEFAULT_LESSONS_GRAPH, type LessonsGraphOptions } from "./context.js";
-export { ledgerOn } from "../ledger/on-store.js";
+export { createClassifyNode, type TurnView } from "./classify.js";
+export { type LessonsGraphOptions } from "./context.js";
 export { createInjectNode } from "./inject.js";
 export { bindKeptTools, type KeptToolsState } from "./kept-tools.js";
 export { createSearchToolsTool } from "../serve/search-tools.js";
@@ -18,9 +17,8 @@ export {
   lessonsMessages,
   routedToolsOf,
 } from "./lessons-graph.js";
-export { bindRoutedTools, createRouteNode, type RouteNodeOptions, toolsInUse } from "./route-node.js";
+export { bindRoutedTools, createRouteNode, type RouteNodeOptions } from "./route-node.js";
 export {
-  emptyReport,
   type LessonSignal,
   type LessonsReport,
   LessonsStateFields,

@@ -13,14 +13,8 @@ export {
   type SummarizeToolsOptions,
   type ToolMemoryReport,
 } from "./manager.js";
-export {
-  type EffectVerdict,
-  MIN_EFFECT_OPPORTUNITIES,
-  type RevisionEffect,
-  type TargetEffect,
-  targetKey,
-} from "./effect.js";
-export { DEFAULT_EFFECT_CHECK, type EffectCheckOptions, type MeasureEffectsOptions } from "./review/effect.js";
+export { type EffectVerdict, MIN_EFFECT_OPPORTUNITIES, type RevisionEffect, type TargetEffect } from "./effect.js";
+export { type EffectCheckOptions, type MeasureEffectsOptions } from "./review/effect.js";
 export { DeterministicProposer, type DeterministicProposerOptions } from "./deterministic-proposer.js";
 export { ModelProposer, type ModelProposerOptions } from "./model-proposer.js";
 export { ModelReplyRejected } from "../errors.js";
@@ -36,4 +30,4 @@ export type {
   ToolEvidence,
 } from "./proposer.js";
 export type { AimedPattern, VetOptions } from "./vet.js";
-export { type ChosenSet, DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective, type ExampleSlots } from "./what-if.js";
+export { type ChosenSet, type ExampleObjective, type ExampleSlots } from "./what-if.js";

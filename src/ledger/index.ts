@@ -5,7 +5,6 @@
  * points (`tool-lessons/sqlite`, `tool-lessons/postgres`).
  */
 export {
-  DEFAULT_LEDGER_CLOSE_OPTIONS,
   Ledger,
   type LedgerCloseOptions,
   type LedgerOptions,
@@ -15,7 +14,7 @@ export {
   type RuleInput,
   type RunRecords,
 } from "./ledger.js";
-export { DEFAULT_OPEN_LEDGER_OPTIONS, openLedger, type OpenLedgerOptions } from "./open.js";
+export { openLedger, type OpenLedgerOptions } from "./open.js";
 export { ledgerOn } from "./on-store.js";
 export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./cards.js";
 export {

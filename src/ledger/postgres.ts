@@ -377,7 +377,7 @@ export interface OpenPostgresStoreOptions {
 }
 
 /** Defaults of {@link OpenPostgresStoreOptions}. */
-export const DEFAULT_POSTGRES_STORE_OPTIONS = {
+const DEFAULT_POSTGRES_STORE_OPTIONS = {
   schema: "public",
   connectionTimeoutMs: 10_000,
   maxConnections: 10,
@@ -494,7 +494,7 @@ export class PostgresLedger extends Ledger {
 function newStore(connectionString: string, options: OpenPostgresStoreOptions): TransactionalPostgresStore {
   if (!/^postgres(ql)?:\/\//.test(connectionString)) {
     throw new InvalidInput(
-      `Not a Postgres connection string: ${JSON.stringify(redact(connectionString))}. ` +
+      `Not a Postgres connection string: ${JSON.stringify(redactUrl(connectionString))}. ` +
         "Expected postgresql://user:password@host:5432/database.",
     );
   }
@@ -518,9 +518,6 @@ function newStore(connectionString: string, options: OpenPostgresStoreOptions): 
   store.connection = { connectionString, schema };
   return store;
 }
-
-/** A connection string with its password replaced by `***`, fit for messages and logs. */
-export const redact = redactUrl;
 
 /**
  * `PostgresStore` keeps its `pg.Pool` private and attaches no `error` listener, so an idle

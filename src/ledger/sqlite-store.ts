@@ -53,7 +53,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Defaults of {@link SqliteStoreOptions}. */
-export const DEFAULT_SQLITE_STORE_OPTIONS: Readonly<Required<SqliteStoreOptions>> = Object.freeze({
+const DEFAULT_SQLITE_STORE_OPTIONS: Readonly<Required<SqliteStoreOptions>> = Object.freeze({
   busyTimeoutMs: 5000,
   ensureTables: true,
 });

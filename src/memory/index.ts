@@ -4,7 +4,6 @@
  * synthesized from the recent window and vetted. The `tool-lessons/memory` entry point.
  */
 export {
-  DEFAULT_TOOL_MEMORY_OPTIONS,
   type EvaluationReport,
   type MemoryPassOptions,
   type SummarizeOptions,
@@ -16,31 +15,12 @@ export {
   type ToolMemoryView,
   type ToolSummaryReport,
 } from "./tool-memory.js";
-export {
-  DEFAULT_DETERMINISTIC_EVALUATOR_OPTIONS,
-  DeterministicEvaluator,
-  type DeterministicEvaluatorOptions,
-  evaluateByCode,
-} from "./deterministic-evaluator.js";
-export {
-  buildEvaluationMessages,
-  DEFAULT_MODEL_EVALUATOR_OPTIONS,
-  EVALUATION_RUBRIC,
-  EvaluationReplySchema,
-  ModelEvaluator,
-  type ModelEvaluatorOptions,
-} from "./model-evaluator.js";
-export { DeterministicSynthesizer, NOT_ENOUGH_DATA, synthesizeByCode } from "./synthesis.js";
-export {
-  buildSynthesisMessages,
-  DEFAULT_MODEL_SYNTHESIZER_OPTIONS,
-  GuidelineReplySchema,
-  ModelSynthesizer,
-  type ModelSynthesizerOptions,
-} from "./model-synthesizer.js";
-export { checkGuidelineLine, type GuidelineVetContext, vetGuideline } from "./vet-guideline.js";
+export { DeterministicEvaluator, type DeterministicEvaluatorOptions } from "./deterministic-evaluator.js";
+export { ModelEvaluator, type ModelEvaluatorOptions } from "./model-evaluator.js";
+export { DeterministicSynthesizer } from "./synthesis.js";
+export { ModelSynthesizer, type ModelSynthesizerOptions } from "./model-synthesizer.js";
+export { type GuidelineVetContext, vetGuideline } from "./vet-guideline.js";
 export { toolStats } from "./stats.js";
-export { duplicateKey } from "./window.js";
 export type {
   CallEvaluation,
   CallEvaluator,

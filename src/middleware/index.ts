@@ -2,9 +2,5 @@
  * `tool-lessons/middleware`: the langchain v1 `createAgent` middleware. Its own entry point, so
  * the root `tool-lessons` never loads `langchain` (an optional peer).
  */
-export {
-  DEFAULT_TOOL_LESSONS_MIDDLEWARE,
-  toolLessonsMiddleware,
-  type ToolLessonsMiddlewareOptions,
-} from "./middleware.js";
-export { type DescribedToolDefinition, type RequestTool, requestToolName, toolsForModel } from "./tools-view.js";
+export { toolLessonsMiddleware, type ToolLessonsMiddlewareOptions } from "./middleware.js";
+export { type DescribedToolDefinition, type RequestTool } from "./tools-view.js";

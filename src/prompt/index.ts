@@ -5,19 +5,10 @@
  */
 export { modelDescription, withDescriptions } from "./describe.js";
 export { renderRulesBlock, type RulesBlock, type RulesBlockOptions } from "./rules-block.js";
-export {
-  MEMORY_HEADING,
-  renderGuideline,
-  renderMemoryBlock,
-  renderStatsBlock,
-  type ToolGuidelineEntry,
-} from "./memory.js";
+export { renderMemoryBlock, type ToolGuidelineEntry } from "./memory.js";
 export {
   type BlockRule,
-  CUT_ORDER,
   type CutStep,
-  DEFAULT_LESSONS_BLOCK,
-  estimateTokens,
   type LessonsBlock,
   type LessonsBlockInput,
   type LessonsBlockOptions,

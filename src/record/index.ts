@@ -12,9 +12,8 @@ export {
   type ToolLessonsCallbackHandlerOptions,
 } from "./options.js";
 export type { RecordingFailureKind } from "./failures.js";
-export { classifyError, DEFAULT_ERROR_RULES, type ErrorRule } from "./error-class.js";
+export { classifyError, type ErrorRule } from "./error-class.js";
 export {
-  callerOf,
   type CallerSources,
   type Partition,
   type PartitionContext,
@@ -24,7 +23,6 @@ export {
   type PartitionSource,
   type PartitionSpec,
   partitionTemplate,
-  resolveCaller,
   type ResolvedCaller,
   resolvePartition,
 } from "../caller/partition.js";

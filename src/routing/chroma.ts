@@ -16,8 +16,10 @@ import {
   type AddToIndexOptions,
   type DeleteFromIndexParams,
   type MetadataFilter,
-  type MetadataScalar,
 } from "./memory-vector-store.js";
+import { type ChromaWhere, type FlatMetadata, toChromaWhere, toFlatMetadata } from "./chroma-metadata.js";
+
+export type { ChromaWhere, FlatMetadata } from "./chroma-metadata.js";
 
 export {
   startChromaServer,
@@ -58,20 +60,13 @@ export interface ChromaVectorIndexOptions {
  * The defaults applied to every optional {@link ChromaVectorIndexOptions} field left unset
  * (`client` has no value of its own: without it, one is made from `host` and `port`).
  */
-export const DEFAULT_CHROMA_VECTOR_INDEX: Readonly<
+const DEFAULT_CHROMA_VECTOR_INDEX: Readonly<
   Required<Omit<ChromaVectorIndexOptions, "embeddings" | "collectionName" | "client">>
 > = Object.freeze({
   host: "localhost",
   port: 8000,
   batchSize: 1_000,
 });
-
-/**
- * A `where` clause as {@link toChromaWhere} writes it (a subset of chromadb's `Where`): one
- * `$eq`/`$in` per key, several joined by `$and`.
- */
-export type ChromaWhere =
-  { [key: string]: { $eq: MetadataScalar } | { $in: MetadataScalar[] } } | { $and: ChromaWhere[] };
 
 /** What a record read back holds (chromadb's `GetResult`, the fields used here). */
 export interface ChromaGetResultLike {
@@ -118,78 +113,6 @@ export interface ChromaClientLike {
     configuration: { hnsw: { space: "cosine" } };
   }): Promise<ChromaCollectionLike>;
   deleteCollection(options: { name: string }): Promise<void>;
-}
-
-/** What a Chroma metadata value may be here: a flat scalar. `null` and `undefined` values are dropped. */
-export type FlatMetadata = Record<string, MetadataScalar>;
-
-/**
- * Checks that metadata is flat (string, finite number or boolean values) and returns the Chroma
- * form (`null`/`undefined` values dropped). Pure.
- * @throws InvalidInput for nested objects, arrays, non-finite numbers and other value types.
- */
-export function toFlatMetadata(metadata: Readonly<Record<string, unknown>>, id?: string): FlatMetadata {
-  const out: FlatMetadata = {};
-  for (const key of Object.keys(metadata)) {
-    const value = metadata[key];
-    if (value === null || value === undefined) continue;
-    if (
-      typeof value === "string" ||
-      typeof value === "boolean" ||
-      (typeof value === "number" && Number.isFinite(value))
-    ) {
-      out[key] = value;
-      continue;
-    }
-    const kind = Array.isArray(value)
-      ? "an array"
-      : typeof value === "number"
-        ? "a non-finite number"
-        : `a value of type ${typeof value}`;
-    throw new InvalidInput(
-      `Metadata key "${key}"${id === undefined ? "" : ` of document ${id}`} holds ${kind}; the Chroma index stores flat metadata only (string, number, boolean). Flatten it (e.g. "${key}_field": value) or JSON-encode it into a string.`,
-      { context: { key, id, kind } },
-    );
-  }
-  return out;
-}
-
-/**
- * Translates a metadata equality filter into a Chroma `where` clause: one key becomes
- * `{ key: { $eq: value } }`, several become `{ $and: [...] }` (keys sorted), an array value becomes
- * `$in`. Returns `undefined` for an empty filter and `null` when the filter can match nothing (an
- * empty any-of array). Pure.
- * @throws InvalidInput for a predicate function or a value that is not a flat scalar.
- */
-export function toChromaWhere(filter: MetadataFilter | undefined): ChromaWhere | undefined | null {
-  if (filter === undefined) return undefined;
-  if (typeof filter === "function") {
-    throw new InvalidInput(
-      'The Chroma index takes metadata equality filters only (e.g. { partition: "p1" }); predicate functions work with the in-memory index.',
-    );
-  }
-  const isScalar = (v: unknown): v is MetadataScalar =>
-    typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
-  const clauses: ChromaWhere[] = [];
-  for (const key of Object.keys(filter).sort()) {
-    const value: unknown = filter[key];
-    if (Array.isArray(value)) {
-      if (!value.every(isScalar)) {
-        throw new InvalidInput(`Filter key "${key}" must list strings, numbers or booleans.`, { context: { key } });
-      }
-      if (value.length === 0) return null;
-      clauses.push({ [key]: { $in: value as MetadataScalar[] } });
-    } else if (isScalar(value)) {
-      clauses.push({ [key]: { $eq: value } });
-    } else {
-      throw new InvalidInput(`Filter key "${key}" must be a string, number or boolean (or an array of them).`, {
-        context: { key },
-      });
-    }
-  }
-  if (clauses.length === 0) return undefined;
-  if (clauses.length === 1) return clauses[0];
-  return { $and: clauses };
 }
 
 /** Context reason of the `StoreUnavailable` raised when the open collection vanished from the server. */

@@ -13,7 +13,6 @@ export {
   type ToolIndexOptions,
 } from "./tool-index.js";
 export {
-  DEFAULT_TOOL_ROUTER,
   type RoutedTools,
   type RouteOptions,
   type RoutingFailureContext,
@@ -28,54 +27,34 @@ export {
   InMemoryVectorIndex,
   type InMemoryVectorIndexOptions,
   type MetadataFilter,
-  SPARSE_MAX_NONZERO_SHARE,
   type VectorLayout,
 } from "./memory-vector-store.js";
 export { routingText, routingTexts, type RoutingTexts } from "./routing-text.js";
 export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./usage-flags.js";
+export { type AbstainOptions, type AbstainSample, calibrateAbstain } from "./abstain.js";
 export {
-  abstainThreshold,
-  type AbstainOptions,
-  type AbstainSample,
-  calibrateAbstain,
-  DEFAULT_ABSTAIN_OPTIONS,
-} from "./abstain.js";
-export {
-  ABSTAIN_FEATURES,
-  abstainExamples,
   type AbstainExample,
-  abstainFeatures,
   type AbstainModel,
   type AbstainModelOptions,
   type AbstainObservation,
   abstainProbability,
-  DEFAULT_ABSTAIN_MODEL_OPTIONS,
   fitAbstainModel,
   type ScoreCalibration,
-  scoreCalibration,
 } from "./abstain-model.js";
 export { InvalidEmbeddings, SentenceEncoderUnavailable, UnsupportedVectorStore } from "../errors.js";
 export {
   BlendedEmbeddings,
   type BlendedEmbeddingsOptions,
   type BlendPart,
-  DEFAULT_BLEND_WEIGHTS,
-  fitsPerPartition,
   type PartitionFittedEmbeddings,
 } from "./blended-embeddings.js";
 export {
-  DEFAULT_SEMANTIC_WORD_EMBEDDINGS,
-  loadWordVectors,
   SemanticWordEmbeddings,
   type SemanticWordEmbeddingsOptions,
   WordVectorsUnavailable,
   type WordVectorTable,
 } from "./word-embeddings.js";
 export {
-  DEFAULT_SENTENCE_ENCODER,
-  DEFAULT_SENTENCE_ENCODER_ROUTING,
-  loadSentenceEncoder,
-  SENTENCE_ENCODER_PACKAGES,
   SentenceEncoderEmbeddings,
   type SentenceEncoderEmbeddingsOptions,
   type SentenceEncoderModel,
@@ -84,11 +63,10 @@ export {
   type SentenceEncoderRoutingOptions,
 } from "./sentence-encoder.js";
 export {
-  ROUTING_PRESETS,
   type RoutingPreset,
   routingPreset,
   type RoutingPresetName,
   type RoutingPresetOptions,
   wordVectorRouting,
 } from "./presets.js";
-export { type EmbeddingsProblem, embeddingsProblem } from "./embeddings-check.js";
+export { type EmbeddingsProblem } from "./embeddings-check.js";

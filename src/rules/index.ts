@@ -7,7 +7,7 @@
  */
 export { captureEdicts, type CaptureEdictsOptions, type EdictCandidate } from "./capture.js";
 export { DEFAULT_TOOL_ALIASES, type ToolAlias } from "./aliases.js";
-export { isPinned, type RuleScope, type RuleSource, type RuleView, SHARED_SCOPE, UNSCOPED_TOOL } from "./model.js";
+export { type RuleScope, type RuleSource, type RuleView, SHARED_SCOPE, UNSCOPED_TOOL } from "./model.js";
 export { observeRepeatedFailures } from "./observe.js";
 export { type RecordedEdicts, recordEdicts, type RecordEdictsOptions, recordObservations } from "./store.js";
 export { LessonRetriever, type LessonRetrieverOptions } from "./retriever.js";

@@ -5,7 +5,8 @@ import { InvalidInput, StoreUnavailable } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { openLedger } from "../../src/ledger/open.js";
 import { encodeLabel } from "../../src/ledger/keys.js";
-import { openPostgresStore, PostgresStore, redact, TransactionalPostgresStore } from "../../src/ledger/postgres.js";
+import { redactUrl as redact } from "../../src/internal.js";
+import { openPostgresStore, PostgresStore, TransactionalPostgresStore } from "../../src/ledger/postgres.js";
 import {
   dropSchema,
   freshPostgresStore,

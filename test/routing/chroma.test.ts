@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInput, StoreUnavailable, ToolLessonsError } from "../../src/errors.js";
-import { ChromaVectorIndex, toChromaWhere, toFlatMetadata } from "../../src/routing/chroma.js";
+import { ChromaVectorIndex } from "../../src/routing/chroma.js";
+import { toChromaWhere, toFlatMetadata } from "../../src/routing/chroma-metadata.js";
 import { freePort } from "../../src/routing/chroma-server.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 
