@@ -4,7 +4,7 @@
  * other parts (by the cases' folds when they hold two or more, else five parts by position), so
  * no case is scored by a model that saw it. Pure.
  */
-import { type AbstainExample, abstainProbability, fitAbstainModel } from "../routing/abstain-model.js";
+import { type AbstainExample, abstainProbability, fitAbstainModel } from "./abstain-model.js";
 import type { CaseResult } from "./confusion.js";
 
 /** Parts cases are split into when they do not hold two folds. */

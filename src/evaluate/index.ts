@@ -8,10 +8,13 @@
  *   functions for scoring any router against labels.
  * - Selection accuracy (seed 002): `evaluateSelection` runs labelled cases against the router or
  *   a chat model (each case among its own `candidates` when it has them; recall@k, the "no tool"
- *   figures and a breakdown by any case field), `confusionMatrix` and `diagnose` read the
+ *   figures and a breakdown by any case field), `diagnose` reads the confusion matrix's
  *   off-diagonal (`duplicateTools` finds copies to merge or rename), `compareRuns` sets two
  *   runs side by side, `lintDescriptions` checks descriptions against the six rules, and
  *   `renderReport` writes the self-contained HTML report.
+ * - The "no tool" decision fitted on a partition's own traffic: one threshold on the best score
+ *   (`calibrateAbstain`) or a small model over the scores and the request (`fitAbstainModel`,
+ *   `abstainProbability`). Research: the router abstains only through `minScore`.
  */
 export {
   type LabelledRequest,
@@ -66,3 +69,13 @@ export {
   lintDescriptions,
 } from "./lint-descriptions.js";
 export { renderReport, type ReportData, reportData, type ReportOptions } from "./report.js";
+export { type AbstainOptions, type AbstainSample, calibrateAbstain } from "./calibrate-abstain.js";
+export {
+  type AbstainExample,
+  type AbstainModel,
+  type AbstainModelOptions,
+  type AbstainObservation,
+  abstainProbability,
+  fitAbstainModel,
+  type ScoreCalibration,
+} from "./abstain-model.js";

@@ -3,9 +3,9 @@
  * (`fitAbstainModel`: score gap, the score against the partition's own calibration, plain request
  * features) scored on the eval requests, and both decisions per kind where the requests say one.
  */
-import { abstainProbability, type AbstainExample, type AbstainModel } from "../routing/abstain-model.js";
-import { abstainThreshold, type AbstainOptions } from "../routing/abstain.js";
-import { fitAbstainModel } from "../routing/abstain-model.js";
+import { abstainProbability, type AbstainExample, type AbstainModel } from "./abstain-model.js";
+import { abstainThreshold, type AbstainOptions } from "./calibrate-abstain.js";
+import { fitAbstainModel } from "./abstain-model.js";
 import type { Offer } from "../ledger/schema.js";
 import { type NoToolFigures, noToolFigures } from "./metrics.js";
 

@@ -1,8 +1,8 @@
 /**
  * `tool-lessons/routing`: the tools offered for a request. `ToolIndex` (tool vectors derived from
  * the cards, per partition), `ToolRouter` (a `BaseRetriever`), the embeddings and in-memory
- * vector store used by default, the text routing searches, usage flags and the "no tool"
- * threshold. `ToolIndex` and `ToolRouter` are at the root too; Chroma has
+ * vector store used by default, the text routing searches and usage flags (the "no tool"
+ * threshold is fitted by the measuring kit, `tool-lessons/evaluate`). `ToolIndex` and `ToolRouter` are at the root too; Chroma has
  * its own entry point (`tool-lessons/chroma`).
  */
 export {
@@ -31,16 +31,6 @@ export {
 } from "./memory-vector-store.js";
 export { routingText, routingTexts, type RoutingTexts } from "./routing-text.js";
 export { type UsageFlag, type UsageFlagKind, usageFlags, type UsageFlagsInput } from "./usage-flags.js";
-export { type AbstainOptions, type AbstainSample, calibrateAbstain } from "./abstain.js";
-export {
-  type AbstainExample,
-  type AbstainModel,
-  type AbstainModelOptions,
-  type AbstainObservation,
-  abstainProbability,
-  fitAbstainModel,
-  type ScoreCalibration,
-} from "./abstain-model.js";
 export { InvalidEmbeddings, SentenceEncoderUnavailable, UnsupportedVectorStore } from "../errors.js";
 export {
   BlendedEmbeddings,

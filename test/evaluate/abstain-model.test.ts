@@ -6,7 +6,7 @@ import {
   type AbstainExample,
   fitAbstainModel,
   scoreCalibration,
-} from "../../src/routing/abstain-model.js";
+} from "../../src/evaluate/abstain-model.js";
 import { auroc } from "../../src/evaluate/metrics.js";
 import { seededRandom } from "../../src/internal.js";
 

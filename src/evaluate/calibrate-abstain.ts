@@ -6,7 +6,7 @@
  */
 import type { TurnRecord } from "../ledger/schema.js";
 import { definedOnly } from "../internal.js";
-import type { ToolIndex } from "./tool-index.js";
+import type { ToolIndex } from "../routing/tool-index.js";
 
 /** One recorded request as the calibration reads it: routing's best score and whether a tool served it. */
 export interface AbstainSample {

@@ -6,7 +6,7 @@ import {
   type AbstainSample,
   calibrateAbstain,
   DEFAULT_ABSTAIN_OPTIONS,
-} from "../../src/routing/abstain.js";
+} from "../../src/evaluate/calibrate-abstain.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";

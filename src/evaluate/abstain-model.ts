@@ -8,9 +8,9 @@
  */
 import { definedOnly } from "../internal.js";
 import { isContentWord, splitWords } from "../text/tokenize.js";
-import { abstainLabel, abstainThreshold, type AbstainOptions, DEFAULT_ABSTAIN_OPTIONS } from "./abstain.js";
+import { abstainLabel, abstainThreshold, type AbstainOptions, DEFAULT_ABSTAIN_OPTIONS } from "./calibrate-abstain.js";
 import type { TurnRecord } from "../ledger/schema.js";
-import type { ToolIndex } from "./tool-index.js";
+import type { ToolIndex } from "../routing/tool-index.js";
 
 /** One routed request as the model reads it. */
 export interface AbstainObservation {
