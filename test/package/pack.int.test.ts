@@ -236,7 +236,9 @@ describe("the packed package in a consumer project", () => {
     expect(names["tool-lessons/schema"]).toEqual(
       expect.arrayContaining(["ToolCardSchema", "SettingsSchema", "parseSettings"]),
     );
-    expect(names["tool-lessons/evaluate"]).toEqual(expect.arrayContaining(["simulate", "auroc", "recallAtK"]));
+    expect(names["tool-lessons/evaluate"]).toEqual(
+      expect.arrayContaining(["simulate", "auroc", "recallAtK", "calibrateAbstain", "fitAbstainModel"]),
+    );
     expect(names["tool-lessons/sqlite"]).toContain("SqliteStore");
     expect(names["tool-lessons/postgres"]).toContain("openPostgresStore");
     expect(names["tool-lessons/postgres"]).toContain("PostgresLedger");
@@ -245,6 +247,17 @@ describe("the packed package in a consumer project", () => {
     // The root is what the README and getting started teach: at most 20 runtime names; the rest
     // is in the subpaths named for what they hold.
     expect(names["tool-lessons"].length).toBeLessThanOrEqual(20);
+    // Over all entry points together, a surface a newcomer can hold: at most 150 distinct names
+    // at run time (defaults objects, plumbing and test-only helpers stay in their modules).
+    expect(new Set(Object.values(names).flat()).size).toBeLessThanOrEqual(150);
+    for (const [entry, internal] of [
+      ["tool-lessons/privacy", "detectEmails"],
+      ["tool-lessons/routing", "fitAbstainModel"],
+      ["tool-lessons/routing", "DEFAULT_TOOL_ROUTER"],
+      ["tool-lessons/chroma", "toChromaWhere"],
+      ["tool-lessons/serve", "keptForCall"],
+    ])
+      expect(names[entry], `${entry} ${internal}`).not.toContain(internal);
     expect(names["tool-lessons"]).toEqual(
       expect.arrayContaining([
         "createToolLessonsAgent",
