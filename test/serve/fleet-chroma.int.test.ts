@@ -54,6 +54,8 @@ describe("a fleet over one shared Chroma collection", () => {
       store: agentStore,
       index: new ToolIndex({ ledger: new Ledger(agentStore), vectorStore: chromaStore(false) }),
       maxTools: 2,
+      // What is tested is what is served, not how fast: a loaded machine must not skip routing.
+      timeoutMs: 15_000,
       onFailure: (f) => failures.push(f),
     });
     let turns = 0;

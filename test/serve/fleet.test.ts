@@ -27,7 +27,13 @@ function operatorOver(store: InMemoryStore): LessonManager {
 describe("a second manager over the agent's store", () => {
   it("createToolLessonsAgent routes an example the manager applied on its next turn, and stops after the undo", async () => {
     const store = new InMemoryStore();
-    const agent = createToolLessonsAgent({ model: new DeskModel(), tools: deskTools(), store, maxTools: 2 });
+    const agent = createToolLessonsAgent({
+      model: new DeskModel(),
+      tools: deskTools(),
+      store,
+      maxTools: 2,
+      timeoutMs: 15_000,
+    });
     let turns = 0;
     const routed = async () => {
       const state = await agent.invoke(
@@ -49,7 +55,7 @@ describe("a second manager over the agent's store", () => {
   it("createAgent with the middleware offers the tool on its next model call", async () => {
     const store = new InMemoryStore();
     const views: ModelView[] = [];
-    const { agent } = deskAgent({ views, store, maxTools: 1 });
+    const { agent } = deskAgent({ views, store, maxTools: 1, timeoutMs: 15_000 });
     let turns = 0;
     const offered = async () => {
       await agent.invoke(
