@@ -76,34 +76,69 @@ export class FailureReporter {
 }
 
 /**
- * `work` within `timeoutMs`: its value, or a {@link TimeBoundExceeded} rejection once the bound
- * passes (the work itself is left to settle; its late result or error is dropped). A bound of
- * `Infinity` or `0` waits as long as the work takes.
+ * A deadline that several calls share: one timer, made at the first call that waits and cleared by
+ * {@link Deadline.close}, however many calls it bounds (a turn's steps share one). `Infinity` or
+ * `0` never expires.
+ */
+export class Deadline {
+  readonly at: number;
+  private expiry: Promise<typeof EXPIRED> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly timeoutMs: number) {
+    this.at = Number.isFinite(timeoutMs) && timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+  }
+
+  /** Milliseconds left (`Infinity` for no bound). */
+  left(): number {
+    return this.at - Date.now();
+  }
+
+  /** Resolves to {@link EXPIRED} at the deadline (the one timer, made now if it is not yet). */
+  expired(): Promise<typeof EXPIRED> {
+    this.expiry ??= new Promise((resolve) => {
+      this.timer = setTimeout(resolve, Math.max(1, this.left()), EXPIRED);
+      this.timer.unref?.();
+    });
+    return this.expiry;
+  }
+
+  /** Clear the timer; a call after it gets a new one. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.expiry = undefined;
+  }
+}
+
+/** What a {@link Deadline}'s timer resolves to once it has passed. */
+const EXPIRED = Symbol("expired");
+
+/**
+ * `work` within a bound, the one time-bound helper of the package: `timeoutMs` for this call
+ * alone, or a {@link Deadline} it shares with other calls (a turn's steps). Gives the work's
+ * value, or a {@link TimeBoundExceeded} rejection once the bound passes (the work itself is left to
+ * settle; its late result or error is dropped). No bound (`Infinity`, `0`) waits as long as the
+ * work takes.
  */
 export async function withinBound<T>(
   work: Promise<T> | (() => Promise<T>),
-  timeoutMs: number,
+  bound: number | Deadline,
   what: { stage: FailureStage; kind: string },
 ): Promise<T> {
+  const deadline = typeof bound === "number" ? new Deadline(bound) : bound;
+  const left = deadline.left();
   const promise = typeof work === "function" ? work() : work;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new TimeBoundExceeded(`${what.stage}: ${what.kind} did not answer within ${timeoutMs} ms.`, {
-            context: { ...what, timeoutMs },
-          }),
-        ),
-      timeoutMs,
-    );
-    timer.unref?.();
-  });
+  if (!Number.isFinite(left)) return promise;
   promise.catch(() => undefined);
   try {
-    return await Promise.race([promise, expired]);
+    const value = await Promise.race([promise, deadline.expired()]);
+    if (value !== EXPIRED) return value as T;
+    const ms = typeof bound === "number" ? bound : Math.max(1, Math.round(left));
+    throw new TimeBoundExceeded(`${what.stage}: ${what.kind} did not answer within ${ms} ms.`, {
+      context: { ...what, timeoutMs: ms },
+    });
   } finally {
-    clearTimeout(timer);
+    if (typeof bound === "number") deadline.close();
   }
 }
