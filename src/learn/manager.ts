@@ -27,6 +27,7 @@ import { rankByCoverage } from "./coverage.js";
 import { DeterministicProposer } from "./deterministic-proposer.js";
 import { ModelProposer } from "./model-proposer.js";
 import type { Proposer } from "./proposer.js";
+import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink } from "../failure.js";
 import { applyRevision } from "./review/apply.js";
 import { checkEffects, type EffectCheckOptions } from "./review/effect.js";
 import { undoNewest } from "./review/undo.js";
@@ -72,12 +73,20 @@ export interface LessonManagerOptions {
    * @default {} (the deterministic evaluator and synthesizer)
    */
   memory?: Omit<ToolMemoryOptions, "ledger">;
+  /**
+   * Hears what the manager went on without (stage `"manage"`): the manager's own routing index not
+   * brought up to date after an apply or undo was stored (running agents follow the stored change
+   * all the same, and so does this index on its next use).
+   * @default a `console.warn` of the redacted failure
+   */
+  onFailure?: FailureSink;
 }
 
 /** The defaults of {@link LessonManagerOptions} (`ledger` and `index` are required; `model` has none). */
 export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<
   Required<Omit<LessonManagerOptions, "ledger" | "index" | "model">>
 > = Object.freeze({
+  onFailure: DEFAULT_FAILURE_SINK,
   proposer: new DeterministicProposer({ rankExamples: rankByCoverage }),
   exampleObjective: DEFAULT_EXAMPLE_OBJECTIVE,
   vet: DEFAULT_VET_OPTIONS,
@@ -170,6 +179,8 @@ export class LessonManager {
   readonly memory: ToolMemory;
   private readonly objective: ExampleObjective;
   private readonly vetOptions: VetOptions;
+  /** Hears what the manager went on without (stage `"manage"`). */
+  private readonly reporter: FailureReporter;
   /** The pinned rules block, once per thread (`rulesForPrompt` with a `threadId`). */
   private readonly rulesBlocks = new RulesBlockCache({ render: (rules, o) => renderRulesBlock(rules, o) });
 
@@ -181,7 +192,17 @@ export class LessonManager {
     this.vetOptions = { ...DEFAULT_VET_OPTIONS, ...definedOnly(o.vet) };
     this.proposer = o.model ? new ModelProposer(o.model) : o.proposer;
     this.memory = new ToolMemory({ ...o.memory, ledger: options.ledger });
+    this.reporter = new FailureReporter("manage", o.onFailure);
   }
+
+  /** After a stored apply or undo: the index's failure to keep up is reported, not thrown (the store holds the change). */
+  private indexBehind = (error: unknown): void => {
+    this.reporter.report(
+      "index_update",
+      "the manager's routing index was not brought up to date after a stored change; running agents and this index follow the store on their next turn.",
+      error,
+    );
+  };
 
   /** Store settings for a partition (validated; unknown keys refused). */
   async configure(settings: SettingsInput, options: PartitionOption = {}): Promise<Settings> {
@@ -248,7 +269,7 @@ export class LessonManager {
   ): Promise<Revision> {
     checkInput(MANAGER_INPUTS.id, id, "apply", "id");
     checkInput(MANAGER_INPUTS.apply, options, "apply", "options");
-    return applyRevision(this.ledger, this.index, id, options);
+    return applyRevision(this.ledger, this.index, id, options, this.indexBehind);
   }
 
   /** Dismiss a proposed revision. @throws NotFound, RevisionConflict */
@@ -298,7 +319,7 @@ export class LessonManager {
 
   /** Undo the newest applied revision of `tool` (see {@link undo}). */
   private async undoNewest(partition: string, tool: string, by: string): Promise<Revision> {
-    return undoNewest(this.ledger, this.index, partition, tool, { by });
+    return undoNewest(this.ledger, this.index, partition, tool, { by }, this.indexBehind);
   }
 
   // ---------------------------------------------------------------- rules

@@ -6,7 +6,8 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../src/errors.js";
+import { InvalidInput, NotFound, RevisionConflict, StoreUnavailable, VetRefusal } from "../../src/errors.js";
+import type { ToolLessonsFailure } from "../../src/failure.js";
 import { ToolIndex, type ToolIndexOptions } from "../../src/routing/tool-index.js";
 import { modelDescription } from "../../src/prompt/describe.js";
 import { Ledger } from "../../src/ledger/ledger.js";
@@ -20,6 +21,8 @@ import { WITHHELD_TEXT, equivalent } from "../../src/learn/vet-rules.js";
 import { type ShopCall, shopTurns } from "../helpers/shop-world.js";
 import type { SettingsInput } from "../../src/settings.js";
 import { tokens } from "../helpers/stored-values.js";
+import { proposeExample } from "../helpers/propose-example.js";
+import { deskTools } from "../graph/desk.js";
 
 /**
  * LessonManager over an InMemoryStore ledger and the default in-memory index: tools registered
@@ -1006,5 +1009,27 @@ describe("LessonManager with a model proposer", () => {
       },
     ]);
     expect(await w.ledger.listRevisions(P)).toEqual([]);
+  });
+});
+
+describe("LessonManager when its own routing index fails after the store took the change", () => {
+  it("applies and undoes all the same, tells its sink (stage manage), and the store holds the change", async () => {
+    const store = new InMemoryStore();
+    const ledger = new Ledger(store);
+    await registerTools(ledger, deskTools(), { partition: "u:ops" });
+    const index = new ToolIndex({ ledger });
+    index.upsertCards = async () => {
+      throw new StoreUnavailable("Chroma is down");
+    };
+    const heard: ToolLessonsFailure[] = [];
+    const manager = new LessonManager({ ledger, index, onFailure: (f) => heard.push(f) });
+    const revision = await proposeExample(ledger, "u:ops", "track_parcel", "whereabouts of my stuff");
+    const applied = await manager.apply(revision.id, { approvedBy: "ops", partition: "u:ops" });
+    expect(applied.status).toBe("applied");
+    expect((await ledger.getCard("u:ops", "track_parcel"))?.learned.examples.map((e) => e.text)).toContain(
+      "whereabouts of my stuff",
+    );
+    expect(heard.map((f) => [f.stage, f.kind])).toEqual([["manage", "index_update"]]);
+    expect((await manager.undo("track_parcel", { approvedBy: "ops", partition: "u:ops" })).status).toBe("undone");
   });
 });

@@ -45,6 +45,7 @@ export const DEFAULT_APPLY_OPTIONS: Readonly<Required<Omit<ApplyOptions, "approv
 /**
  * Apply the proposed revision `id`: its notes, "Not for" lines and example call go on the card,
  * its examples too unless routing withdraws them, synthetic examples giving way as the cap needs.
+ * With `indexBehind`, the index failing to take the stored card is handed to it, not thrown.
  * @throws InvalidInput without `approvedBy`.
  * @throws NotFound when the revision or its card does not exist.
  * @throws RevisionConflict when the revision is not proposed, or the card changed since, or
@@ -58,6 +59,7 @@ export async function applyRevision(
   index: ToolIndex,
   id: string,
   options: ApplyOptions,
+  indexBehind?: (error: unknown) => void,
 ): Promise<Revision> {
   if (!options.approvedBy?.trim()) throw new InvalidInput("apply() needs `approvedBy`: who approved this revision.");
   const o = { ...DEFAULT_APPLY_OPTIONS, ...definedOnly(options) };
@@ -132,8 +134,26 @@ export async function applyRevision(
     expectVersion: card.version,
     expectStatus: { [id]: "proposed" },
   });
-  await index.upsertCards(partition, [saved]);
+  await keepIndexInStep(index, partition, saved, indexBehind);
   return applied;
+}
+
+/**
+ * The index brought up to date with a card just stored. With `indexBehind`, a failure is handed
+ * to it instead of thrown: the change is stored and announced, and every index follows it.
+ */
+export async function keepIndexInStep(
+  index: Pick<ToolIndex, "upsertCards">,
+  partition: string,
+  card: ToolCard,
+  indexBehind?: (error: unknown) => void,
+): Promise<void> {
+  try {
+    await index.upsertCards(partition, [card]);
+  } catch (error) {
+    if (!indexBehind) throw error;
+    indexBehind(error);
+  }
 }
 
 /** The card of a registered tool. @throws NotFound */

@@ -8,7 +8,7 @@ import { NotFound, RevisionConflict } from "../../errors.js";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { Revision } from "../../ledger/schema.js";
 import type { ToolIndex } from "../../routing/tool-index.js";
-import { requireCard } from "./apply.js";
+import { keepIndexInStep, requireCard } from "./apply.js";
 
 /** Who undid it, and why when the package undid it (`undoneBecause`). */
 export interface UndoBy {
@@ -26,6 +26,7 @@ export async function undoNewest(
   partition: string,
   tool: string,
   who: UndoBy,
+  indexBehind?: (error: unknown) => void,
 ): Promise<Revision> {
   const [revision] = await ledger.listRevisions(partition, { tool, status: "applied" });
   if (!revision || !revision.learnedBefore) {
@@ -52,7 +53,7 @@ export async function undoNewest(
     expectVersion: card.version,
     expectStatus: { [revision.id]: "applied" },
   });
-  await index.upsertCards(partition, [saved]);
+  await keepIndexInStep(index, partition, saved, indexBehind);
   return undone;
 }
 
