@@ -541,11 +541,16 @@ export class Ledger {
   }
 
   /**
-   * Write a tool's memory state whole (last write wins).
+   * Write a tool's memory state whole (last write wins). Announced in the partition's version
+   * unless `guidelineChanged: false` says only the evaluation watermark moved (serving reads the
+   * guideline alone, so no running agent needs to read again).
    * @throws InvalidInput when it does not match its schema (nothing is written).
    */
-  async putToolMemory(state: Omit<ToolMemoryState, "v" | "updatedAt">): Promise<ToolMemoryState> {
-    return this.memory.putState(state);
+  async putToolMemory(
+    state: Omit<ToolMemoryState, "v" | "updatedAt">,
+    options: { guidelineChanged?: boolean } = {},
+  ): Promise<ToolMemoryState> {
+    return this.memory.putState(state, options.guidelineChanged ?? true);
   }
 
   // ---------------------------------------------------------------- secrets

@@ -220,12 +220,15 @@ export class ToolMemory {
       );
       if (through !== plan.state?.evaluatedThrough) {
         const latest = await this.ledger.getToolMemory(partition, plan.tool);
-        await this.ledger.putToolMemory({
-          partition,
-          tool: plan.tool,
-          ...(through !== undefined ? { evaluatedThrough: through } : {}),
-          guideline: latest?.guideline ?? null,
-        });
+        await this.ledger.putToolMemory(
+          {
+            partition,
+            tool: plan.tool,
+            ...(through !== undefined ? { evaluatedThrough: through } : {}),
+            guideline: latest?.guideline ?? null,
+          },
+          { guidelineChanged: false },
+        );
       }
       report.tools.push({
         tool: plan.tool,

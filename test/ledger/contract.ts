@@ -955,6 +955,12 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
           [4, ["guidelines"], ["search"]],
         ]);
         expect(q.seq).toBe(0);
+        // An evaluation watermark moved alone is not what serving reads: no announcement.
+        await writer.putToolMemory(
+          { partition: "p", tool: "search", evaluatedThrough: "zzz", guideline: null },
+          { guidelineChanged: false },
+        );
+        expect((await reader.readVersions(["p"]))[0].seq).toBe(4);
       });
 
       it("loses no announcement when ledgers race", async () => {

@@ -109,15 +109,17 @@ export class ToolMemoryRows {
    * Write a tool's state row whole, stamped with `v` and `updatedAt`.
    * @throws InvalidInput when it does not match its schema (nothing is written).
    */
-  async putState(state: Omit<ToolMemoryState, "v" | "updatedAt">): Promise<ToolMemoryState> {
+  async putState(state: Omit<ToolMemoryState, "v" | "updatedAt">, guidelineChanged = true): Promise<ToolMemoryState> {
     const row = checked(
       ToolMemoryStateSchema,
       { ...state, v: SCHEMA_VERSION, updatedAt: Date.now() },
       `the memory state of "${state.tool}"`,
     );
-    await announcedWrite(this.ctx, [{ partition: row.partition, kind: "guidelines", tools: [row.tool] }], () =>
-      this.ctx.store.batch([putOp(this.ctx, row.partition, "guidelines", row.tool, row)]),
-    );
+    const write = () => this.ctx.store.batch([putOp(this.ctx, row.partition, "guidelines", row.tool, row)]);
+    // Serving reads the guideline, not the evaluation watermark: a watermark moved alone announces nothing.
+    if (guidelineChanged)
+      await announcedWrite(this.ctx, [{ partition: row.partition, kind: "guidelines", tools: [row.tool] }], write);
+    else await write();
     return row;
   }
 }
