@@ -21,21 +21,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
 import { RevisionConflict } from "../../src/errors.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { openPostgresStore } from "../../src/ledger/postgres.js";
-import { SqliteStore } from "../../src/ledger/sqlite-store.js";
+import { openChildStore } from "./child-store.js";
 import { managerOver, P, seedProposed, TOOL } from "./cas-world.js";
 
 const env = process.env;
 const who = env.WHO ?? "w";
-
-async function openStore(): Promise<BaseStore> {
-  if (env.BACKEND === "postgres") {
-    return openPostgresStore(env.POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test", {
-      schema: env.PG_SCHEMA,
-    });
-  }
-  return SqliteStore.open(env.DB ?? "ledger.db");
-}
 
 async function barrier(): Promise<void> {
   const dir = env.BARRIER;
@@ -80,7 +70,7 @@ function killAtCommit(store: BaseStore): void {
 }
 
 async function main(): Promise<unknown> {
-  const store = await openStore();
+  const store = await openChildStore();
   const ledger = new Ledger(store, { onFailure: () => undefined });
   const manager = managerOver(ledger);
   const action = env.ACTION;

@@ -6,10 +6,8 @@
  * env: BACKEND (sqlite | postgres), DB (sqlite file), POSTGRES_URL, PG_SCHEMA, ACTION
  * (learn-example | undo | rule), PARTITION, TOOL, TEXT.
  */
-import type { BaseStore } from "@langchain/langgraph";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { openPostgresStore } from "../../src/ledger/postgres.js";
-import { SqliteStore } from "../../src/ledger/sqlite-store.js";
+import { openChildStore } from "./child-store.js";
 import { LessonManager } from "../../src/learn/manager.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { proposeExample } from "./propose-example.js";
@@ -19,16 +17,7 @@ const partition = env.PARTITION ?? "default";
 const tool = env.TOOL ?? "";
 const text = env.TEXT ?? "";
 
-async function openStore(): Promise<BaseStore> {
-  if (env.BACKEND === "postgres") {
-    return openPostgresStore(env.POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test", {
-      schema: env.PG_SCHEMA,
-    });
-  }
-  return SqliteStore.open(env.DB ?? "ledger.db");
-}
-
-const store = await openStore();
+const store = await openChildStore();
 const ledger = new Ledger(store, { ownsStore: true });
 const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
 let outcome: unknown;

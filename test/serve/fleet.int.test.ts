@@ -12,11 +12,10 @@ import { fileURLToPath } from "node:url";
 import type { BaseStore } from "@langchain/langgraph";
 import { afterAll, describe, expect, it } from "vitest";
 import { createToolLessonsAgent } from "../../src/graph/agent.js";
-import { openPostgresStore } from "../../src/ledger/postgres.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 import { DeskModel, deskTools, human } from "../graph/desk.js";
-import { dropSchema, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../helpers/postgres.js";
+import { freshPostgresStore, POSTGRES_URL, postgresUnavailableReason, uniqueSchema } from "../helpers/postgres.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR = fileURLToPath(new URL("../helpers/fleet-operator.ts", import.meta.url));
@@ -58,16 +57,8 @@ async function sqliteBackend(): Promise<Backend> {
 }
 
 async function postgresBackend(): Promise<Backend> {
-  const schema = uniqueSchema("tl_fleet");
-  const store = await openPostgresStore(POSTGRES_URL, { schema });
-  return {
-    store,
-    env: { BACKEND: "postgres", POSTGRES_URL, PG_SCHEMA: schema },
-    close: async () => {
-      await (store as unknown as { stop(): Promise<void> }).stop();
-      await dropSchema(schema);
-    },
-  };
+  const { store, schema, cleanup } = await freshPostgresStore(uniqueSchema("tl_fleet"));
+  return { store, env: { BACKEND: "postgres", POSTGRES_URL, PG_SCHEMA: schema }, close: cleanup };
 }
 
 const unavailable = await postgresUnavailableReason();
