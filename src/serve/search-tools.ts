@@ -1,13 +1,19 @@
 /**
  * `search_tools`: the tool the model may call in cache-keeping mode (`ServeOptions.cacheKeeping`)
- * to find tools the thread does not hold yet. A real LangChain tool (`tool()`, a zod schema). It
- * is answered by the package's learned routing (`ToolRouter` over the `ToolIndex` serving uses)
- * in the caller's partition only, the caller resolved as serving resolves it, within `timeoutMs`.
+ * to find tools it does not hold yet. A real LangChain tool (`tool()`, a zod schema). It is
+ * answered by the package's learned routing (`ToolRouter` over the `ToolIndex` serving uses) in
+ * the caller's partition only, the caller resolved as serving resolves it, within `timeoutMs`.
  *
- * Its answer is the found tools' names with a one-line description each (what the model reads),
- * and, as the message's artifact, each found tool described as the model is shown it (author's
- * description and learned lines): the adapter appends those to the thread's kept set for the next
- * model call (`keptForCall`). The query is never echoed: not in the answer, not in a failure.
+ * Its answer (what the model reads) names each found tool with the package's own one-line summary
+ * ({@link toolSummary}: the words of its registered name and its schema's argument names), never
+ * the author's or an MCP server's description text, which may carry instructions. The message's
+ * artifact describes each found tool as the model is shown it in the tool's own definition
+ * (author's description and learned lines): the adapter appends those to the thread's kept set
+ * (`keptForCall`), or names them to the provider in provider-deferred mode (`provider-mode.ts`).
+ *
+ * The query is never echoed: not in the answer, not in a failure, and not through langchain's
+ * tool error (which quotes the arguments whole when they fail the schema): the schema accepts any
+ * value and the query is clipped to {@link MAX_QUERY_CHARS} before use.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
@@ -22,17 +28,28 @@ import { describerOf, SEARCH_TOOLS_NAME, type KeptTool, type SearchToolsArtifact
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
 import { TurnServer } from "./turn-server.js";
 
-/** The arguments of `search_tools`. */
-export const SearchToolsInputSchema = z.object({
-  query: z
-    .string()
-    .min(1)
-    .max(1000)
-    .describe("What you need a tool for, in a few words (e.g. 'refund an order', 'look up a shipment')."),
-});
+/** Most characters of a query routing reads; the rest is dropped before use. */
+export const MAX_QUERY_CHARS = 500;
 
-/** Longest one-line description in an answer, in characters. */
-const LINE_CHARS = 160;
+/**
+ * The arguments of `search_tools`. Nothing fails it: langchain's tool error quotes the arguments
+ * of a call that fails its schema (a 5,000-character query would come back whole), so a query of
+ * any length or type is taken (`catch`) and clipped or emptied before use.
+ */
+export const SearchToolsInputSchema = z
+  .object({
+    query: z
+      .string()
+      .describe("What you need a tool for, in a few words (e.g. 'refund an order', 'look up a shipment').")
+      .catch(""),
+  })
+  .catch({ query: "" });
+
+/** Most name words and argument names a summary lists. */
+const SUMMARY_WORDS = 8;
+const SUMMARY_ARGS = 6;
+/** An argument name a summary may print: an identifier (a schema's key could be any text). */
+const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/u;
 
 /** What the model is told about `search_tools` (fixed text: it opens every cached prefix). */
 export const SEARCH_TOOLS_DESCRIPTION =
@@ -54,11 +71,13 @@ export function createSearchToolsTool(serving: TurnServer | ServeOptions, tools?
     async (input: z.infer<typeof SearchToolsInputSchema>, config?: RunnableConfig) => {
       let found: KeptTool[] = [];
       let lines: string[] = [];
+      const query = clipQuery(input.query);
       try {
-        ({ found, lines } = await withinBound(() => search(input.query, config), timeoutMs, {
-          stage: "serve",
-          kind: "search_tools",
-        }));
+        if (query !== "")
+          ({ found, lines } = await withinBound(() => search(query, config), timeoutMs, {
+            stage: "serve",
+            kind: "search_tools",
+          }));
       } catch (error) {
         server.reporter.report(
           "search_tools",
@@ -107,15 +126,35 @@ export function createSearchToolsTool(serving: TurnServer | ServeOptions, tools?
       given ?? new Map(cards.map((c) => [c.name, { name: c.name, description: c.author.description } as ToolSource]));
     const names = offered.filter((name) => known.has(name));
     const describe = describerOf([...known.values()], shownCards(cards, settings));
+    const argNames = new Map(cards.map((c) => [c.name, c.author.argNames]));
     return {
       found: names.map((name) => ({ name, description: describe(name) })),
-      lines: names.map((name) => `- ${name}: ${firstLine(known.get(name)?.description ?? "")}`),
+      lines: names.map((name) => `- ${name}: ${toolSummary(name, argNames.get(name) ?? [])}`),
     };
   }
 }
 
-/** The author's description cut to one line of at most {@link LINE_CHARS} characters. */
-function firstLine(description: string): string {
-  const line = oneLine(description.split(/\n\s*\n|(?<=\.)\s/u)[0] ?? "");
-  return line.length <= LINE_CHARS ? line : `${line.slice(0, LINE_CHARS - 1)}…`;
+/** The query as routing reads it: a string, one line, at most {@link MAX_QUERY_CHARS} characters. */
+export function clipQuery(query: unknown): string {
+  return typeof query === "string" ? oneLine(query.slice(0, MAX_QUERY_CHARS * 2)).slice(0, MAX_QUERY_CHARS) : "";
+}
+
+/**
+ * The package's own one-line summary of a tool, built from what the app registered and never from
+ * the author's or a server's description text: the words of the tool's name, then the argument
+ * names of its schema that are plain identifiers (e.g. `get order status; takes order_id`). Pure.
+ */
+export function toolSummary(name: string, argNames: readonly string[]): string {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/gu, "$1 $2")
+    .split(/[^A-Za-z0-9]+/u)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase());
+  const named = words.slice(0, SUMMARY_WORDS).join(" ") + (words.length > SUMMARY_WORDS ? " …" : "");
+  const args = argNames.filter((a) => ARG_NAME.test(a));
+  const takes =
+    args.length === 0
+      ? "takes no named arguments"
+      : `takes ${args.slice(0, SUMMARY_ARGS).join(", ")}${args.length > SUMMARY_ARGS ? ", …" : ""}`;
+  return `${named || "tool"}; ${takes}`;
 }
