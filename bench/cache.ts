@@ -102,7 +102,7 @@ function agentFor(mode: Mode, views: CallView[]) {
             ledger: new Ledger(new InMemoryStore()),
             maxTools: MAX_TOOLS,
             cacheKeeping: mode === "cacheKeeping",
-            onFailure: () => undefined,
+            failureSink: () => undefined,
           }),
         ];
   return createAgent({
@@ -200,9 +200,9 @@ async function metaTool(): Promise<{ searchToolsTop1: number; routerTop1: number
     { partition },
   );
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, onFailure: () => undefined });
+  const router = new ToolRouter({ index, failureSink: () => undefined });
   const search = createSearchToolsTool(
-    new TurnServer({ ledger, index, router, timeoutMs: Infinity, onFailure: () => undefined }),
+    new TurnServer({ ledger, index, router, timeoutMs: Infinity, failureSink: () => undefined }),
   );
   let searchHits = 0;
   let routerHits = 0;

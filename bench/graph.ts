@@ -96,7 +96,7 @@ function lessonsAgent(
     store,
     checkpointer: new MemorySaver(),
     subgraph,
-    onFailure: () => undefined,
+    failureSink: () => undefined,
   }) as unknown as Agent;
 }
 
@@ -154,7 +154,7 @@ async function blockSizes(): Promise<number[]> {
     checkpointer: new MemorySaver(),
     autoApply: true,
     memoryEvery: 4,
-    onFailure: () => undefined,
+    failureSink: () => undefined,
   });
   const traffic = [
     "Where is order 482913? It was a birthday present.",

@@ -113,7 +113,7 @@ async function child(task: ChildTask): Promise<void> {
   const handler = new ToolLessonsCallbackHandler({
     ledger,
     writeThread: task.writeThread,
-    onFailure: (f) => errors.push(`${f.kind}: ${f.message}`),
+    failureSink: (f) => errors.push(`${f.kind}: ${f.message}`),
   });
   const graph = agent(MODEL_MS);
   // Warm-up, untimed: the pool's first connection, the fingerprint key, the write thread's start.
@@ -523,7 +523,7 @@ async function sqliteBurst(): Promise<string[]> {
     const errors: string[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,
-      onFailure: (f) => errors.push(`${f.kind}: ${f.message}`),
+      failureSink: (f) => errors.push(`${f.kind}: ${f.message}`),
     });
     const graph = agent();
     let peak = 0;

@@ -123,8 +123,8 @@ export async function recordStallMs(
   error: string,
 ): Promise<{ stall: number; flush: number; rowBytes: number }> {
   const store = new InMemoryStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
-  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
   const failing = tool(
     async () => {
       throw new Error(error);
@@ -267,8 +267,8 @@ export async function recordHuge(huge: HugeRun): Promise<HugeCost> {
   const langchain = probe.stop();
 
   const input = JSON.stringify(args);
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
   const serialized: Serialized = { lc: 1, type: "not_implemented", id: ["bench"] };
   await new Promise((resolve) => setTimeout(resolve, 5));
   probe = stallProbe();

@@ -82,7 +82,7 @@ interface PassTimes {
 
 /** One evaluation pass and one summary pass over a fresh ledger on `store`. */
 async function passes(store: BaseStore): Promise<PassTimes> {
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   await ledger.configure(P, { retainCallsPerTool: CALLS_PER_TOOL, memoryWindow: CALLS_PER_TOOL });
   await ledger.appendCalls(records());
   await ledger.fingerprintKey();

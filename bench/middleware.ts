@@ -48,7 +48,7 @@ async function agents(lessons: boolean, store: BaseStore = new InMemoryStore()) 
   const routed = createAgent({
     model: new ScriptedSupportModel(),
     tools,
-    middleware: [toolLessonsMiddleware({ ledger, router, maxTools: 4, onFailure: () => undefined })],
+    middleware: [toolLessonsMiddleware({ ledger, router, maxTools: 4, failureSink: () => undefined })],
     checkpointer: new MemorySaver(),
   });
   // One turn registers the tools in the partition and fits the index.

@@ -66,7 +66,7 @@ function partOf(frame: ProfileNode["callFrame"]): string | undefined {
 async function main(): Promise<void> {
   const handler = new ToolLessonsCallbackHandler({
     ledger: new Ledger(new InMemoryStore()),
-    onFailure: () => undefined,
+    failureSink: () => undefined,
   });
   const serialized = { lc: 1, type: "not_implemented" as const, id: ["tool"] };
   const metadata = { user_id: "bench", thread_id: "t" };

@@ -84,7 +84,7 @@ export async function benchRecording(): Promise<{ markdown: string; figures: Rec
   await sqlite.setup();
   const errors: unknown[] = [];
   const handlerOn = (store: BaseStore) =>
-    new ToolLessonsCallbackHandler({ ledger: new Ledger(store), onFailure: (f) => errors.push(f) });
+    new ToolLessonsCallbackHandler({ ledger: new Ledger(store), failureSink: (f) => errors.push(f) });
 
   const input = (i: number) => ({
     messages: [new HumanMessage(`Refund 48.50 on ORD-918273 and tell sam@example.com (${i})`)],
@@ -234,7 +234,7 @@ function hotPathMicrosPerCall(): number {
   const handler = new ToolLessonsCallbackHandler({
     ledger: new Ledger(new InMemoryStore()),
     maxBuffer: 1,
-    onFailure: () => undefined,
+    failureSink: () => undefined,
   });
   const serialized = { lc: 1, type: "not_implemented" as const, id: ["tool"] };
   const runs = 1000;

@@ -44,7 +44,7 @@ const WORDS = [
 const CHILD_ENV = "TOOL_LESSONS_BENCH_REVIEW_DB";
 
 function quiet(store: SqliteStore): Ledger {
-  return new Ledger(store, { onFailure: () => {} });
+  return new Ledger(store, { failureSink: () => {} });
 }
 
 export async function setUp(ledger: Ledger): Promise<void> {

@@ -272,7 +272,7 @@ async function userPath(
   const registerSeconds = (performance.now() - t) / 1000;
   const heap1 = memoryAfterGc();
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, onFailure: () => undefined });
+  const router = new ToolRouter({ index, failureSink: () => undefined });
   t = performance.now();
   await router.route(requests[0]);
   const firstRouteSeconds = (performance.now() - t) / 1000;

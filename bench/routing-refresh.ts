@@ -65,7 +65,7 @@ export async function refreshRow(n: number): Promise<RefreshRow> {
   await registerTools(ledger, sources);
   const partition = DEFAULT_PARTITION;
   const index = new ToolIndex({ ledger });
-  const router = new ToolRouter({ index, onFailure: () => undefined });
+  const router = new ToolRouter({ index, failureSink: () => undefined });
   let t = performance.now();
   await index.reindex(partition);
   const reindexSeconds = (performance.now() - t) / 1000;

@@ -80,7 +80,7 @@ export async function benchWarmStart(): Promise<{ markdown: string; figures: Rec
       checkpointer: new MemorySaver(),
       maxTools: 4,
       ...(index ? { index } : {}),
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
 
   const pg = await sharedStore("postgres", "warm");

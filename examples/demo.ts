@@ -110,7 +110,7 @@ export async function main(options: DayDemoOptions = {}): Promise<DayDemoSummary
     maxTools: 3,
     subgraph: true,
     memoryEvery: 4,
-    onFailure: (failure) => out(`  ! ${failure.message}`),
+    failureSink: (failure) => out(`  ! ${failure.message}`),
   });
   const { ledger } = graph;
   try {

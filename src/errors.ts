@@ -117,7 +117,7 @@ export class PartitionUnresolved extends InvalidInput {
 }
 
 /**
- * Records a recorder could not keep (the `error` of a failure its `onFailure` hears, never
+ * Records a recorder could not keep (the `error` of a failure its `failureSink` hears, never
  * thrown into a run): its `context.reason` says why, `slow_store` (a full buffer behind a store
  * slower than the runs, or one that hangs), `store_failed` (a full buffer while the store's
  * writes fail), `background` (a full buffer with callbacks in LangChain's background queue) or

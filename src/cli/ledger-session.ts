@@ -98,7 +98,7 @@ export async function openLedgerAt(
   }
   return openLedger({
     ...(file !== undefined ? { path: file } : { postgresUrl }),
-    onFailure: ({ message, context, error }) =>
+    failureSink: ({ message, context, error }) =>
       println(
         io.stderr,
         `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}${error ? ` (${error.name}: ${error.message})` : ""}`,

@@ -80,12 +80,12 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
     );
   }
   const store = given ?? new InMemoryStore();
-  const sink = rest.onFailure;
+  const sink = rest.failureSink;
   // The app's sink hears the ledger's and the recorder's failures too. A ledger of its own is safe to
   // make: what other objects over the store must see of its writes, they read from the store.
-  const ledger: Ledger = sink ? new Ledger(unwrapStore(store), { onFailure: sink }) : ledgerOn(store);
+  const ledger: Ledger = sink ? new Ledger(unwrapStore(store), { failureSink: sink }) : ledgerOn(store);
   // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
-  const recorder = new ToolLessonsCallbackHandler({ ledger, ...(sink ? { onFailure: sink } : {}) });
+  const recorder = new ToolLessonsCallbackHandler({ ledger, ...(sink ? { failureSink: sink } : {}) });
   const keeping = rest.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
   // Cache-keeping: serving and search_tools route over one index.
   const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;

@@ -101,7 +101,7 @@ export class LessonsRuntime {
     // The graph's classify and vet capture edicts; serving does not capture them a second time.
     this.server = new TurnServer({ ...options, captureEdicts: false });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SERVE.timeoutMs;
-    this.reporter = new FailureReporter("learn", options.onFailure ?? DEFAULT_FAILURE_SINK);
+    this.reporter = new FailureReporter("learn", options.failureSink ?? DEFAULT_FAILURE_SINK);
   }
 
   /** The ledger, partition and thread of a run; the partition is remembered for the recorder. */

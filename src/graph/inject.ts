@@ -9,7 +9,7 @@
  *
  * Degrades, never breaks: routing failing (embeddings or the index down) gives every tool and is
  * recorded as a turn routing skipped; the ledger failing or running past the bound gives an empty
- * block. Each is reported once, through the graph's `onFailure`.
+ * block. Each is reported once, through the graph's `failureSink`.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";

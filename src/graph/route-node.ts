@@ -44,7 +44,7 @@ export interface RouteNodeOptions {
    * kind, redacted. Never thrown into the run.
    * @default console.warn with a "[tool-lessons]" prefix
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
   /**
    * Cache-keeping mode: the thread's kept tools (`state.keptTools`) go first in `routedTools`, in
    * their kept order, then what routing adds, so the set only grows. Bind them with

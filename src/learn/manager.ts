@@ -79,14 +79,14 @@ export interface LessonManagerOptions {
    * all the same, and so does this index on its next use).
    * @default a `console.warn` of the redacted failure
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
 }
 
 /** The defaults of {@link LessonManagerOptions} (`ledger` and `index` are required; `model` has none). */
 export const DEFAULT_LESSON_MANAGER_OPTIONS: Readonly<
   Required<Omit<LessonManagerOptions, "ledger" | "index" | "model">>
 > = Object.freeze({
-  onFailure: DEFAULT_FAILURE_SINK,
+  failureSink: DEFAULT_FAILURE_SINK,
   proposer: new DeterministicProposer({ rankExamples: rankByCoverage }),
   exampleObjective: DEFAULT_EXAMPLE_OBJECTIVE,
   vet: DEFAULT_VET_OPTIONS,
@@ -192,7 +192,7 @@ export class LessonManager {
     this.vetOptions = { ...DEFAULT_VET_OPTIONS, ...definedOnly(o.vet) };
     this.proposer = o.model ? new ModelProposer(o.model) : o.proposer;
     this.memory = new ToolMemory({ ...o.memory, ledger: options.ledger });
-    this.reporter = new FailureReporter("manage", o.onFailure);
+    this.reporter = new FailureReporter("manage", o.failureSink);
   }
 
   /** After a stored apply or undo: the index's failure to keep up is reported, not thrown (the store holds the change). */

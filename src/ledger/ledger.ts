@@ -60,7 +60,7 @@ export interface LedgerOptions {
    * sink that throws is ignored.
    * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
   /**
    * Most rows asked of the store in one request when listing a namespace. A namespace with
    * more is read in pages by `offset`, which is only consistent while nothing writes to it
@@ -96,7 +96,7 @@ export interface LedgerCloseOptions {
   timeoutMs?: number;
   /**
    * Close even when recorders still hold records after `timeoutMs`: they are lost (the count
-   * goes to `onFailure` as `records_discarded`). Without it, `close` refuses with `RecordsPending` and closes nothing.
+   * goes to `failureSink` as `records_discarded`). Without it, `close` refuses with `RecordsPending` and closes nothing.
    * @default false
    */
   discardPending?: boolean;
@@ -111,7 +111,7 @@ export const DEFAULT_LEDGER_CLOSE_OPTIONS: Readonly<Required<LedgerCloseOptions>
 /** Defaults of {@link LedgerOptions}. */
 export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.freeze({
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
-  onFailure: DEFAULT_FAILURE_SINK,
+  failureSink: DEFAULT_FAILURE_SINK,
   pageSize: 1_000_000,
   ownsStore: false,
 });
@@ -150,7 +150,7 @@ export class Ledger {
   constructor(store: BaseStore, options: LedgerOptions = {}) {
     this.store = store;
     this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
-    const reporter = new FailureReporter("ledger", options.onFailure ?? DEFAULT_LEDGER_OPTIONS.onFailure);
+    const reporter = new FailureReporter("ledger", options.failureSink ?? DEFAULT_LEDGER_OPTIONS.failureSink);
     this.ctx = {
       store,
       root: options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot,

@@ -50,7 +50,7 @@ const KEPT_REQUESTS = 1000;
  *
  * Degrades, never breaks: when routing, the ledger or a caller's ids fail or run past
  * `timeoutMs`, the model call goes on with every tool (or the authors' descriptions), reported
- * once per kind through `onFailure`.
+ * once per kind through `failureSink`.
  *
  * ```ts
  * const agent = createAgent({

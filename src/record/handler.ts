@@ -103,7 +103,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     this.callers = options.callers ?? threadCallersOf(options.ledger);
     this.resolver = options.partition;
     this.singleTenant = options.singleTenant ?? DEFAULT_RECORDING_OPTIONS.singleTenant;
-    this.failures = new RecordingFailures(options.onFailure ?? DEFAULT_RECORDING_OPTIONS.onFailure);
+    this.failures = new RecordingFailures(options.failureSink ?? DEFAULT_RECORDING_OPTIONS.failureSink);
     this.writer = new RecordWriter(options.ledger, writerSettings(options), this.failures, !awaitHandlers);
     options.ledger.registerRecorder(this);
     // The key of the fingerprints, asked for now so that the first run's rows need not wait for
@@ -122,7 +122,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
    * Write everything buffered and wait for it, at most `timeoutMs` (default `flushTimeoutMs`).
    * Runs still open are written when they end. A store that fails is tried once more now; its
    * records stay buffered for later tries and are counted in `inFlight`. Never rejects: write
-   * failures go to `onFailure`.
+   * failures go to `failureSink`.
    */
   flush(options: FlushOptions = {}): Promise<FlushResult> {
     return this.writer.flush(options);

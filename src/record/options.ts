@@ -173,7 +173,7 @@ export interface ToolLessonsCallbackHandlerOptions extends RecordWriterOptions {
    * the agent's run; a sink that throws is ignored. Kinds: see `RecordingFailureKind`.
    * @default one console.warn line with a "[tool-lessons]" prefix
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
   /**
    * Have LangChain await this handler's callbacks (they only buffer, so this costs little), so
    * that every record of a run is in the buffer when `invoke` resolves and `await flush()`
@@ -194,7 +194,7 @@ export const DEFAULT_RECORDING_OPTIONS: Readonly<
 > = Object.freeze({
   ...DEFAULT_RECORD_WRITER,
   singleTenant: false,
-  onFailure: DEFAULT_FAILURE_SINK,
+  failureSink: DEFAULT_FAILURE_SINK,
   awaitHandlers: true,
 });
 

@@ -41,7 +41,7 @@ function opened(): Promise<Opened> {
       store,
       ledger: new Ledger(store, {
         namespaceRoot: data.namespaceRoot,
-        onFailure: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
+        failureSink: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
       }),
     }),
     (error: unknown) => {

@@ -59,7 +59,7 @@ export interface ToolRouterOptions extends BaseRetrieverInput {
    * Never throws into the run: a sink that throws is ignored.
    * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
 }
 
 /**
@@ -99,7 +99,7 @@ export interface RoutingSkipped {
  * settings' `routingK`, whose default lives in src/settings.ts only.
  */
 export const DEFAULT_TOOL_ROUTER: Readonly<
-  Required<Pick<ToolRouterOptions, "maxTools" | "alwaysInclude" | "fallbackPartition" | "onFailure">> & {
+  Required<Pick<ToolRouterOptions, "maxTools" | "alwaysInclude" | "fallbackPartition" | "failureSink">> & {
     partition: string;
   }
 > = Object.freeze({
@@ -107,7 +107,7 @@ export const DEFAULT_TOOL_ROUTER: Readonly<
   maxTools: DEFAULT_SETTINGS.routingK,
   alwaysInclude: Object.freeze([]),
   fallbackPartition: DEFAULT_PARTITION,
-  onFailure: DEFAULT_FAILURE_SINK,
+  failureSink: DEFAULT_FAILURE_SINK,
 });
 
 /** Partitions a router warns about at most (each once); beyond it, no more partition warnings. */
@@ -183,7 +183,7 @@ export class ToolRouter extends BaseRetriever {
     this.alwaysInclude = options.alwaysInclude ?? DEFAULT_TOOL_ROUTER.alwaysInclude;
     this.fallbackPartition =
       options.fallbackPartition === undefined ? DEFAULT_TOOL_ROUTER.fallbackPartition : options.fallbackPartition;
-    this.failures = new FailureReporter("serve", options.onFailure ?? DEFAULT_TOOL_ROUTER.onFailure);
+    this.failures = new FailureReporter("serve", options.failureSink ?? DEFAULT_TOOL_ROUTER.failureSink);
   }
 
   /** The partition `invoke` routes for a run's config: the router's spec, or the config's ids. */

@@ -60,7 +60,7 @@ export class ServeBackends {
         maxTools: this.options.maxTools ?? DEFAULT_SERVE.maxTools,
         alwaysInclude: this.options.alwaysInclude ?? DEFAULT_SERVE.alwaysInclude,
         // A skipped turn is reported by serving itself; routing another partition's tools is the router's to say.
-        onFailure: (failure) => {
+        failureSink: (failure) => {
           if (failure.kind !== "routing_skipped")
             this.reporter.report(failure.kind, failure.message, failure.error, failure.context);
         },

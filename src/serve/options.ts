@@ -67,7 +67,7 @@ export interface ServeOptions {
   /**
    * How long serving a turn may wait on the store, the index and the embeddings, in total, in
    * milliseconds. Past it the turn goes on with what was already read (every tool, no block at
-   * worst) and `onFailure` hears it once. `Infinity` waits as long as they take.
+   * worst) and `failureSink` hears it once. `Infinity` waits as long as they take.
    * @default DEFAULT_TIME_BOUND_MS (2000)
    */
   timeoutMs?: number;
@@ -91,7 +91,7 @@ export interface ServeOptions {
    * Never thrown into the run.
    * @default console.warn with a "[tool-lessons]" prefix
    */
-  onFailure?: FailureSink;
+  failureSink?: FailureSink;
 }
 
 /** The defaults of {@link ServeOptions} applied with `??` (the others have none of their own). */

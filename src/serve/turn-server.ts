@@ -75,7 +75,7 @@ export class TurnServer {
 
   constructor(options: ServeOptions = {}) {
     this.options = options;
-    this.reporter = new FailureReporter("serve", options.onFailure ?? DEFAULT_FAILURE_SINK);
+    this.reporter = new FailureReporter("serve", options.failureSink ?? DEFAULT_FAILURE_SINK);
     this.backends = new ServeBackends(options, this.reporter);
   }
 

@@ -12,7 +12,7 @@ describe("the CLI's ledger failure sink", () => {
 
   it("prints a skipped row as a warning line with its context, no value, and still answers", async () => {
     const path = join(dir, "ledger.db");
-    const ledger = await openLedger({ path, onFailure: () => undefined });
+    const ledger = await openLedger({ path, failureSink: () => undefined });
     await registerTools(ledger, [{ name: "search_docs", description: "Search the product documentation." }]);
     const ns = namespaceFor(DEFAULT_NAMESPACE_ROOT, "default", "calls", "search_docs");
     await ledger.store.put(ns, "sarah@example.com", { nonsense: true });

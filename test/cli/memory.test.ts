@@ -33,7 +33,7 @@ describe("tool-lessons memory / stats", () => {
   const path = join(dir, "ledger.db");
 
   beforeAll(async () => {
-    const ledger = await openLedger({ path, onFailure: () => undefined });
+    const ledger = await openLedger({ path, failureSink: () => undefined });
     await registerTools(ledger, TOOLS);
     await ledger.appendCalls(
       Array.from({ length: 12 }, (_, i) =>

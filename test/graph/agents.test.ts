@@ -52,19 +52,19 @@ const config = (thread: string, user: string) => ({
 
 describe("createReactAgent with the lessons subgraph as its pre-model hook", () => {
   it("learns from a failing tool and obeys an edict, over several turns and threads", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const tools = deskTools();
     await registerTools(ledger, tools, { partition: "u:ann" });
     await ledger.configure("u:ann", { routingK: 2 });
     const model = new DeskModel();
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
+    const recorder = new ToolLessonsCallbackHandler({ ledger, failureSink: () => undefined });
     const lessons = createLessonsGraph({
       tools,
       ledger,
       maxTools: 2,
       autoApply: true,
       recorder,
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
     const agent = createReactAgent({
       // The routed tools, each described by its card (what was learned goes into the tool's definition).
@@ -146,7 +146,7 @@ describe("createToolLessonsAgent", () => {
       model: new DeskModel(),
       tools: deskTools(),
       store,
-      onFailure: (f) => heard.push(f),
+      failureSink: (f) => heard.push(f),
     });
     await store.put(["tool-lessons", "p", "cards"], "broken", { name: 42 });
     expect(await graph.ledger.listCards("p")).toEqual([]);
@@ -173,7 +173,7 @@ describe("createToolLessonsAgent", () => {
       checkpointer: new MemorySaver(),
       maxTools: 2,
       autoApply: true,
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
     const ask = async (text: string) => {
       const state = await graph.invoke({ messages: [human(text)] }, config("c-1", "cy"));
@@ -197,7 +197,7 @@ describe("createToolLessonsAgent", () => {
       maxTools: 2,
       checkpointer: new MemorySaver(),
       systemPrompt: "You are the Acme support desk.",
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
     await graph.invoke({ messages: [human("What can you do?")] }, config("sp-1", "sy"));
     // No lessons yet: the app's prompt alone.
@@ -226,7 +226,7 @@ describe("createToolLessonsAgent", () => {
       maxTools: 2,
       checkpointer: new MemorySaver(),
       proposerModel: proposer,
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
     const run = async (text: string) => {
       await withProposer.invoke({ messages: [human(text)] }, config("p-1", "pat"));
@@ -296,7 +296,7 @@ describe("a quiet turn costs no graph step of its own", () => {
 
 describe("degrading", () => {
   it("embeddings throwing during a turn: every tool is offered, the turn succeeds, the fallback is reported once and recorded", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const tools = deskTools();
     await registerTools(ledger, tools, { partition: "u:dee" });
     const errors: string[] = [];
@@ -307,7 +307,7 @@ describe("degrading", () => {
       store: ledger.store,
       index,
       checkpointer: new MemorySaver(),
-      onFailure: (failure) => errors.push(failure.message),
+      failureSink: (failure) => errors.push(failure.message),
     });
     // The index given writes to the graph's store: the nodes route with it.
     const state = await graph.invoke({ messages: [human("Where is order ORD-482913?")] }, config("d-1", "dee"));

@@ -34,7 +34,7 @@ function deskGraph(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
     checkpointer: new MemorySaver(),
     maxTools: 1,
     cacheKeeping,
-    onFailure: (f) => failures.push(f.kind),
+    failureSink: (f) => failures.push(f.kind),
   });
   return { agent, views, failures };
 }

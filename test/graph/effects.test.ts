@@ -31,7 +31,7 @@ async function desk(options: {
     autoApply: true,
     subgraph: options.subgraph ?? false,
     ...(options.undoFlagged !== undefined ? { undoFlagged: options.undoFlagged } : {}),
-    onFailure: (f) => {
+    failureSink: (f) => {
       if (!options.failures) throw new Error(`unexpected failure: ${f.kind} ${f.message}`);
       options.failures.push({ kind: f.kind, message: f.message });
     },

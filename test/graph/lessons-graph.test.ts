@@ -39,7 +39,7 @@ class WatchedStore extends BaseStore {
 
 async function desk(options: { autoApply?: boolean; memoryEvery?: number; wordings?: false } = {}) {
   const store = new WatchedStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   const tools = deskTools();
   for (const partition of ["u:alice", "u:bob"]) {
     await registerTools(ledger, tools, { partition });
@@ -47,7 +47,7 @@ async function desk(options: { autoApply?: boolean; memoryEvery?: number; wordin
   }
   const model = new DeskModel();
   const errors: string[] = [];
-  const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
+  const recorder = new ToolLessonsCallbackHandler({ ledger, failureSink: () => undefined });
   const lessons = createLessonsGraph({
     tools,
     ledger,
@@ -56,7 +56,7 @@ async function desk(options: { autoApply?: boolean; memoryEvery?: number; wordin
     memoryEvery: options.memoryEvery ?? 100,
     ...(options.wordings === false ? { index: new ToolIndex({ ledger, wordings: false }) } : {}),
     recorder,
-    onFailure: (failure) => errors.push(failure.kind),
+    failureSink: (failure) => errors.push(failure.kind),
   });
   const graph = new StateGraph(ToolLessonsAnnotation)
     .addNode("lessons", lessons)
@@ -249,7 +249,7 @@ describe("learning from the partition's evidence, every thread's", () => {
         checkpointer: new MemorySaver(),
         autoApply: true,
         subgraph,
-        onFailure: (failure) => errors.push(failure.message),
+        failureSink: (failure) => errors.push(failure.message),
       });
       const refused: number[] = [];
       const applied: number[] = [];

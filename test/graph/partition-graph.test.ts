@@ -66,13 +66,13 @@ interface BuildOptions {
 }
 
 async function build(options: BuildOptions = {}) {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   for (const partition of options.partitions ?? ["default", "u:erin", "t:acme/u:erin"]) {
     await registerTools(ledger, TOOLS, { partition });
   }
   const index = new ToolIndex({ ledger, ...(options.embeddings ? { embeddings: options.embeddings } : {}) });
   const routingWarnings: ToolLessonsFailure[] = [];
-  const router = new ToolRouter({ index, maxTools: 2, onFailure: (f) => routingWarnings.push(f) });
+  const router = new ToolRouter({ index, maxTools: 2, failureSink: (f) => routingWarnings.push(f) });
   const model = new CapturingModel(
     planScript((step, messages) => {
       const text = String(messages.findLast((m) => m.getType() === "human")?.content ?? "");
@@ -87,7 +87,7 @@ async function build(options: BuildOptions = {}) {
       createRouteNode({
         router,
         ledger,
-        onFailure: (failure) => nodeErrors.push(failure.error ?? failure.message),
+        failureSink: (failure) => nodeErrors.push(failure.error ?? failure.message),
         ...(options.nodePartition ? { partition: toResolver(options.nodePartition) } : {}),
       }),
     )
@@ -105,7 +105,7 @@ async function build(options: BuildOptions = {}) {
   const recorded: ToolLessonsFailure[] = [];
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
-    onFailure: (f) => recorded.push(f),
+    failureSink: (f) => recorded.push(f),
     ...(options.recorderPartition ? { partition: options.recorderPartition } : {}),
   });
   return { ledger, graph, model, recorder, recorded, routingWarnings, nodeErrors };
@@ -200,7 +200,7 @@ describe("one partition for every record of a request", () => {
     const bare = new ToolLessonsCallbackHandler({
       ledger,
       partition: "u:{user_id}",
-      onFailure: (f) => recorded.push(f),
+      failureSink: (f) => recorded.push(f),
     });
     await TOOLS[0].invoke({ q: "1" }, { callbacks: [bare] });
     await bare.flush();

@@ -56,7 +56,7 @@ async function build(ledger = new Ledger(new InMemoryStore()), onError?: (error:
       createRouteNode({
         router,
         ledger,
-        ...(onError ? { onFailure: (failure) => onError(failure.error ?? failure.message) } : {}),
+        ...(onError ? { failureSink: (failure) => onError(failure.error ?? failure.message) } : {}),
       }),
     )
     .addNode("agent", async (state, config) => ({
@@ -186,7 +186,7 @@ describe("route node and partitions", () => {
     const node = createRouteNode({
       router: new ToolRouter({ index, maxTools: 1 }),
       ledger,
-      onFailure: (failure) => errors.push(failure.error),
+      failureSink: (failure) => errors.push(failure.error),
     });
     const update = await node(
       { messages: [new HumanMessage("where is my order")] },

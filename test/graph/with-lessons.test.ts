@@ -71,7 +71,7 @@ describe("withLessons: the lessons stages served in the agent node's own step", 
       tools: deskTools(),
       ledger,
       maxTools: 2,
-      onFailure: () => undefined,
+      failureSink: () => undefined,
     });
     const counted = async (state: ToolLessonsState, config: Parameters<typeof node>[1]) => {
       const update = await node(state, config);

@@ -88,7 +88,7 @@ export function appendRunsSuite(setup: () => Promise<RefusingWorld>): void {
       const handler = new ToolLessonsCallbackHandler({
         ledger,
         maxRetryDelayMs: 20,
-        onFailure: () => undefined,
+        failureSink: () => undefined,
         ...world.recorder,
       });
       let onMainThread = 0;

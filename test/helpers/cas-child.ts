@@ -71,7 +71,7 @@ function killAtCommit(store: BaseStore): void {
 
 async function main(): Promise<unknown> {
   const store = await openChildStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   const manager = managerOver(ledger);
   const action = env.ACTION;
   try {

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     const errors: string[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,
-      onFailure: (f) => errors.push(`${f.kind}: ${f.message}`),
+      failureSink: (f) => errors.push(`${f.kind}: ${f.message}`),
     });
     const model = new ScriptedChatModel(
       planScript((step) =>

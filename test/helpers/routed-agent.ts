@@ -31,7 +31,7 @@ export function routedAgent(options: {
       createRouteNode({
         router,
         ledger,
-        onFailure: (failure) => console.error("route node:", failure.message, failure.error),
+        failureSink: (failure) => console.error("route node:", failure.message, failure.error),
       }),
     )
     .addNode("agent", async (state: ToolLessonsState, config: RunnableConfig) => {

@@ -144,9 +144,9 @@ describe.each(backends)("learning end to end on a real LangGraph agent ($name)",
   it("records refused calls, proposes a note and an example call, shows them to the model once applied, takes them back on undo", async () => {
     const backend = await open();
     try {
-      const ledger = new Ledger(backend.store, { onFailure: () => undefined });
+      const ledger = new Ledger(backend.store, { failureSink: () => undefined });
       const errors: unknown[] = [];
-      const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(f) });
+      const recorder = new ToolLessonsCallbackHandler({ ledger, failureSink: (f) => errors.push(f) });
       const partition = "u:u-7";
       await registerTools(ledger, TOOLS, { partition });
       const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });

@@ -7,7 +7,7 @@ import { effectWorld, P } from "./effect-world.js";
  * A lesson's measured effect through the manager: after it is applied, the traffic either stops
  * failing (the lesson helped) or goes on failing as before (flagged, and undone under `undoFlagged`).
  */
-const world = () => effectWorld(new Ledger(new InMemoryStore(), { onFailure: () => undefined }));
+const world = () => effectWorld(new Ledger(new InMemoryStore(), { failureSink: () => undefined }));
 
 describe("LessonManager.effects", () => {
   it("says not enough data until the calls after it reach the minimum, then measures a lesson that stopped the refusals as helping", async () => {

@@ -6,7 +6,7 @@ import { LessonManager } from "../../src/learn/manager.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 
 function manager(): LessonManager {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   return new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
 }
 

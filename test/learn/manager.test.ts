@@ -86,7 +86,7 @@ async function world(
     examples?: ToolIndexOptions["examples"];
   } = {},
 ) {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   await ledger.configure(P, { routingK: 2, ...options.settings });
   const augmented = TOOLS.filter((t) => options.augment?.tools.includes(t.name));
   if (options.augment) await registerTools(ledger, augmented, { augment: true, model: options.augment.model });
@@ -1022,7 +1022,7 @@ describe("LessonManager when its own routing index fails after the store took th
       throw new StoreUnavailable("Chroma is down");
     };
     const heard: ToolLessonsFailure[] = [];
-    const manager = new LessonManager({ ledger, index, onFailure: (f) => heard.push(f) });
+    const manager = new LessonManager({ ledger, index, failureSink: (f) => heard.push(f) });
     const revision = await proposeExample(ledger, "u:ops", "track_parcel", "whereabouts of my stuff");
     const applied = await manager.apply(revision.id, { approvedBy: "ops", partition: "u:ops" });
     expect(applied.status).toBe("applied");

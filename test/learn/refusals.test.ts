@@ -55,7 +55,7 @@ describe("refusal reasons", () => {
     };
     expect(RevisionSchema.safeParse(legacy).success).toBe(true);
     const warnings: string[] = [];
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: (f) => warnings.push(f.message) });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: (f) => warnings.push(f.message) });
     await ledger.putRevision(legacy as unknown as Revision);
     const [read] = await ledger.listRevisions("default");
     expect(warnings).toEqual([]);

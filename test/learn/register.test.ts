@@ -29,7 +29,7 @@ function scripted(...responses: string[]) {
 }
 
 function newLedger(): Ledger {
-  return new Ledger(new InMemoryStore(), { onFailure: () => {} });
+  return new Ledger(new InMemoryStore(), { failureSink: () => {} });
 }
 
 const makeLookup = (description = "Look up a claim by reference.", extraArg = false) =>

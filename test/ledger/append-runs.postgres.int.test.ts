@@ -22,7 +22,7 @@ async function world(writeThread: boolean): Promise<RefusingWorld> {
      END $$`,
   );
   return {
-    ledger: new Ledger(store, { onFailure: () => undefined }),
+    ledger: new Ledger(store, { failureSink: () => undefined }),
     recorder: { writeThread },
     async refuse(collection) {
       const pattern = collection === "turns" ? "%:turns" : "%:calls:%";

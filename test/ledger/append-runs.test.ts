@@ -11,7 +11,7 @@ describe("appendRuns on SQLite: a run's calls and turn in one transaction", () =
   appendRunsSuite(async () => {
     const dir = mkdtempSync(join(tmpdir(), "tl-append-runs-"));
     const store = await SqliteStore.open(join(dir, "ledger.db"));
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     return {
       ledger,
       async refuse(collection) {
@@ -49,7 +49,7 @@ class TurnRefusingStore extends InMemoryStore {
 describe("appendRuns on InMemoryStore", () => {
   it("writes a run's calls and turn in one batch: a refused turn leaves none of the run's calls", async () => {
     const store = new TurnRefusingStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const run = {
       calls: [
         {

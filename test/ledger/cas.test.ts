@@ -84,8 +84,8 @@ function oneWinner<T>(results: PromiseSettledResult<T>[]): { value: T; index: nu
 describe.each(BACKENDS)("races on %s", (_name, open) => {
   async function twoOperators() {
     const [sa, sb] = await open();
-    const a = new Ledger(sa, { onFailure: () => undefined });
-    const b = new Ledger(sb, { onFailure: () => undefined });
+    const a = new Ledger(sa, { failureSink: () => undefined });
+    const b = new Ledger(sb, { failureSink: () => undefined });
     await seedTool(a);
     return { a, b, ma: managerOver(a), mb: managerOver(b) };
   }
@@ -182,7 +182,7 @@ describe.each(BACKENDS)("races on %s", (_name, open) => {
 
 describe("storeReview claims", () => {
   it("stores a revision only while the newest revision of its tool is the one the review saw", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await seedTool(ledger);
     const first = await seedProposed(ledger, "first");
     const draft = (note: string): Revision => ({ ...first, id: timeOrderedId(), notesAdded: [note] });
@@ -279,7 +279,7 @@ const goodReply = async (cites: string[]): Promise<string> =>
 
 describe("a review whose model fails", () => {
   async function failingWorld(fail: (cites: string[]) => Promise<string>) {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await seedTool(ledger);
     await seedFailures(ledger, 3);
     const model = new ScriptedModel(fail);
@@ -351,7 +351,7 @@ describe("an evaluation pass whose model fails", () => {
   it.each(["error", "garbage", "hang"] as const)(
     "a model that answers with %s: no evaluated call is written, and the next pass evaluates them",
     async (mode) => {
-      const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+      const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
       await seedTool(ledger);
       await seedFailures(ledger, 3);
       const judge = new JudgeModel({});

@@ -198,7 +198,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
     };
 
     /** A ledger on this test's store; failures are collected, not printed. */
-    const open = (options: LedgerOptions = {}) => new Ledger(store, { onFailure: collect, ...options });
+    const open = (options: LedgerOptions = {}) => new Ledger(store, { failureSink: collect, ...options });
 
     beforeEach(async () => {
       warnings = [];
@@ -440,7 +440,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
         expect(await ledger.listCalls("p", { tool: "ab" })).toHaveLength(1);
       });
 
-      it("reports a failed prune through onFailure, keeps the append, and prunes at the next threshold", async () => {
+      it("reports a failed prune through failureSink, keeps the append, and prunes at the next threshold", async () => {
         let failDeletes = true;
         const flaky = intercepted(store, {
           batch: (async (ops: Operation[]) => {
@@ -448,7 +448,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
             return store.batch(ops);
           }) as BaseStore["batch"],
         });
-        const ledger = new Ledger(flaky, { onFailure: collect });
+        const ledger = new Ledger(flaky, { failureSink: collect });
         await ledger.configure("p", { retainCallsPerTool: 20 });
 
         const first = await ledger.appendCalls(Array.from({ length: 30 }, () => call("p", "search")));
@@ -1040,7 +1040,7 @@ export function ledgerContract(name: string, makeStore: () => Promise<ContractSt
             return store.get(namespace, key);
           }) as BaseStore["get"],
         });
-        const ledger = new Ledger(flaky, { onFailure: collect });
+        const ledger = new Ledger(flaky, { failureSink: collect });
         await expect(ledger.fingerprintKey()).rejects.toThrow("connection reset");
         const key = await ledger.fingerprintKey();
         expect(key).toMatch(/^[0-9a-f]{64}$/);

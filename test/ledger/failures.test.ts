@@ -9,7 +9,7 @@ import type { CallRecord, NewRecord } from "../../src/ledger/schema.js";
 function setup() {
   const store = new InMemoryStore();
   const failures: ToolLessonsFailure[] = [];
-  const ledger = new Ledger(store, { onFailure: (f) => failures.push(f) });
+  const ledger = new Ledger(store, { failureSink: (f) => failures.push(f) });
   return { store, ledger, failures };
 }
 
@@ -42,7 +42,7 @@ describe("the ledger's failures, through the one sink shape", () => {
       return batch(ops);
     }) as InMemoryStore["batch"];
     const seen: ToolLessonsFailure[] = [];
-    const flaky = new Ledger(failing, { onFailure: (f) => seen.push(f) });
+    const flaky = new Ledger(failing, { failureSink: (f) => seen.push(f) });
     await flaky.configure("p", { retainCallsPerTool: 20 });
     const call: NewRecord<CallRecord> = {
       partition: "p",
@@ -65,7 +65,7 @@ describe("the ledger's failures, through the one sink shape", () => {
   it("a sink that throws is ignored: the listing still answers", async () => {
     const store = new InMemoryStore();
     const ledger = new Ledger(store, {
-      onFailure: () => {
+      failureSink: () => {
         throw new Error("sink down");
       },
     });
@@ -76,6 +76,6 @@ describe("the ledger's failures, through the one sink shape", () => {
   });
 
   it("defaults to the package's one default sink", () => {
-    expect(DEFAULT_LEDGER_OPTIONS.onFailure).toBe(DEFAULT_FAILURE_SINK);
+    expect(DEFAULT_LEDGER_OPTIONS.failureSink).toBe(DEFAULT_FAILURE_SINK);
   });
 });

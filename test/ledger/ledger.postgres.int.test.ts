@@ -51,7 +51,7 @@ suite("Postgres ledger", () => {
     try {
       expect(store).toBeInstanceOf(TransactionalPostgresStore);
       expect((store as TransactionalPostgresStore).atomicBatches).toBe(true);
-      const ledger = new Ledger(store, { onFailure: () => {} });
+      const ledger = new Ledger(store, { failureSink: () => {} });
       const searchCard = card("p", "search");
       // Postgres jsonb cannot hold U+0000: the server refuses this row, after the card's.
       const badRevision = revision("p", "search", "applied", "rev-1", {

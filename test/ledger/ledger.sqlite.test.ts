@@ -9,7 +9,7 @@ import { openLedger } from "../../src/ledger/open.js";
 import { SqliteStore } from "../../src/ledger/sqlite-store.js";
 import { card, ledgerContract } from "./contract.js";
 
-const quiet = { onFailure: () => {} };
+const quiet = { failureSink: () => {} };
 
 ledgerContract("SqliteStore (file)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tl-ledger-"));

@@ -126,7 +126,7 @@ describe.each(BACKENDS)("races across processes on %s", (_name, make, skip) => {
   async function withLedger<T>(backend: Backend, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
     const store = await backend.open();
     try {
-      return await fn(new Ledger(store, { onFailure: () => undefined }));
+      return await fn(new Ledger(store, { failureSink: () => undefined }));
     } finally {
       await store.stop();
     }
@@ -317,7 +317,7 @@ function expectConsistent(
   async function withStore<T>(backend: Backend, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
     const store = await backend.open();
     try {
-      return await fn(new Ledger(store, { onFailure: () => undefined }));
+      return await fn(new Ledger(store, { failureSink: () => undefined }));
     } finally {
       await store.stop();
     }

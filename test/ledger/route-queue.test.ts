@@ -41,8 +41,8 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 describe("route records queued off the run's path", () => {
   it("serving returns before its route record is written; the record lands on a later turn of the event loop", async () => {
     const store = new RouteGateStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
-    const server = new TurnServer({ ledger, onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
+    const server = new TurnServer({ ledger, failureSink: () => undefined });
     const tools = [{ name: "lookup_order", description: "Look up an order." }];
     const served = await server.serve(
       { messages: [new HumanMessage({ content: "where is my order", id: "m1" })], tools },
@@ -62,7 +62,7 @@ describe("route records queued off the run's path", () => {
 
   it("a turn appended after its route was queued is stored and told after the route, never before", async () => {
     const store = new RouteGateStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const heard: AppendedRecords["kind"][] = [];
     onRecordsAppended(store, (a) => heard.push(a.kind));
     queueRoutes(ledger, [route("q1")], { timeoutMs: 2000, onError: () => undefined });
@@ -82,7 +82,7 @@ describe("route records queued off the run's path", () => {
 
   it("writes what was queued in one turn of the loop as one append, in order", async () => {
     const store = new InMemoryStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const told: string[][] = [];
     onRecordsAppended(store, (a) => {
       if (a.kind === "routes") told.push(a.rows.map((r) => r.requestId));
@@ -97,8 +97,8 @@ describe("route records queued off the run's path", () => {
     const store = new RouteGateStore();
     store.failRoutes = true;
     const failures: ToolLessonsFailure[] = [];
-    const ledger = new Ledger(store, { onFailure: () => undefined });
-    const server = new TurnServer({ ledger, onFailure: (f) => failures.push(f) });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
+    const server = new TurnServer({ ledger, failureSink: (f) => failures.push(f) });
     const tools = [{ name: "lookup_order", description: "Look up an order." }];
     const served = await server.serve(
       { messages: [new HumanMessage({ content: "where is my order", id: "m1" })], tools },
@@ -114,7 +114,7 @@ describe("route records queued off the run's path", () => {
 
   it("a store that never answers holds the queue (and the turns behind it) at most the time bound", async () => {
     const store = new RouteGateStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const errors: unknown[] = [];
     queueRoutes(ledger, [route("slow")], { timeoutMs: 30, onError: (e) => errors.push(e) });
     const t0 = Date.now();

@@ -50,7 +50,7 @@ suite("Postgres window reads", () => {
   it("reads a tool's and a partition's newest records through the index, exact namespaces only", async () => {
     const { store } = await open();
     expect(hasWindowReads(store)).toBe(true);
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("p", { retainCallsPerTool: 1000 });
     const rows: NewRecord<CallRecord>[] = [];
     for (let i = 0; i < 60; i++) rows.push(call(i % 3 === 0 ? "a" : "ab", i), call("a", i, "p1"), call("a", i, "p10"));
@@ -92,7 +92,7 @@ suite("Postgres window reads", () => {
 
   it("prunes to the newest through one batch of deletes, the doomed keys read from the index", async () => {
     const { store } = await open();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("p", { retainCallsPerTool: 20, retainTurns: 100 });
     const calls = await ledger.appendCalls(Array.from({ length: 45 }, (_, i) => call("a", i)));
     await ledger.appendCalls(Array.from({ length: 5 }, (_, i) => call("ab", i)));

@@ -60,7 +60,7 @@ const backends: [string, () => Promise<BaseStore>][] = [
 
 describe.each(backends)("window reads on %s", (_name, make) => {
   it("listCalls({ tool, limit }) is the newest `limit` of that tool, oldest first; `after` cuts below", async () => {
-    const ledger = new Ledger(await make(), { onFailure: () => undefined });
+    const ledger = new Ledger(await make(), { failureSink: () => undefined });
     await ledger.configure("p", { retainCallsPerTool: 1000 });
     // Interleaved tools, and lookalike tool and partition names that must not leak in.
     const rows: NewRecord<CallRecord>[] = [];
@@ -80,7 +80,7 @@ describe.each(backends)("window reads on %s", (_name, make) => {
   });
 
   it("listTurns/listRoutes({ limit, after }) are the partition's newest, oldest first", async () => {
-    const ledger = new Ledger(await make(), { onFailure: () => undefined });
+    const ledger = new Ledger(await make(), { failureSink: () => undefined });
     await ledger.appendTurns([
       ...Array.from({ length: 40 }, (_, i) => turn(i)),
       ...Array.from({ length: 40 }, (_, i) => turn(i, "p1")),
@@ -104,7 +104,7 @@ describe.each(backends)("window reads on %s", (_name, make) => {
   });
 
   it("listCalledTools names each tool with calls once, of this partition only", async () => {
-    const ledger = new Ledger(await make(), { onFailure: () => undefined });
+    const ledger = new Ledger(await make(), { failureSink: () => undefined });
     await ledger.appendCalls([
       ...["a", "ab", "send.email", "a_b", "zz"].flatMap((tool, i) => [call(tool, i), call(tool, i + 10)]),
       call("other", 1, "p1"),
@@ -117,7 +117,7 @@ describe.each(backends)("window reads on %s", (_name, make) => {
 
   it("a corrupt row in the window is skipped and counted, never failing the read", async () => {
     const store = await make();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.appendCalls(Array.from({ length: 5 }, (_, i) => call("a", i)));
     await store.put(namespaceFor("tool-lessons", "p", "calls", "a"), timeOrderedId(START + 99_000), { v: 1 });
     const read = await ledger.listCalls("p", { tool: "a", limit: 3 });
@@ -128,7 +128,7 @@ describe.each(backends)("window reads on %s", (_name, make) => {
   it("retention prunes a tool's calls and a partition's turns to the newest, through the store's batch", async () => {
     const store = await make();
     const batch = vi.spyOn(store, "batch");
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("p", { retainCallsPerTool: 20, retainTurns: 100 });
     const calls = await ledger.appendCalls(Array.from({ length: 45 }, (_, i) => call("a", i)));
     const turns = await ledger.appendTurns(Array.from({ length: 250 }, (_, i) => turn(i)));
@@ -146,7 +146,7 @@ describe("SqliteStore window reads", () => {
     const store = await sqlite();
     expect(hasWindowReads(store)).toBe(true);
     expect(hasWindowReads(new InMemoryStore())).toBe(false);
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("p", { retainCallsPerTool: 10_000 });
     await ledger.appendCalls(Array.from({ length: 3000 }, (_, i) => call("a", i)));
     const search = vi.spyOn(store, "search");
@@ -170,9 +170,9 @@ describe("SqliteStore window reads", () => {
   it("reads rows another store wrote in the same layout (no migration step)", async () => {
     const store = await sqlite();
     // Written through the plain BaseStore path, as a ledger before window reads wrote them.
-    const before = new Ledger(plain(store), { onFailure: () => undefined });
+    const before = new Ledger(plain(store), { failureSink: () => undefined });
     const written = await before.appendCalls(Array.from({ length: 30 }, (_, i) => call("send.email", i)));
-    const after = new Ledger(store, { onFailure: () => undefined });
+    const after = new Ledger(store, { failureSink: () => undefined });
     expect(ids(await after.listCalls("p", { tool: "send.email", limit: 10 }))).toEqual(ids(written).slice(20));
   });
 

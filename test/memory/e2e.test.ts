@@ -93,13 +93,13 @@ function agent(manager: LessonManager, seen: BaseMessage[][]) {
 
 describe("tool memory end to end, on a real LangGraph agent", () => {
   it("after enough calls the guideline says vague requests return nothing, and the next prompt carries it", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, [searchDocs]);
     const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
     const recorder = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,
-      onFailure: (f) => expect.fail(f.message),
+      failureSink: (f) => expect.fail(f.message),
     });
     const seen: BaseMessage[][] = [];
     const graph = agent(manager, seen);
@@ -165,7 +165,7 @@ describe("tool memory end to end, on a real LangGraph agent", () => {
   });
 
   it("with a model evaluator and a model synthesizer behind the same interfaces", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, [searchDocs]);
     // The judge reads the masked record and scores "No results" 0.5, as the rubric asks.
     const judge = new ScriptedReplyModel((messages) => {
@@ -197,7 +197,7 @@ describe("tool memory end to end, on a real LangGraph agent", () => {
     const recorder = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,
-      onFailure: (f) => expect.fail(f.message),
+      failureSink: (f) => expect.fail(f.message),
     });
     const seen: BaseMessage[][] = [];
     const graph = agent(manager, seen);

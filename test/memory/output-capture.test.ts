@@ -99,11 +99,11 @@ describe("the recorder keeps a successful call's output summary", () => {
       },
       { name: "lookup", description: "Look up a customer.", schema: z.object({ customer: z.string() }) },
     );
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const handler = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,
-      onFailure: (f) => expect.fail(f.message),
+      failureSink: (f) => expect.fail(f.message),
     });
     const graph = buildAgent({
       model: new ScriptedChatModel(

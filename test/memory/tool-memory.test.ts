@@ -20,7 +20,7 @@ import { GOOD_REPLY, output, ScriptedReplyModel, wait } from "./memory-fixtures.
 const P = "p";
 
 function ledger(): Ledger {
-  return new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  return new Ledger(new InMemoryStore(), { failureSink: () => undefined });
 }
 
 let n = 0;

@@ -22,7 +22,9 @@ function deskAgent(cacheKeeping: boolean, extra: typeof DESK_THREAD = []) {
     model: new SeekingModel(deskScript(extra), views),
     tools: supportDeskTools(),
     checkpointer: new MemorySaver(),
-    middleware: [toolLessonsMiddleware({ ledger, maxTools: 1, cacheKeeping, onFailure: (f) => failures.push(f.kind) })],
+    middleware: [
+      toolLessonsMiddleware({ ledger, maxTools: 1, cacheKeeping, failureSink: (f) => failures.push(f.kind) }),
+    ],
   });
   return { agent, ledger, views, failures };
 }

@@ -37,7 +37,7 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
   const ledger = new Ledger(options.store ?? new InMemoryStore());
   const index = new ToolIndex({ ledger, ...(options.embeddings ? { embeddings: options.embeddings } : {}) });
   // The router's own warnings (a skipped turn) are not the middleware's: kept apart.
-  const router = new ToolRouter({ index, onFailure: () => undefined });
+  const router = new ToolRouter({ index, failureSink: () => undefined });
   const views: ModelView[] = [];
   const warnings: string[] = [];
   const { agent } = deskAgent({
@@ -45,12 +45,12 @@ function setup(options: { embeddings?: Embeddings; maxTools?: number; store?: In
     router,
     maxTools: options.maxTools ?? 3,
     views,
-    onFailure: (failure) =>
+    failureSink: (failure) =>
       warnings.push(failure.error ? `${failure.message} (${failure.error.message})` : failure.message),
   });
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
-    onFailure: (f) => warnings.push(`${f.kind}: ${f.message}`),
+    failureSink: (f) => warnings.push(`${f.kind}: ${f.message}`),
   });
   return { ledger, index, router, views, warnings, agent, recorder };
 }
@@ -272,7 +272,7 @@ describe("toolLessonsMiddleware in createAgent", () => {
   it("uses the agent's own store as the ledger when given none", async () => {
     const store = new InMemoryStore();
     const views: ModelView[] = [];
-    const { agent } = deskAgent({ store, views, maxTools: 2, onFailure: (failure) => expect.fail(failure.message) });
+    const { agent } = deskAgent({ store, views, maxTools: 2, failureSink: (failure) => expect.fail(failure.message) });
     const ledger = new Ledger(store);
     const recorder = new ToolLessonsCallbackHandler({ ledger });
     const turn = await ask(agent, recorder, "erin", "Where is order ORD-482913?");

@@ -62,13 +62,13 @@ async function refusals(ledger: Ledger, partition: string): Promise<CallRecord[]
 describe("a schema refusal through createAgent + toolLessonsMiddleware", () => {
   it("is stored as the error's message, the same text each time, and the review proposes the note the graph agent proposes", async () => {
     // createAgent with the middleware, the recorder in callbacks, the caller named in v1 context.
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const heard: string[] = [];
-    const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => heard.push(f.kind) });
+    const recorder = new ToolLessonsCallbackHandler({ ledger, failureSink: (f) => heard.push(f.kind) });
     const agent = createAgent({
       model: refusedModel(),
       tools: [lookupOrder()],
-      middleware: [toolLessonsMiddleware({ ledger, onFailure: (f) => heard.push(f.kind) })],
+      middleware: [toolLessonsMiddleware({ ledger, failureSink: (f) => heard.push(f.kind) })],
       checkpointer: new MemorySaver(),
     });
     const sent: string[] = [];
@@ -107,7 +107,7 @@ describe("a schema refusal through createAgent + toolLessonsMiddleware", () => {
       model: refusedModel(),
       tools: [lookupOrder()],
       checkpointer: new MemorySaver(),
-      onFailure: (f) => heard.push(f.kind),
+      failureSink: (f) => heard.push(f.kind),
     });
     for (const [i, text] of REQUESTS.entries()) {
       await graph.invoke(
@@ -129,8 +129,8 @@ describe("a schema refusal through createAgent + toolLessonsMiddleware", () => {
 
 describe("a tool error that carries a stack", () => {
   it("is stored as the message alone when a tool returns an error ToolMessage with its stack", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-    const recorder = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+    const recorder = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
     // A tool that reports its own failure to the model, stack and all (as some apps' tools do).
     const reporting = tool(
       async ({ order_id }, config) => {

@@ -134,7 +134,7 @@ export function routedAgent(parts: AgentParts & { router: ToolRouter; onError: (
   return new StateGraph(ToolLessonsAnnotation)
     .addNode(
       "route",
-      createRouteNode({ router, ledger, onFailure: (failure) => onError(failure.error ?? failure.message) }),
+      createRouteNode({ router, ledger, failureSink: (failure) => onError(failure.error ?? failure.message) }),
     )
     .addNode("agent", async (state, config) => {
       const settings = await ledger.getSettings(partition);

@@ -13,8 +13,8 @@
  * WAL as raw bytes after the traffic's flush, after review (before close) and after close; a
  * Postgres table's rows; every lesson after `review({ autoApply: true })`; the routing text; the
  * text the model is shown (`modelDescription` of every card, and what the scripted model was sent
- * on every call); everything written to the recorder's and the route node's `onFailure`, the
- * ledger's `onFailure` and console.warn / error / log / info / debug. Injection cases are also
+ * on every call); everything written to the recorder's and the route node's `failureSink`, the
+ * ledger's `failureSink` and console.warn / error / log / info / debug. Injection cases are also
  * checked not to reach a lesson, the routing text or the prompt.
  *
  * The Postgres sink runs on every 16th case of each channel, not all: each review and apply is a
@@ -51,11 +51,11 @@ const REPORT = "test-results/privacy-channels.json";
 
 const dir = mkdtempSync(join(tmpdir(), "tl-privacy-channels-"));
 
-const openSqlite: OpenStore = async (channel, onFailure) => {
+const openSqlite: OpenStore = async (channel, failureSink) => {
   const file = join(dir, `${channel}.db`);
   const store = await SqliteStore.open(file);
   return {
-    ledger: new Ledger(store, { onFailure }),
+    ledger: new Ledger(store, { failureSink }),
     files: [file, `${file}-wal`],
     close: () => store.close(),
   };
@@ -65,10 +65,10 @@ let postgres: { store: PostgresStore; schema: string } | undefined;
 let postgresSkipped: string | null = null;
 
 function openPostgres(store: PostgresStore, schema: string): OpenStore {
-  return async (channel, onFailure) => {
+  return async (channel, failureSink) => {
     const root = `tl-${channel}`;
     return {
-      ledger: new Ledger(store, { namespaceRoot: root, onFailure }),
+      ledger: new Ledger(store, { namespaceRoot: root, failureSink }),
       rows: async () => {
         const client = new pg.Client({ connectionString: POSTGRES_URL });
         await client.connect();

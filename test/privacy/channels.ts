@@ -279,7 +279,7 @@ export const BENIGN_TEXTS: readonly string[] = [
 /** The sinks other than the store itself, each checked item by item. */
 export type ItemSink = "lessons" | "routing text" | "prompt (examples hidden)" | "prompt (examples shown)";
 /** The logs. */
-export type LogSink = "onFailure (recorder)" | "onFailure (route node)" | "onFailure (ledger)" | "console";
+export type LogSink = "failureSink (recorder)" | "failureSink (route node)" | "failureSink (ledger)" | "console";
 
 /** One text of an item sink: a lesson line, a routing text, a description the model was shown. */
 export interface SinkItem {
@@ -337,8 +337,8 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-/** Opens a fresh store for a channel; `onFailure` is the ledger's failure sink. */
-export type OpenStore = (channel: string, onFailure: FailureSink) => Promise<OpenedStore>;
+/** Opens a fresh store for a channel; `failureSink` is the ledger's failure sink. */
+export type OpenStore = (channel: string, failureSink: FailureSink) => Promise<OpenedStore>;
 
 /** Options of {@link runChannel}. */
 export interface RunChannelOptions {
@@ -611,7 +611,7 @@ export async function runChannel(
   const started = performance.now();
   const logs: ChannelRun["logs"] = [];
   const store = await options.open(options.name, ({ message, context, error }) =>
-    logs.push({ sink: "onFailure (ledger)", text: `${message} ${printed(context ?? "")} ${printed(error ?? "")}` }),
+    logs.push({ sink: "failureSink (ledger)", text: `${message} ${printed(context ?? "")} ${printed(error ?? "")}` }),
   );
   const { ledger } = store;
   const consoleFrom = options.console.length;
@@ -634,9 +634,9 @@ export async function runChannel(
 
   const recorder = new ToolLessonsCallbackHandler({
     ledger,
-    onFailure: (failure) =>
+    failureSink: (failure) =>
       logs.push({
-        sink: "onFailure (recorder)",
+        sink: "failureSink (recorder)",
         text: `${failure.message} ${printed(failure.error)} ${printed(failure.context)}`,
       }),
   });
@@ -650,7 +650,7 @@ export async function runChannel(
     ledger,
     model: new RecordingChatModel(),
     router: new ToolRouter({ index, maxTools: 2 }),
-    onRouteError: (error) => logs.push({ sink: "onFailure (route node)", text: printed(error) }),
+    onRouteError: (error) => logs.push({ sink: "failureSink (route node)", text: printed(error) }),
     owners: new Map(),
     runErrors: [],
     graphs,

@@ -90,8 +90,8 @@ interface World {
 
 async function world(channel: Channel): Promise<World> {
   const store = new InMemoryStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
-  const recorder = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
+  const recorder = new ToolLessonsCallbackHandler({ ledger, failureSink: () => undefined });
   let current = "";
   const tools = toolsFor(channel, () => current);
   await registerTools(ledger, tools, { partition: PARTITION });

@@ -25,9 +25,9 @@ export const SINKS = [
   "routing text",
   "prompt (examples hidden)",
   "prompt (examples shown)",
-  "onFailure (recorder)",
-  "onFailure (route node)",
-  "onFailure (ledger)",
+  "failureSink (recorder)",
+  "failureSink (route node)",
+  "failureSink (ledger)",
   "console",
 ] as const;
 export type Sink = (typeof SINKS)[number];
@@ -41,9 +41,9 @@ const ITEM_SINKS: readonly ItemSink[] = [
   "prompt (examples shown)",
 ];
 const LOG_SINKS: readonly LogSink[] = [
-  "onFailure (recorder)",
-  "onFailure (route node)",
-  "onFailure (ledger)",
+  "failureSink (recorder)",
+  "failureSink (route node)",
+  "failureSink (ledger)",
   "console",
 ];
 

@@ -166,7 +166,7 @@ beforeAll(async () => {
     store: new InMemoryStore(),
     checkpointer: new MemorySaver(),
     autoApply: true,
-    onFailure: () => undefined,
+    failureSink: () => undefined,
   });
   agentLedger = graph.ledger;
   for (let i = 0; i < TURNS_PER_PATH; i++) {
@@ -182,12 +182,12 @@ beforeAll(async () => {
   const tools = await connect();
   middlewareLedger = new Ledger(new InMemoryStore());
   const index = new ToolIndex({ ledger: middlewareLedger });
-  const recorder = new ToolLessonsCallbackHandler({ ledger: middlewareLedger, onFailure: () => undefined });
+  const recorder = new ToolLessonsCallbackHandler({ ledger: middlewareLedger, failureSink: () => undefined });
   const agent = createAgent({
     model: new RecordingModel(sent, "middleware"),
     tools,
     systemPrompt: APP_PROMPT,
-    middleware: [toolLessonsMiddleware({ ledger: middlewareLedger, index, onFailure: () => undefined })],
+    middleware: [toolLessonsMiddleware({ ledger: middlewareLedger, index, failureSink: () => undefined })],
     checkpointer: new MemorySaver(),
   });
   const manager = new LessonManager({ ledger: middlewareLedger, index });

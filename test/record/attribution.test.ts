@@ -31,9 +31,9 @@ const scripted = () =>
     .respond(new AIMessage("done"));
 
 function recorder(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   const heard: ToolLessonsFailure[] = [];
-  const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => heard.push(f), ...options });
+  const handler = new ToolLessonsCallbackHandler({ ledger, failureSink: (f) => heard.push(f), ...options });
   return { ledger, handler, heard };
 }
 

@@ -27,14 +27,14 @@ async function setup() {
   dirs.push(dir);
   const store = await SqliteStore.open(path.join(dir, "ledger.db"));
   await store.setup();
-  const ledger = new Ledger(store, { onFailure: () => undefined, ownsStore: true });
+  const ledger = new Ledger(store, { failureSink: () => undefined, ownsStore: true });
   await ledger.configure("default", { retainCallsPerTool: 10 * RUNS });
   const errors: ToolLessonsFailure[] = [];
   const handler = new ToolLessonsCallbackHandler({
     ledger,
     maxBuffer: MAX_BUFFER,
     singleTenant: true,
-    onFailure: (f) => errors.push(f),
+    failureSink: (f) => errors.push(f),
   });
   const graph = echoTwiceAgent();
   const run = (i: number) =>

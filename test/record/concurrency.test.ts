@@ -22,7 +22,7 @@ async function recordConcurrently(store: BaseStore): Promise<void> {
   const ledger = new Ledger(store);
   for (const user of USERS) await ledger.configure(`u:${user}`, { retainCallsPerTool: 5000 });
   const errors: unknown[] = [];
-  const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(f) });
+  const handler = new ToolLessonsCallbackHandler({ ledger, failureSink: (f) => errors.push(f) });
   const model = new ScriptedChatModel(
     planScript((step) =>
       step < STEPS

@@ -46,8 +46,8 @@ async function turn(handler: ToolLessonsCallbackHandler, thread_id: string, text
 
 describe("calls of the package's own search_tools", () => {
   it("are no call records, never serve a turn, and make no miss, confusion or asked-away wording", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-    const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+    const handler = new ToolLessonsCallbackHandler({ ledger, failureSink: () => undefined });
     await turn(handler, "t-1", "Where is my order?", [LOOKUP]);
     await turn(handler, "t-1", "Can I get a refund?", [SEARCH]);
     await turn(handler, "t-2", "Where is my parcel?", [LOOKUP, SEARCH]);

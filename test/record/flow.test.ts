@@ -40,14 +40,14 @@ const RECORDS_PER_RUN = 3;
 async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   const store = new ValveStore();
   const ledgerFailures: ToolLessonsFailure[] = [];
-  const ledger = new Ledger(store, { onFailure: (f) => ledgerFailures.push(f) });
+  const ledger = new Ledger(store, { failureSink: (f) => ledgerFailures.push(f) });
   await ledger.fingerprintKey();
   const errors: ToolLessonsFailure[] = [];
   // One caller (none named): the app records under `default`.
   const handler = new ToolLessonsCallbackHandler({
     ledger,
     singleTenant: true,
-    onFailure: (f) => errors.push(f),
+    failureSink: (f) => errors.push(f),
     ...options,
   });
   const graph = echoTwiceAgent();

@@ -29,10 +29,10 @@ import {
 
 function setup(plan: (step: number) => PlannedCall[] | undefined, options: { tokensPerStep?: number } = {}) {
   const store = new InMemoryStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   const errors: ToolLessonsFailure[] = [];
   // Runs that name no caller go to `default`: this app has one caller.
-  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: (f) => errors.push(f) });
   const graph = buildAgent({
     model: new ScriptedChatModel(planScript(plan, options)),
     tools: shopTools(),
@@ -277,17 +277,17 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(await ledger.listTurns("default")).toHaveLength(1);
   });
 
-  it("never throws a ledger failure into the run: it goes to onFailure", async () => {
+  it("never throws a ledger failure into the run: it goes to failureSink", async () => {
     class BrokenStore extends InMemoryStore {
       override async batch(): Promise<never> {
         throw new Error("disk full");
       }
     }
-    const onFailure = vi.fn();
+    const failureSink = vi.fn();
     const handler = new ToolLessonsCallbackHandler({
       ledger: new Ledger(new BrokenStore() as BaseStore),
       singleTenant: true,
-      onFailure,
+      failureSink,
     });
     const graph = buildAgent({
       model: new ScriptedChatModel(planScript((step) => (step === 0 ? [{ name: "echo", args: { n: 1 } }] : undefined))),
@@ -297,22 +297,26 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     expect(state.messages.at(-1)?.content).toBe("done");
     // The store failed: the records are kept for the next try, not lost, and flush says so.
     await expect(handler.flush()).resolves.toEqual({ written: 0, inFlight: 2, lost: 0, timedOut: false });
-    expect(onFailure).toHaveBeenCalledTimes(1);
-    expect(onFailure.mock.calls[0][0]).toMatchObject({ stage: "record", kind: "store_write", context: { records: 2 } });
+    expect(failureSink).toHaveBeenCalledTimes(1);
+    expect(failureSink.mock.calls[0][0]).toMatchObject({
+      stage: "record",
+      kind: "store_write",
+      context: { records: 2 },
+    });
     expect(handler.stats()).toMatchObject({ failed: 0, buffered: 2, storeFailing: true });
     expect(handler.stats().written).toEqual({ calls: 0, turns: 0 });
   });
 
   it("bounds its buffer: a run that finds it full waits for room (back-pressure), nothing is dropped", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onFailure = vi.fn();
+    const failureSink = vi.fn();
     // A long flush interval keeps everything in the buffer while the runs finish.
     const handler = new ToolLessonsCallbackHandler({
       ledger,
       maxBuffer: 5,
       flushEveryMs: 60_000,
       singleTenant: true,
-      onFailure,
+      failureSink,
     });
     const graph = echoTwiceAgent();
     for (let i = 0; i < 3; i += 1)
@@ -321,24 +325,24 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     // buffer to be written (never more than maxBuffer in it), then went in.
     expect(handler.stats()).toMatchObject({ buffered: 3, dropped: 0, written: { calls: 4, turns: 2 } });
     expect(handler.dropped).toBe(0);
-    expect(onFailure).not.toHaveBeenCalled();
+    expect(failureSink).not.toHaveBeenCalled();
     await handler.flush();
     expect(handler.stats()).toMatchObject({ buffered: 0, written: { calls: 6, turns: 3 } });
   });
 
   it("keeps a throwing partition resolver out of the run, and guesses no partition for it", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onFailure = vi.fn();
+    const failureSink = vi.fn();
     const handler = new ToolLessonsCallbackHandler({
       ledger,
-      onFailure,
+      failureSink,
       partition: () => {
         throw new Error("resolver bug");
       },
     });
     await echoTool.invoke({ n: 1 }, { callbacks: [handler] });
     await handler.flush();
-    expect(onFailure).toHaveBeenCalledWith(
+    expect(failureSink).toHaveBeenCalledWith(
       expect.objectContaining({ stage: "record", kind: "caller_refused", error: expect.any(Error) }),
     );
     expect(await ledger.listPartitions()).toEqual([]);
@@ -347,17 +351,17 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
 
   it("refuses ids that are not strings or finite numbers, instead of sharing 'default' among them", async () => {
     const ledger = new Ledger(new InMemoryStore());
-    const onFailure = vi.fn();
-    const handler = new ToolLessonsCallbackHandler({ ledger, onFailure });
+    const failureSink = vi.fn();
+    const handler = new ToolLessonsCallbackHandler({ ledger, failureSink });
     const bad: unknown[] = [10n, { id: 1 }, ["a"], Number.NaN, true, null, "", "  ", "a\u0000b", "x\uD800"];
     for (const user_id of bad) await echoTool.invoke({ n: 1 }, { callbacks: [handler], metadata: { user_id } });
     await echoTool.invoke({ n: 2 }, { callbacks: [handler], metadata: { user_id: "u-7" } });
     await echoTool.invoke({ n: 3 }, { callbacks: [handler], metadata: { user_id: " u-7" } });
     await handler.flush();
     // Said once (the kind), counted every time.
-    expect(onFailure).toHaveBeenCalledTimes(1);
-    expect(onFailure.mock.calls[0][0]).toMatchObject({ stage: "record", kind: "caller_refused" });
-    expect(onFailure.mock.calls[0][0].error).toBeInstanceOf(InvalidInput);
+    expect(failureSink).toHaveBeenCalledTimes(1);
+    expect(failureSink.mock.calls[0][0]).toMatchObject({ stage: "record", kind: "caller_refused" });
+    expect(failureSink.mock.calls[0][0].error).toBeInstanceOf(InvalidInput);
     expect(handler.stats().failed).toBe(bad.length);
     // Two different non-blank ids never merge.
     expect(await ledger.listPartitions()).toEqual(["u:%20u-7", "u:u-7"]);

@@ -40,11 +40,11 @@ class GateStore extends InMemoryStore {
 
 async function setup() {
   const store = new GateStore();
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   await ledger.fingerprintKey();
   store.batches = 0;
   store.puts.length = 0;
-  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+  const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
   return { store, ledger, handler };
 }
 
@@ -179,8 +179,8 @@ describe("the fingerprint key is ready without a timer", () => {
 
   it("a fresh in-memory ledger's first run is written with no timer firing", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
     driveRun(handler, 6);
     // flush()'s own deadline is a (fake) timer that never fires: only the writes can end it.
     expect(await handler.flush({ timeoutMs: 1000 })).toMatchObject({ written: 3, timedOut: false });

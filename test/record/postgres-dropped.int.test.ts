@@ -43,10 +43,10 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
   beforeAll(async () => {
     store = await openPostgresStore(url.toString(), { schema, onIdleError: () => undefined });
     direct = await openPostgresStore(POSTGRES_URL, { schema });
-    ledger = new Ledger(store, { onFailure: () => undefined });
+    ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("u:dropped", { retainCallsPerTool: 5_000, retainTurns: 5_000 });
     await ledger.fingerprintKey();
-    handler = new ToolLessonsCallbackHandler({ ledger, maxRetryDelayMs: 50, onFailure: (f) => heard.push(f) });
+    handler = new ToolLessonsCallbackHandler({ ledger, maxRetryDelayMs: 50, failureSink: (f) => heard.push(f) });
     // One run written before the episodes: the recorder's write thread (the default here) is up and
     // its pool open, so the episodes' kills land on writes, not on the thread's start.
     await echoTwiceAgent().invoke(
@@ -152,7 +152,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
       withheld: 0,
     });
 
-    const reader = new Ledger(direct, { onFailure: () => undefined });
+    const reader = new Ledger(direct, { failureSink: () => undefined });
     const calls = await reader.listCalls("u:dropped");
     const turns = await reader.listTurns("u:dropped");
     expect({ calls: calls.length, turns: turns.length }).toEqual(produced);

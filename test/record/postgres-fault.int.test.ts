@@ -89,7 +89,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
   };
   /** Rows in the database, read past the proxy. */
   const stored = async () => {
-    const reader = new Ledger(direct, { onFailure: () => undefined });
+    const reader = new Ledger(direct, { failureSink: () => undefined });
     return { calls: (await reader.listCalls("u:fault")).length, turns: (await reader.listTurns("u:fault")).length };
   };
 
@@ -97,13 +97,13 @@ describe.skipIf(unavailable !== null)("recording while Postgres goes down and co
     await proxy.open();
     store = await openPostgresStore(proxy.url(), { schema, connectionTimeoutMs: 2_000, onIdleError: () => undefined });
     direct = await openPostgresStore(POSTGRES_URL, { schema });
-    ledger = new Ledger(store, { onFailure: () => undefined });
+    ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("u:fault", { retainCallsPerTool: 5_000 });
     handler = new ToolLessonsCallbackHandler({
       ledger,
       maxBuffer: 60,
       maxRetryDelayMs: 100,
-      onFailure: (f) => errors.push(f),
+      failureSink: (f) => errors.push(f),
     });
   });
 

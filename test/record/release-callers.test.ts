@@ -46,11 +46,11 @@ async function run(handler: ToolLessonsCallbackHandler, thread_id: string, confi
 }
 
 function recorder(callers?: ThreadCallers, partition = TEMPLATE) {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   const handler = new ToolLessonsCallbackHandler({
     ledger,
     partition,
-    onFailure: () => undefined,
+    failureSink: () => undefined,
     ...(callers ? { callers } : {}),
   });
   const errors = async (key = PARTITION) => (await ledger.listCalls(key)).map((c) => c.errorMessage).filter(Boolean);

@@ -23,9 +23,9 @@ class RefusingStore extends InMemoryStore {
 describe("one bad record never takes others with it", () => {
   it("a batch refused by the store is written again row by row: only the bad record is lost", async () => {
     const store = new RefusingStore();
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const errors: ToolLessonsFailure[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: (f) => errors.push(f) });
     for (let i = 0; i < 5; i++) await anyTool("good").invoke({ i }, { callbacks: [handler] });
     await anyTool("poisoned").invoke({}, { callbacks: [handler] });
     for (let i = 0; i < 5; i++) await anyTool("good").invoke({ i }, { callbacks: [handler] });
@@ -38,8 +38,8 @@ describe("one bad record never takes others with it", () => {
   });
 
   it("a tool name no store can key by is refused alone", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
     await anyTool("bad\uD800name").invoke({}, { callbacks: [handler] });
     await anyTool("x".repeat(100_000)).invoke({}, { callbacks: [handler] });
     await anyTool("fine").invoke({}, { callbacks: [handler] });
@@ -49,9 +49,9 @@ describe("one bad record never takes others with it", () => {
   });
 
   it("a call whose input LangChain cannot serialize (a BigInt) is counted and reported, not silently lost", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const errors: ToolLessonsFailure[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: (f) => errors.push(f) });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: (f) => errors.push(f) });
     const out = await anyTool("big").invoke({ n: 10n } as never, { callbacks: [handler] });
     await handler.flush();
     expect(out).toBe("ok");
@@ -60,18 +60,18 @@ describe("one bad record never takes others with it", () => {
     expect(errors[0].message).toMatch(/BigInt/);
   });
 
-  it("what reaches onFailure is redacted: a store error quoting a value does not carry it", async () => {
+  it("what reaches failureSink is redacted: a store error quoting a value does not carry it", async () => {
     class LeakyStore extends InMemoryStore {
       override async batch<Op extends readonly Operation[]>(_operations: Op): Promise<never> {
         throw new Error('insert failed for {"email":"margaret.whitfield@example.org","card":"4111 1111 1111 1111"}');
       }
     }
-    const ledger = new Ledger(new LeakyStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new LeakyStore(), { failureSink: () => undefined });
     const errors: unknown[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,
-      onFailure: (f) => errors.push(f.error),
+      failureSink: (f) => errors.push(f.error),
     });
     await anyTool("t").invoke({}, { callbacks: [handler] });
     await handler.flush();
@@ -117,14 +117,14 @@ class PlannedStore extends InMemoryStore {
 describe("no record lost to a dropped connection", () => {
   async function record(plan: ConstructorParameters<typeof PlannedStore>[0]) {
     const store = new PlannedStore(plan);
-    const ledger = new Ledger(store, { onFailure: () => undefined });
+    const ledger = new Ledger(store, { failureSink: () => undefined });
     const heard: ToolLessonsFailure[] = [];
     const handler = new ToolLessonsCallbackHandler({
       ledger,
       singleTenant: true,
       flushEveryMs: 60_000,
       maxRetryDelayMs: 20,
-      onFailure: (f) => heard.push(f),
+      failureSink: (f) => heard.push(f),
     });
     // Five single-call runs, written as one batch of five rows.
     for (let i = 0; i < 5; i++) await anyTool("good").invoke({ i }, { callbacks: [handler] });

@@ -102,8 +102,8 @@ describe("what enters from outside is checked where it enters", () => {
   });
 
   it("a model's token count that is not finite is not kept (the call is)", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
-    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
+    const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
     const serialized = { lc: 1, type: "not_implemented" as const, id: ["tool"] };
     const call = { id: "c1", name: "echo", args: { n: 1 }, type: "tool_call" as const };
     const ai = new AIMessage({

@@ -251,7 +251,7 @@ describe("the candidate pass of the in-memory index", () => {
         vectorStore: (e) =>
           new InMemoryVectorIndex(e, { firstPass: { termRows: 40, termShare: 0, commonPostings: 1000, rescore: 256 } }),
       });
-      const router = new ToolRouter({ index, partition: "p", onFailure: () => undefined });
+      const router = new ToolRouter({ index, partition: "p", failureSink: () => undefined });
       const requests = readJsonl<{ query: string }>("queries.jsonl").filter((_, i) => i % 40 === 0);
       const memory = index.store as InMemoryVectorIndex;
       let same = 0;
@@ -291,7 +291,7 @@ describe("memory held by the routing index", () => {
       Array.from({ length: 30 }, (_, i) => ({ name: `tool_${i}`, description: `does thing number ${i} for orders` })),
     );
     const index = new ToolIndex({ ledger });
-    const router = new ToolRouter({ index, alwaysInclude: ["tool_0"], onFailure: () => undefined });
+    const router = new ToolRouter({ index, alwaysInclude: ["tool_0"], failureSink: () => undefined });
     await router.route("warm up");
     index.indexedTools = () => {
       throw new Error("listed every tool");

@@ -27,7 +27,7 @@ async function setup(partitions: string[], options: Partial<ConstructorParameter
   const router = new ToolRouter({
     index,
     maxTools: 2,
-    onFailure: (failure) => warnings.push(failure),
+    failureSink: (failure) => warnings.push(failure),
     ...options,
   });
   return { ledger, index, router, warnings };
@@ -138,7 +138,7 @@ describe("ToolRouter.route degrades, never breaks", () => {
 
   it("survives a warning sink that throws", async () => {
     const { router, index } = await setup(["default"], {
-      onFailure: () => {
+      failureSink: () => {
         throw new Error("sink down");
       },
     });

@@ -74,7 +74,7 @@ async function ranked(index: ToolIndex): Promise<Array<Array<[string, number]>>>
 
 describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and restarted", () => {
   it("fails routing with StoreUnavailable while Chroma is down, records keep flowing, and reindex() restores identical rankings", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, [...TOOLS.filter((t) => t.name !== "send_email"), ...shopTools()], {
       partition: PARTITION,
     });
@@ -102,7 +102,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
 
     // Records go to the ledger, whatever the index: an agent run recorded by the callback handler.
     const errors: unknown[] = [];
-    const handler = new ToolLessonsCallbackHandler({ ledger, onFailure: (f) => errors.push(f) });
+    const handler = new ToolLessonsCallbackHandler({ ledger, failureSink: (f) => errors.push(f) });
     const agent = buildAgent({
       model: new ScriptedChatModel(
         planScript((step) => [[{ name: "lookup_order", args: { order_id: "ORD-918273" } }]][step]),
@@ -159,7 +159,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
   }, 60_000);
 
   it("restores identical rankings after Chroma comes back empty (its data lost)", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, TOOLS, { partition: PARTITION });
     const collectionName = `fault_lost_${process.pid}`;
     const index = new ToolIndex({
@@ -183,7 +183,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
   }, 60_000);
 
   it("an upsert whose write failed during the outage is written by the same upsert afterwards (shared embeddings, no refit)", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, TOOLS, { partition: PARTITION });
     // Given embeddings are never refitted, so an upsert re-embeds only the changed card.
     const embeddings = new LexicalEmbeddings().fit(TOOLS.map((t) => `${t.name} ${t.description}`));
@@ -211,7 +211,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
   }, 60_000);
 
   it("router.route during the outage sends every tool (skipped), and routes again once Chroma is back", async () => {
-    const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     await registerTools(ledger, TOOLS, { partition: PARTITION });
     const collectionName = `fault_router_${process.pid}`;
     const index = new ToolIndex({
@@ -219,7 +219,7 @@ describe.skipIf(skipReason !== undefined)("ToolIndex with Chroma stopped and res
       vectorStore: (embeddings) => new ChromaVectorIndex({ host: "127.0.0.1", port, collectionName, embeddings }),
     });
     await index.reindex(PARTITION);
-    const router = new ToolRouter({ index, partition: PARTITION, maxTools: 2, onFailure: () => undefined });
+    const router = new ToolRouter({ index, partition: PARTITION, maxTools: 2, failureSink: () => undefined });
     const up = await router.route("the weather forecast for a city");
     expect(up.tools[0]).toBe("get_weather");
     await server!.stop();

@@ -20,7 +20,7 @@ const critical = { priority: "critical", source: "user_explicit" } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ledger(): Ledger {
-  return new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  return new Ledger(new InMemoryStore(), { failureSink: () => undefined });
 }
 
 describe("putRule", () => {
@@ -121,7 +121,7 @@ describe("listing, isolation and the shared scope", () => {
 
   it("skips and counts corrupt rows, and the listing still answers", async () => {
     const store = new InMemoryStore();
-    const l = new Ledger(store, { onFailure: () => undefined });
+    const l = new Ledger(store, { failureSink: () => undefined });
     const good = await putRule(l, { ...critical, tool: "send_email", rule: "Never email Sarah." }, { partition: "p" });
     await store.put([DEFAULT_NAMESPACE_ROOT, encodeLabel("p"), "rules"], "broken", { tool: 3 });
     await store.put([DEFAULT_NAMESPACE_ROOT, encodeLabel(SHARED_SCOPE), "rules"], "broken", { rule: "" });
@@ -208,7 +208,7 @@ describe("recordObservations", () => {
 
 describe("the shared scope is written only by an explicit call", () => {
   it("refuses a rule write or a captured edict whose caller partition names a reserved scope", async () => {
-    const l = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+    const l = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
     const input = {
       tool: "send_email",
       rule: "Never email Sarah.",

@@ -56,7 +56,7 @@ describe("a fleet over one shared Chroma collection", () => {
       maxTools: 2,
       // What is tested is what is served, not how fast: a loaded machine must not skip routing.
       timeoutMs: 15_000,
-      onFailure: (f) => failures.push(f),
+      failureSink: (f) => failures.push(f),
     });
     let turns = 0;
     const routed = async () => {

@@ -87,7 +87,7 @@ describe.each(BACKENDS)("a fleet over %s", (_name, open, skip) => {
         maxTools: 2,
         // What is tested is what is served, not how fast: a loaded machine must not skip routing.
         timeoutMs: 15_000,
-        onFailure: (f) => failures.push(f),
+        failureSink: (f) => failures.push(f),
       });
       let turns = 0;
       const ask = async (text: string) => {

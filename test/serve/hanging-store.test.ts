@@ -51,7 +51,7 @@ describe("createToolLessonsAgent over a store that never answers", () => {
         checkpointer: new MemorySaver(),
         maxTools: 2,
         timeoutMs: BOUND_MS,
-        onFailure: (failure) => failures.push(failure),
+        failureSink: (failure) => failures.push(failure),
       });
       const config = { configurable: { thread_id: `hang-${when}`, user_id: "ann" } };
       if (when === "after a first turn registered the tools") {
@@ -94,9 +94,9 @@ describe("createAgent + toolLessonsMiddleware over a store that never answers", 
         views,
         maxTools: 2,
         timeoutMs: BOUND_MS,
-        onFailure: (failure) => failures.push(failure),
+        failureSink: (failure) => failures.push(failure),
       });
-      const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(store), onFailure: () => undefined });
+      const recorder = new ToolLessonsCallbackHandler({ ledger: new Ledger(store), failureSink: () => undefined });
       if (when === "after a first turn registered the tools") {
         await agent.invoke(
           { messages: [new HumanMessage("Where is order ORD-100000?")] },

@@ -74,7 +74,7 @@ describe("a cache-keeping createAgent turn over an index that hangs", () => {
           index: new HangingIndex({ ledger }),
           cacheKeeping: true,
           timeoutMs: 150,
-          onFailure: (f) => failures.push(f),
+          failureSink: (f) => failures.push(f),
         }),
       ],
     });

@@ -65,7 +65,7 @@ async function recordMisses(ledger: Ledger, requests: readonly string[], from = 
 
 /** A partition with the three tools registered and indexed, routing offering `routingK` tools. */
 async function freshPartition(settings: SettingsInput) {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   await ledger.configure(P, settings);
   await registerTools(ledger, TOOLS, { partition: P });
   // Wordings off: the subject is how examples are chosen (wordings would cover the misses).

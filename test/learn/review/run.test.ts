@@ -25,7 +25,7 @@ const TOOLS = shopTools("lookup_order", "refund_order", "track_parcel");
 
 /** A ledger with the tools registered, and one user turn written as the recorder writes it. */
 async function world() {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
   // Wordings off: the subject is the lessons both adapters learn (wordings would cover the misses).

@@ -33,7 +33,7 @@ const MONEY_BACK = [
 ];
 
 async function world() {
-  const ledger = new Ledger(new InMemoryStore(), { onFailure: () => undefined });
+  const ledger = new Ledger(new InMemoryStore(), { failureSink: () => undefined });
   await ledger.configure(P, { routingK: 2 });
   await registerTools(ledger, TOOLS);
   // Wordings off: the subject is the lessons a thread review finds (wordings would cover the misses).

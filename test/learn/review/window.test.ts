@@ -82,7 +82,7 @@ async function traffic(ledger: Ledger, from: number, to: number, tool: (i: numbe
 async function sqliteLedger(): Promise<{ store: SqliteStore; ledger: Ledger }> {
   const store = await SqliteStore.open(":memory:");
   stores.push(store);
-  const ledger = new Ledger(store, { onFailure: () => undefined });
+  const ledger = new Ledger(store, { failureSink: () => undefined });
   await ledger.configure(P, { retainCallsPerTool: 100_000, retainTurns: 100_000 });
   await registerTools(ledger, TOOLS, { partition: P });
   return { store, ledger };
@@ -90,7 +90,7 @@ async function sqliteLedger(): Promise<{ store: SqliteStore; ledger: Ledger }> {
 
 describe("gatherWindow", () => {
   it.each([
-    ["InMemoryStore", async () => new Ledger(new InMemoryStore(), { onFailure: () => undefined })],
+    ["InMemoryStore", async () => new Ledger(new InMemoryStore(), { failureSink: () => undefined })],
     ["SqliteStore", async () => (await sqliteLedger()).ledger],
   ])("on %s, holds exactly the partition's records when the window holds everything", async (_n, make) => {
     const ledger = await make();
