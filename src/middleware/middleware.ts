@@ -17,11 +17,12 @@ import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.j
 import { requestIdFor } from "../caller/request.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { withLessonsBlock } from "../serve/system-message.js";
+import { cacheModeOf, withSearchCalls } from "../serve/provider-mode.js";
 import { createSearchToolsTool } from "../serve/search-tools.js";
 import { describerOf, keptForCall, type KeptTool, SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
 import { TurnServer } from "../serve/turn-server.js";
 import type { ServeConfig, ServedTurn } from "../serve/types.js";
-import { type RequestTool, requestToolName, toolsForModel } from "./tools-view.js";
+import { deferredCall, type RequestTool, requestToolName, toolsForModel } from "./tools-view.js";
 
 /** Options of {@link toolLessonsMiddleware}: those of serving a turn, and the middleware's name. */
 export interface ToolLessonsMiddlewareOptions extends ServeOptions {
@@ -115,9 +116,13 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     tools: search ? [search] : [],
     async wrapModelCall(request, handler) {
       const kept = search ? ((request.state as { keptTools?: KeptTool[] }).keptTools ?? []) : undefined;
+      // Provider-deferred (src/serve/provider-mode.ts): every tool is the thread's, so every tool is served as kept.
+      const mode = search ? cacheModeOf(request.model, options.deferredLoading) : "append";
       let turn: ServedTurn | undefined;
       try {
-        turn = await serve(request, kept);
+        const served =
+          mode === "append" ? kept : agentTools(request.tools).map((t) => ({ name: t.name, description: "" }));
+        turn = await serve(request, served);
       } catch (error) {
         // Anything unforeseen in serving: the call goes on as the agent made it.
         server.reporter.report(
@@ -131,6 +136,15 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       if (!kept) {
         const tools = toolsForModel(request.tools, turn.tools, turn.shownCards, SHOW_EXAMPLES);
         return handler({ ...request, tools: tools as typeof request.tools, systemMessage });
+      }
+      if (mode !== "append") {
+        const call = deferredCall(mode, request.tools, request.messages, kept, turn.shownCards);
+        const tools = call.tools as typeof request.tools;
+        const reply = withSearchCalls(
+          mode,
+          await handler({ ...request, tools, messages: call.messages, systemMessage }),
+        );
+        return call.kept === kept ? reply : new Command({ update: { keptTools: [...call.kept] } });
       }
       const own = agentTools(request.tools);
       const known = new Set(own.map((t) => t.name));

@@ -10,10 +10,16 @@
  * model is bound with it, and when the model calls that name the agent's own tool node runs the
  * registered instance. So a tool whose shown description differs from its own is sent as a plain
  * definition carrying the new description and the tool's own schema; every other tool is sent as
- * the registered instance itself.
+ * the registered instance itself. Provider-deferred cache keeping sends every tool as such a
+ * definition, marked deferred ({@link deferredCall}).
  */
+import type { BaseMessage } from "@langchain/core/messages";
+import type { ToolSource } from "../ledger/cards.js";
 import { modelDescription } from "../prompt/describe.js";
 import type { ToolCard } from "../ledger/schema.js";
+import { type CacheMode, deferredTools, openAiToolSearch, providerMessages } from "../serve/provider-mode.js";
+import { SEARCH_TOOLS_DESCRIPTION } from "../serve/search-tools.js";
+import { describerOf, growKept, type KeptTool, SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 
 /** A tool as a `createAgent` model request carries it: a registered tool, or a provider's dict. */
@@ -65,4 +71,45 @@ export function toolsForModel<T extends RequestTool>(
     out.push(shown === current ? tool : { name, description: shown, schema: (tool as { schema?: unknown }).schema });
   }
   return out;
+}
+
+/**
+ * The tools and messages of one provider-deferred model call (`deferredLoading`, see
+ * `src/serve/provider-mode.ts`): `search_tools` first (the registered tool for Anthropic, the
+ * client-executed `tool_search` for OpenAI), then every tool of the agent deferred, each with the
+ * description frozen for the thread (`kept`, grown by tools the thread has not seen yet, described
+ * by `shownCards`), then the tools without a name (a provider's) as they are; and the messages with
+ * each `search_tools` answer in the provider's form. `kept` is returned itself when nothing was
+ * added. Pure.
+ */
+export function deferredCall(
+  mode: Exclude<CacheMode, "append">,
+  tools: readonly RequestTool[],
+  messages: readonly BaseMessage[],
+  kept: readonly KeptTool[],
+  shownCards: readonly ToolCard[],
+): { tools: RequestTool[]; messages: BaseMessage[]; kept: readonly KeptTool[] } {
+  const own: ToolSource[] = [];
+  const unnamed: RequestTool[] = [];
+  let search: RequestTool | undefined;
+  for (const tool of tools) {
+    const name = requestToolName(tool);
+    if (name === undefined) unnamed.push(tool);
+    else if (name === SEARCH_TOOLS_NAME) search = tool;
+    else own.push(tool as ToolSource);
+  }
+  const known = new Set(own.map((t) => t.name));
+  const grown = growKept(
+    kept,
+    own.map((t) => t.name),
+    describerOf(own, shownCards),
+    known,
+  );
+  const deferred = deferredTools(grown, own);
+  const first = mode === "openai" ? openAiToolSearch(SEARCH_TOOLS_DESCRIPTION) : search;
+  return {
+    tools: [...(first ? [first] : []), ...deferred, ...unnamed],
+    messages: providerMessages(mode, messages, deferred),
+    kept: grown,
+  };
 }

@@ -9,6 +9,7 @@ import type { PartitionResolver } from "../caller/partition.js";
 import type { ToolRouter } from "../routing/router.js";
 import type { ToolIndex } from "../routing/tool-index.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
+import type { DeferredLoading } from "./provider-mode.js";
 
 /** Options of serving a turn ({@link TurnServer}). */
 export interface ServeOptions {
@@ -82,6 +83,16 @@ export interface ServeOptions {
    */
   cacheKeeping?: boolean;
   /**
+   * How cache-keeping mode keeps the provider's prompt cache. `"auto"` picks from the agent's
+   * model: provider-deferred with `ChatAnthropic` (`"anthropic"`: every tool sent with
+   * `defer_loading`, `search_tools` answered with `tool_reference` blocks) or with `ChatOpenAI` on
+   * the Responses API (`"openai"`: the client-executed `tool_search`, answered with a
+   * `tool_search_output`); with any other model `"append"` (found tools appended to the tools
+   * array). Set it to force one. See docs/middleware.md.
+   * @default "auto"
+   */
+  deferredLoading?: DeferredLoading;
+  /**
    * Most tools one `search_tools` answer names (cache-keeping mode).
    * @default 3
    */
@@ -103,5 +114,6 @@ export const DEFAULT_SERVE = Object.freeze({
   maxTokens: 1500,
   timeoutMs: DEFAULT_TIME_BOUND_MS,
   cacheKeeping: false,
+  deferredLoading: "auto" as DeferredLoading,
   searchResults: 3,
 });
