@@ -246,7 +246,7 @@ async function loadLevel(level: number, rate: number, writeThread: boolean): Pro
   const store = await openPostgresStore(POSTGRES_URL, { schema });
   try {
     await new Ledger(store).configure(PARTITION, { retainCallsPerTool: 10_000_000, retainTurns: 10_000_000 });
-    await new Ledger(store).fingerprintKey();
+    await new Ledger(store).fingerprintKey("default");
     const reports = await Promise.all(
       Array.from({ length: PROCS }, (_, p) => runChild({ schema, label: `p${p}`, mode: "load", rate, writeThread })),
     );
@@ -288,7 +288,7 @@ async function capacity(): Promise<number> {
   const schema = uniqueSchema("tl_bench_cap");
   const store = await openPostgresStore(POSTGRES_URL, { schema });
   try {
-    await new Ledger(store).fingerprintKey();
+    await new Ledger(store).fingerprintKey("default");
     const reports = await Promise.all(
       Array.from({ length: PROCS }, (_, p) =>
         runChild({ schema, label: `c${p}`, mode: "capacity", writeThread: true }),

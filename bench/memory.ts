@@ -85,7 +85,7 @@ async function passes(store: BaseStore): Promise<PassTimes> {
   const ledger = new Ledger(store, { failureSink: () => undefined });
   await ledger.configure(P, { retainCallsPerTool: CALLS_PER_TOOL, memoryWindow: CALLS_PER_TOOL });
   await ledger.appendCalls(records());
-  await ledger.fingerprintKey();
+  await ledger.fingerprintKey(P);
   const memory = new ToolMemory({ ledger });
   let t0 = performance.now();
   const evaluation = await memory.evaluate(P);

@@ -15,6 +15,7 @@ import { InvalidInput } from "./errors.js";
  * | `OPENAI_API_KEY`            | `openaiApiKey`  | the key the chat model and embeddings send     |
  * | `TOOL_LESSONS_CHAT_MODEL`   | `chatModel`     | the chat model's name (agent, augmentation, proposer) |
  * | `TOOL_LESSONS_EMBEDDINGS_MODEL` | `embeddingsModel` | the embeddings model's name (routing)     |
+ * | `TOOL_LESSONS_KEY`          | `ledgerKey`     | the ledger's secret: the key of its fingerprints and word tokens (required over Postgres) |
  *
  * The model variables are read here for an application's wiring (examples/production.ts); the
  * package itself takes its chat model and embeddings as objects and reads none of them. The two
@@ -39,6 +40,11 @@ export interface ToolLessonsEnv {
   chatModel?: string;
   /** Name of the embeddings model, from `TOOL_LESSONS_EMBEDDINGS_MODEL`. */
   embeddingsModel?: string;
+  /**
+   * The ledger's secret (the key of its fingerprints and word tokens), from `TOOL_LESSONS_KEY`:
+   * at least 16 characters, the same in every process of the ledger. Never put in a message or a log.
+   */
+  ledgerKey?: string;
 }
 
 /** Environment variable behind each field of {@link ToolLessonsEnv}. */
@@ -50,6 +56,7 @@ export const ENV_VARIABLES = {
   openaiApiKey: "OPENAI_API_KEY",
   chatModel: "TOOL_LESSONS_CHAT_MODEL",
   embeddingsModel: "TOOL_LESSONS_EMBEDDINGS_MODEL",
+  ledgerKey: "TOOL_LESSONS_KEY",
 } as const satisfies Record<keyof ToolLessonsEnv, string>;
 
 const blankAsUnset = (value: unknown) => (typeof value === "string" && value.trim() === "" ? undefined : value);
@@ -68,6 +75,7 @@ const EnvSchema = z.object({
   openaiApiKey: z.preprocess(blankAsUnset, z.string().optional()),
   chatModel: z.preprocess(blankAsUnset, z.string().optional()),
   embeddingsModel: z.preprocess(blankAsUnset, z.string().optional()),
+  ledgerKey: z.preprocess(blankAsUnset, z.string().optional()),
 });
 
 /**

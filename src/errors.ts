@@ -164,3 +164,13 @@ export class InvalidEmbeddings extends InvalidInput {
 export class SentenceEncoderUnavailable extends ToolLessonsError {
   override name = "SentenceEncoderUnavailable";
 }
+
+/**
+ * A ledger over a store that other processes may share and that keeps no file (Postgres, a
+ * `BaseStore` of your own) was opened without the app's secret: the key of its fingerprints and
+ * word tokens must not live in the store that holds them. Set `TOOL_LESSONS_KEY`, or pass
+ * `{ secret }` to `openLedger`, `new Ledger(store, …)` or `PostgresLedger.fromConnString`.
+ */
+export class KeyRequired extends InvalidInput {
+  override name = "KeyRequired";
+}

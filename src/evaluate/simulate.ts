@@ -190,7 +190,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   // Requests are stored as the recorder stores them: each its own thread (one caller), words
   // outside the static allow-list as tokens until a second thread shows them (`word-releases.ts`).
   const releases = new WordReleases();
-  const key = await ledger.fingerprintKey();
+  const key = await ledger.fingerprintKey(PARTITION);
   for (let cycle = 0; cycle < slices.length; cycle++) {
     for (const request of slices[cycle]) {
       seq += 1;

@@ -1,3 +1,4 @@
+import { readEnv, type ToolLessonsEnv } from "../env.js";
 import { RecordsPending } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink, type ToolLessonsFailure } from "../failure.js";
 import { resolveWordTokens } from "../text/free-text.js";
@@ -9,7 +10,7 @@ import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
 import { CardRows } from "./collections/card-rows.js";
 import { commit, type LedgerChange } from "./collections/commit.js";
-import { FingerprintKey } from "./collections/fingerprint-key.js";
+import { LedgerKeys, resolveLedgerKeys } from "./collections/fingerprint-key.js";
 import { listPartitions } from "./collections/partitions.js";
 import { RequestRows } from "./collections/requests.js";
 import { ReleasedWordRows } from "./collections/released-words.js";
@@ -76,6 +77,19 @@ export interface LedgerOptions {
    * @default false
    */
   ownsStore?: boolean;
+  /**
+   * The app's secret (at least 16 characters): the key of the ledger's fingerprints and word
+   * tokens, never kept in the store. Without it, `TOOL_LESSONS_KEY`; else a 0600 key file beside a
+   * SQLite ledger (`<file>.key`), a per-process key for `InMemoryStore`; any other store refuses
+   * to open (`KeyRequired`). See `collections/fingerprint-key.ts`.
+   * @default env.ledgerKey (TOOL_LESSONS_KEY)
+   */
+  secret?: string;
+  /**
+   * The environment read for `secret`'s default.
+   * @default readEnv() (process.env)
+   */
+  env?: ToolLessonsEnv;
 }
 
 /**
@@ -109,7 +123,7 @@ export const DEFAULT_LEDGER_CLOSE_OPTIONS: Readonly<Required<LedgerCloseOptions>
 });
 
 /** Defaults of {@link LedgerOptions}. */
-export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<LedgerOptions>> = Object.freeze({
+export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<Omit<LedgerOptions, "secret" | "env">>> = Object.freeze({
   namespaceRoot: DEFAULT_NAMESPACE_ROOT,
   failureSink: DEFAULT_FAILURE_SINK,
   pageSize: 1_000_000,
@@ -145,10 +159,18 @@ export class Ledger {
   private readonly reviews: ReviewMarkRows;
   private readonly words: ReleasedWordRows;
   private readonly memory: ToolMemoryRows;
-  private readonly key: FingerprintKey;
+  private readonly keys: LedgerKeys;
 
+  /**
+   * @throws KeyRequired over a store that keeps no file and no `secret` (see {@link LedgerOptions.secret})
+   * @throws StoreUnavailable when a SQLite ledger's key file cannot be read or made
+   */
   constructor(store: BaseStore, options: LedgerOptions = {}) {
     this.store = store;
+    this.keys = resolveLedgerKeys(store, {
+      secret: options.secret,
+      envSecret: options.secret === undefined ? (options.env ?? readEnv()).ledgerKey : undefined,
+    });
     this.ownsStore = options.ownsStore ?? DEFAULT_LEDGER_OPTIONS.ownsStore;
     const reporter = new FailureReporter("ledger", options.failureSink ?? DEFAULT_LEDGER_OPTIONS.failureSink);
     this.ctx = {
@@ -160,6 +182,7 @@ export class Ledger {
       pageSize: options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize,
       counters: { skippedRows: 0 },
       announcer: new Announcer(),
+      keys: this.keys,
     };
     this.settings = new SettingsRow(this.ctx);
     this.calls = new CallRows(this.ctx, this.settings);
@@ -171,7 +194,6 @@ export class Ledger {
     this.reviews = new ReviewMarkRows(this.ctx);
     this.words = new ReleasedWordRows(this.ctx);
     this.memory = new ToolMemoryRows(this.ctx);
-    this.key = new FingerprintKey(this.ctx);
   }
 
   /** Rows skipped because they did not parse, since this ledger was made. */
@@ -556,16 +578,14 @@ export class Ledger {
   // ---------------------------------------------------------------- secrets
 
   /**
-   * The key of the keyed hashes (fingerprints) of argument values. Made once per ledger and
-   * stored in it, so every process that records or vets against this ledger agrees on it.
-   * A fingerprint tells whether a text contains a value; it cannot be turned back into one.
-   * On SQLite, Postgres and in memory it is agreed by a put-if-absent, at once; on a store
-   * without compare-and-set the first use of a new ledger waits about 250 ms (see
-   * `collections/fingerprint-key.ts`).
-   * @throws StoreUnavailable when the agreed key cannot be read back.
+   * The key of a partition's keyed hashes (fingerprints of argument values, word tokens): derived
+   * from the ledger's secret and the partition, so tokens never link two partitions. The secret
+   * is never in the store (see {@link LedgerOptions.secret}); the first call deletes the key row
+   * an older ledger kept there. Never rejects.
    */
-  async fingerprintKey(): Promise<string> {
-    return this.key.get();
+  async fingerprintKey(partition: string): Promise<string> {
+    await this.keys.dropStoredKeyOnce(this.ctx);
+    return this.keys.partitionKey(partition);
   }
 
   // ---------------------------------------------------------------- operator scope

@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import type { BaseStore } from "@langchain/langgraph";
 import { readEnv, type ToolLessonsEnv } from "../env.js";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
+import { keyRequired } from "./collections/fingerprint-key.js";
+import { refuseControlCharacters } from "./ledger-path.js";
 import { Ledger, type LedgerOptions } from "./ledger.js";
 
 /** Options of {@link openLedger}: where the ledger lives, plus the {@link LedgerOptions}. */
@@ -60,7 +62,13 @@ export const DEFAULT_OPEN_LEDGER_OPTIONS: Readonly<Required<Pick<OpenLedgerOptio
  * `PostgresLedger.fromConnString(url, { schema })` from `tool-lessons/postgres`, then an explicit
  * `await ledger.setup()` at startup.
  *
- * @throws InvalidInput when more than one of `store`, `path`, `postgresUrl` is given.
+ * The key of the ledger's fingerprints and word tokens is never a row of the store: `secret`, else
+ * `TOOL_LESSONS_KEY`, else (SQLite) a 0600 key file beside the ledger file, `<path>.key`; over
+ * Postgres one of the first two is required (see {@link LedgerOptions.secret}).
+ *
+ * @throws InvalidInput when more than one of `store`, `path`, `postgresUrl` is given, or the path
+ *   holds a NUL or another control character.
+ * @throws KeyRequired over Postgres without `secret` or `TOOL_LESSONS_KEY` (before connecting).
  * @throws StoreUnavailable when the file or server cannot be opened (the message says how to fix it).
  *
  * @example
@@ -72,7 +80,7 @@ export const DEFAULT_OPEN_LEDGER_OPTIONS: Readonly<Required<Pick<OpenLedgerOptio
  * ```
  */
 export async function openLedger(options: OpenLedgerOptions = {}): Promise<Ledger> {
-  const { store, path, postgresUrl, postgresSchema, env, ...ledgerOptions } = options;
+  const { store, path, postgresUrl, postgresSchema, env, secret, ...ledgerOptions } = options;
   const given = [store && "store", path !== undefined && "path", postgresUrl !== undefined && "postgresUrl"].filter(
     (name): name is string => typeof name === "string",
   );
@@ -81,15 +89,33 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<Ledge
       context: { given },
     });
   }
-  if (store) return new Ledger(store, { ...ledgerOptions, ownsStore: false });
+  // The environment is read for the store only when no store, path or URL is given, and for the key only without `secret`.
+  const environment = () => env ?? readEnv();
+  const keyOptions = secret !== undefined ? { secret } : { env: environment() };
+  if (store) return new Ledger(store, { ...ledgerOptions, ...keyOptions, ownsStore: false });
 
-  const fromEnv = path === undefined && postgresUrl === undefined ? (env ?? readEnv()) : {};
+  const fromEnv = path === undefined && postgresUrl === undefined ? environment() : {};
   const url = postgresUrl ?? fromEnv.postgresUrl;
-  const opened =
-    url !== undefined
-      ? await openPostgres(url, postgresSchema)
-      : await openSqlite(resolve(path ?? fromEnv.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path));
-  return new Ledger(opened, { ...ledgerOptions, ownsStore: true });
+  if (url !== undefined && keyOptions.secret === undefined && keyOptions.env?.ledgerKey === undefined) {
+    throw keyRequired("Postgres");
+  }
+  const file = path ?? fromEnv.ledgerPath ?? DEFAULT_OPEN_LEDGER_OPTIONS.path;
+  if (url === undefined) {
+    if (typeof file !== "string") {
+      throw new InvalidInput(`openLedger's path must be a string; got a ${typeof file}.`, {
+        context: { field: "path" },
+      });
+    }
+    refuseControlCharacters(file);
+  }
+  const opened = url !== undefined ? await openPostgres(url, postgresSchema) : await openSqlite(resolve(file));
+  try {
+    return new Ledger(opened, { ...ledgerOptions, ...keyOptions, ownsStore: true });
+  } catch (error) {
+    // The key could not be had (an unreadable key file): the store opened for it is closed again.
+    await opened.stop();
+    throw error;
+  }
 }
 
 /** Loaded on demand: the Postgres backend is an optional peer dependency. */

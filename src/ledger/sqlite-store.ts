@@ -15,6 +15,8 @@ import {
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
 import { type CasCheck, type CasOutcome, type CompareAndSetStore, failedChecks } from "./cas.js";
+import { KEY_FILE_SUFFIX, type KeyFileStore } from "./collections/fingerprint-key.js";
+import { refuseControlCharacters } from "./ledger-path.js";
 import { matchesFilter, PUSHDOWN_KEY, pushdownEquality } from "./sqlite-filter.js";
 import {
   compareNamespaces,
@@ -103,7 +105,7 @@ type OpResult = Item | null | SqliteSearchItem[] | string[][] | undefined;
  * await store.close();
  * ```
  */
-export class SqliteStore extends BaseStore implements CompareAndSetStore {
+export class SqliteStore extends BaseStore implements CompareAndSetStore, KeyFileStore {
   /** The better-sqlite3 connection. Use it for read-only inspection, not to change the schema. */
   readonly db: Database.Database;
 
@@ -120,10 +122,12 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
    * @param database A path (parent directories are created; `":memory:"` for a private
    *   in-memory database) or an open better-sqlite3 `Database`, which stays the caller's to close.
    * @param options See {@link SqliteStoreOptions}.
+   * @throws {InvalidInput} The path holds a NUL or another control character (the file system would cut it short).
    * @throws {StoreUnavailable} The file cannot be created, opened or put in WAL mode.
    */
   constructor(database: Database.Database | string, options: SqliteStoreOptions = {}) {
     super();
+    if (typeof database === "string") refuseControlCharacters(database);
     this.options = {
       busyTimeoutMs: Math.max(0, Math.floor(options.busyTimeoutMs ?? DEFAULT_SQLITE_STORE_OPTIONS.busyTimeoutMs)),
       ensureTables: options.ensureTables ?? DEFAULT_SQLITE_STORE_OPTIONS.ensureTables,
@@ -150,6 +154,17 @@ export class SqliteStore extends BaseStore implements CompareAndSetStore {
       throw this.openFailed("open the SQLite ledger at", path, error);
     }
     this.db = db;
+  }
+
+  /**
+   * Where a ledger over this store keeps its key when the app gives no secret: `<file>.key`
+   * beside the database file (mode 0600, see `collections/fingerprint-key.ts`), never a row of
+   * the file itself. `undefined` for a database no other process can open (`:memory:`, a
+   * temporary one): its ledger keys with a per-process key.
+   */
+  get ledgerKeyFile(): string | undefined {
+    if (this.db.memory || this.db.name === "" || this.db.name === ":memory:") return undefined;
+    return `${resolve(this.db.name)}${KEY_FILE_SUFFIX}`;
   }
 
   /**

@@ -199,7 +199,7 @@ export class ToolMemory {
     const plans = await Promise.all(tools.map((tool) => this.plan(partition, tool, cards.get(tool), settings)));
     const inputs = plans.flatMap((p) => p.inputs);
     const outcomes = inputs.length > 0 ? await this.evaluator.evaluate(inputs, config) : [];
-    const key = this.evaluator.callsModel && inputs.length > 0 ? await this.ledger.fingerprintKey() : "";
+    const key = this.evaluator.callsModel && inputs.length > 0 ? await this.ledger.fingerprintKey(partition) : "";
 
     const report: EvaluationReport = { partition, evaluator: this.evaluator.name, tools: [] };
     let at = 0;
@@ -385,7 +385,7 @@ export class ToolMemory {
     );
     if (!outcome.ok)
       return { tool, status: "failed", guideline: current, detail: `${outcome.reason}: ${outcome.detail}` };
-    const containsValue = windowValueCheck(window, await this.ledger.fingerprintKey());
+    const containsValue = windowValueCheck(window, await this.ledger.fingerprintKey(partition));
     const vetted = vetGuideline(outcome.draft, {
       containsValue,
       allowed: allowedWords({ card: card ? cardWords(card) : [tool], toolNames: [tool], isValue: containsValue }),

@@ -3,6 +3,7 @@ import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { InvalidInput, ToolLessonsError } from "../errors.js";
+import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import { isRecord } from "../internal.js";
 import { type CallerSeen, callerInMetadata, settleCaller } from "./attribution.js";
 import { type ThreadCallers, threadCallersOf } from "../caller/thread-callers.js";
@@ -108,7 +109,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     options.ledger.registerRecorder(this);
     // The key of the fingerprints, asked for now so that the first run's rows need not wait for
     // it. The ledger keeps it (or, when this read fails, tries again when the writer asks).
-    options.ledger.fingerprintKey().catch(() => undefined);
+    options.ledger.fingerprintKey(DEFAULT_PARTITION).catch(() => undefined);
   }
 
   /** The handler is a shared sink: copies (made by some LangChain paths) are the same object. */

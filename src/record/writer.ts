@@ -87,6 +87,7 @@ export class RecordWriter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = RETRY_FIRST_MS;
+  /** The ledger's key use started (its first deletes an older ledger's key row), so the first write need not wait for it. */
   private keyPromise: Promise<string> | undefined;
   /** Set while the store's writes fail: the redacted error line, and since when. */
   private storeFault: { message: string; at: number } | undefined;
@@ -252,7 +253,7 @@ export class RecordWriter {
     // A run was buffered: the episode of a full buffer (or a closed ledger) is over.
     this.failures.rearm("dropped_slow_store", "dropped_store_failed", "dropped_background", "ledger_closed");
     // Start fetching the fingerprint key now, so the first write does not wait for it.
-    this.keyPromise ??= this.ledger.fingerprintKey();
+    this.keyPromise ??= this.ledger.fingerprintKey(entry.run.partition);
     this.keyPromise.catch(() => undefined);
     this.schedule();
   }
@@ -420,10 +421,11 @@ export class RecordWriter {
     const built: RunRecords[] = [];
     for (const e of batch) if (e.kind === "rows") built.push(...e.runs);
     if (runs.length > 0) {
-      let key: string;
+      // Each partition's own key (the partition is part of every MAC: tokens never link two partitions).
+      const keys = new Map<string, string>();
       try {
-        this.keyPromise ??= this.ledger.fingerprintKey();
-        key = await this.keyPromise;
+        for (const { run } of runs)
+          if (!keys.has(run.partition)) keys.set(run.partition, await this.ledger.fingerprintKey(run.partition));
       } catch (error) {
         this.keyPromise = undefined;
         // The runs stay raw in the buffer (in memory only) until the key can be read.
@@ -436,6 +438,7 @@ export class RecordWriter {
       for (const { run } of runs) {
         try {
           const { trace, partition, caller } = run;
+          const key = keys.get(partition)!;
           const source = {
             partition,
             thread: trace.threadId ?? `run\u0000${trace.id}`,

@@ -212,7 +212,7 @@ export async function wordingsFromLedger(
   const [turns, calls, key] = await Promise.all([
     records?.turns ?? ledger.listTurns(partition, { limit }),
     records?.calls ?? ledger.listCalls(partition, { limit }),
-    ledger.fingerprintKey(),
+    ledger.fingerprintKey(partition),
   ]);
   const stamp = [
     turns.length,

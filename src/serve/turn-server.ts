@@ -103,7 +103,7 @@ export class TurnServer {
     const names = input.tools.map((t) => t.name);
     const [lessons] = await Promise.all([
       readLessons(ledger, partition, names, true),
-      ledger.fingerprintKey(),
+      ledger.fingerprintKey(partition),
       router?.index.warm(partition),
     ]);
     // Kept under the versions read before it: any turn while they hold takes its tools' lessons from it.

@@ -3,7 +3,11 @@ import { FINGERPRINT_HEX_LENGTH, MAX_NGRAM, normalise, tokens } from "./mask-sha
 import { normalizeText, skeletonOfNormalized } from "./normalize.js";
 import { allTerms, DEFAULT_MASK_OPTIONS, MASK_BUDGET, type MaskOptions } from "./values.js";
 
-/** Keyed fingerprints of values and texts (see `mask.ts`, "Normalisation"). */
+/**
+ * Keyed fingerprints of values and texts (see `mask.ts`, "Normalisation"). The key is a
+ * partition's (`Ledger.fingerprintKey(partition)`, derived from the app's secret and the
+ * partition), so one value fingerprints differently in two partitions. No state of its own.
+ */
 
 /**
  * Keyed hash of a token or phrase: HMAC-SHA256 over its normalised form, truncated to
@@ -14,26 +18,22 @@ export function fingerprint(token: string, key: string): string {
   return hmac(normalise(token), key);
 }
 
-/** Fingerprints already computed, by normalised text. Pass one to reuse work within a batch. */
-export type FingerprintMemo = Map<string, string>;
-
-const keyBuffers = new Map<string, Buffer>();
-
-function keyBuffer(key: string): Buffer {
-  let buffer = keyBuffers.get(key);
-  if (buffer === undefined) {
-    if (keyBuffers.size >= 8) keyBuffers.clear();
-    buffer = Buffer.from(key, "utf8");
-    keyBuffers.set(key, buffer);
-  }
-  return buffer;
-}
+/**
+ * Fingerprints already computed, by key (a partition's: `Ledger.fingerprintKey`), then by
+ * normalised text. Pass one to reuse work within a batch, whose runs may be of several partitions.
+ */
+export type FingerprintMemo = Map<string, Map<string, string>>;
 
 function hmac(normalised: string, key: string, memo?: FingerprintMemo): string {
-  const known = memo?.get(normalised);
-  if (known !== undefined) return known;
-  const digest = createHmac("sha256", keyBuffer(key)).update(normalised).digest("hex").slice(0, FINGERPRINT_HEX_LENGTH);
-  memo?.set(normalised, digest);
+  let known: Map<string, string> | undefined;
+  if (memo !== undefined) {
+    known = memo.get(key);
+    if (known === undefined) memo.set(key, (known = new Map()));
+    const digest = known.get(normalised);
+    if (digest !== undefined) return digest;
+  }
+  const digest = createHmac("sha256", key).update(normalised).digest("hex").slice(0, FINGERPRINT_HEX_LENGTH);
+  known?.set(normalised, digest);
   return digest;
 }
 

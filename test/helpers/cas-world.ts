@@ -35,7 +35,7 @@ export function seedProposed(ledger: Ledger, note = "Pass order ids with their O
 
 /** `n` calls of the tool refused for an id without its prefix, as the recorder writes them. */
 export async function seedFailures(ledger: Ledger, n = 3): Promise<void> {
-  const key = await ledger.fingerprintKey();
+  const key = await ledger.fingerprintKey(P);
   for (let i = 0; i < n; i++) {
     const id = String(48210 + i);
     const args = { order_id: id };

@@ -102,7 +102,7 @@ async function world(
     ...(options.proposer ? { proposer: options.proposer } : {}),
     ...(options.model ? { model: options.model } : {}),
   });
-  const key = await ledger.fingerprintKey();
+  const key = await ledger.fingerprintKey(P);
   const k = (await ledger.getSettings(P)).routingK;
 
   /**

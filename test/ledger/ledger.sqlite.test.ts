@@ -42,7 +42,7 @@ describe("SQLite ledger on disk", () => {
     const written = await first.appendCalls([call("p", "github.create_issue", "r1"), call("p", "search", "r2")]);
     const searchCard = await first.putCard(card("p", "search"));
     await first.configure("p", { minCalls: 7 });
-    const key = await first.fingerprintKey();
+    const key = await first.fingerprintKey("p");
     await first.close();
     await first.close();
     await expect(first.listCalls("p")).rejects.toBeInstanceOf(StoreUnavailable);
@@ -51,7 +51,7 @@ describe("SQLite ledger on disk", () => {
     expect(await second.listCalls("p")).toEqual([...written].sort((a, b) => a.id.localeCompare(b.id)));
     expect(await second.getCard("p", "search")).toEqual(searchCard);
     expect((await second.getSettings("p")).minCalls).toBe(7);
-    expect(await second.fingerprintKey()).toBe(key);
+    expect(await second.fingerprintKey("p")).toBe(key);
     expect(await second.listPartitions()).toEqual(["p"]);
     await second.close();
   });

@@ -149,7 +149,7 @@ describe("ToolMemory: evaluation passes", () => {
 
   it("refuses a model's evaluation that holds an argument value of the call, text aimed at the model or private data", async () => {
     const l = ledger();
-    const key = await l.fingerprintKey();
+    const key = await l.fingerprintKey(P);
     const [withName, aimed, privateData, fine] = await l.appendCalls([
       call("lookup", "Found # results.", { fingerprints: valueFingerprints({ customer: "Margaret Whitfield" }, key) }),
       call("lookup"),

@@ -41,7 +41,7 @@ async function setup(options: Partial<ToolLessonsCallbackHandlerOptions> = {}) {
   const store = new ValveStore();
   const ledgerFailures: ToolLessonsFailure[] = [];
   const ledger = new Ledger(store, { failureSink: (f) => ledgerFailures.push(f) });
-  await ledger.fingerprintKey();
+  await ledger.fingerprintKey("default");
   const errors: ToolLessonsFailure[] = [];
   // One caller (none named): the app records under `default`.
   const handler = new ToolLessonsCallbackHandler({

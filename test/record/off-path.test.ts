@@ -41,7 +41,7 @@ class GateStore extends InMemoryStore {
 async function setup() {
   const store = new GateStore();
   const ledger = new Ledger(store, { failureSink: () => undefined });
-  await ledger.fingerprintKey();
+  await ledger.fingerprintKey("default");
   store.batches = 0;
   store.puts.length = 0;
   const handler = new ToolLessonsCallbackHandler({ ledger, singleTenant: true, failureSink: () => undefined });
@@ -165,7 +165,7 @@ describe("ordering that remains", () => {
 });
 
 describe("the fingerprint key is ready without a timer", () => {
-  /** A store with no compare-and-set that no in-process lock covers: the candidate protocol. */
+  /** A store with no compare-and-set that no in-process lock covers (once the candidate protocol). */
   function plainStore(): BaseStore {
     const inner = new InMemoryStore();
     return new Proxy(inner, {
@@ -191,19 +191,20 @@ describe("the fingerprint key is ready without a timer", () => {
   it("ledgers racing on a fresh store agree on one key, none waiting for a timer", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
     const store = new InMemoryStore();
-    const keys = await Promise.all(Array.from({ length: 5 }, () => new Ledger(store).fingerprintKey()));
+    const keys = await Promise.all(Array.from({ length: 5 }, () => new Ledger(store).fingerprintKey("default")));
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("a store without compare-and-set still settles its key over the wait (the contrast)", async () => {
+  it("a store without compare-and-set needs no wait either: its key is the app's secret", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
-    let key: string | undefined;
-    const pending = new Ledger(plainStore()).fingerprintKey().then((k) => (key = k));
-    await vi.waitFor(() => expect(vi.getTimerCount()).toBe(1), { interval: 1 });
-    expect(key).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(250);
-    await pending;
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const secret = { secret: "the-app-secret-of-this-test" };
+    const [a, b] = await Promise.all([
+      new Ledger(plainStore(), secret).fingerprintKey("default"),
+      new Ledger(plainStore(), secret).fingerprintKey("default"),
+    ]);
+    expect(a).toBe(b);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -45,7 +45,7 @@ describe.skipIf(unavailable !== null)("recording while Postgres backends are ter
     direct = await openPostgresStore(POSTGRES_URL, { schema });
     ledger = new Ledger(store, { failureSink: () => undefined });
     await ledger.configure("u:dropped", { retainCallsPerTool: 5_000, retainTurns: 5_000 });
-    await ledger.fingerprintKey();
+    await ledger.fingerprintKey("u:dropped");
     handler = new ToolLessonsCallbackHandler({ ledger, maxRetryDelayMs: 50, failureSink: (f) => heard.push(f) });
     // One run written before the episodes: the recorder's write thread (the default here) is up and
     // its pool open, so the episodes' kills land on writes, not on the thread's start.

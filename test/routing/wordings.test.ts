@@ -181,7 +181,7 @@ describe("ToolIndex wordings", () => {
 
   it("never keeps an argument value another run recorded, though two threads' requests share it", async () => {
     const { ledger, index } = await setup();
-    const key = await ledger.fingerprintKey();
+    const key = await ledger.fingerprintKey(P);
     await ledger.appendTurns(served("track_shipment", ["parcel for rose never came", "rose says the parcel is lost"]));
     // "rose" is a common word: kept while no run recorded it as a value.
     await index.refreshWordings(P);

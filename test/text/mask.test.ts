@@ -126,7 +126,7 @@ describe("fingerprints", () => {
     expect(fingerprint("ORD-12345", KEY)).toBe(expected);
     expect(valueFingerprints({ order: "ORD-12345" }, KEY)).toContain(expected);
     // A memo changes nothing but the work done.
-    const memo = new Map<string, string>();
+    const memo = new Map<string, Map<string, string>>();
     expect(valueFingerprints({ a: "ORD-12345", b: "ORD-12345 again" }, KEY, memo)).toEqual(
       valueFingerprints({ a: "ORD-12345", b: "ORD-12345 again" }, KEY),
     );

@@ -87,7 +87,7 @@ export async function gatherWindow(
     ledger.listCalledTools(partition),
     ledger.listRevisions(partition),
     ledger.reviewMarks(partition),
-    ledger.fingerprintKey(),
+    ledger.fingerprintKey(partition),
   ]);
   const tools = [...new Set([...cards.map((c) => c.name), ...calledTools])];
   const { calls, turns, routes } = await gatherRecords(ledger, partition, settings, { ...after, tools });

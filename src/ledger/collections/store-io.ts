@@ -19,9 +19,11 @@ import type { Announcer } from "../versions.js";
  * - `row_skipped`: a stored row did not match its schema and was skipped (and counted);
  * - `settings_unparsed`: a partition's stored settings did not parse; the defaults were used;
  * - `prune_failed`: pruning old records failed; they are pruned at a later threshold;
- * - `records_discarded`: `close({ discardPending: true })` closed with records not written.
+ * - `records_discarded`: `close({ discardPending: true })` closed with records not written;
+ * - `legacy_key_kept`: the key row an older ledger kept in the store could not be deleted (`fingerprint-key.ts`).
  */
-export type LedgerFailureKind = "row_skipped" | "settings_unparsed" | "prune_failed" | "records_discarded";
+export type LedgerFailureKind =
+  "row_skipped" | "settings_unparsed" | "prune_failed" | "records_discarded" | "legacy_key_kept";
 
 /** Reports one ledger failure to the ledger's sink, its context and error redacted. Never throws. */
 export type LedgerReport = (
@@ -43,6 +45,8 @@ export interface LedgerContext {
   readonly counters: { skippedRows: number };
   /** Writes the partitions' versions (`../versions.ts`), one at a time per partition. */
   readonly announcer: Announcer;
+  /** The key of each partition's keyed hashes (`LedgerKeys` in `fingerprint-key.ts`); the secret never leaves it. */
+  readonly keys: { partitionKey(partition: string): string };
 }
 
 /** Filters for listing append-only records. Results are oldest first. */

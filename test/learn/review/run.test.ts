@@ -30,7 +30,7 @@ async function world() {
   await registerTools(ledger, TOOLS);
   // Wordings off: the subject is the lessons both adapters learn (wordings would cover the misses).
   const index = new ToolIndex({ ledger, wordings: false });
-  const key = await ledger.fingerprintKey();
+  const key = await ledger.fingerprintKey(P);
   const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
   const turn = async (threadId: string, request: string, calls: ShopCall[]): Promise<void> => {
     await write(request, calls, { threadId });

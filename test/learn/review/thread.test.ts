@@ -38,7 +38,7 @@ async function world() {
   await registerTools(ledger, TOOLS);
   // Wordings off: the subject is the lessons a thread review finds (wordings would cover the misses).
   const index = new ToolIndex({ ledger, wordings: false });
-  const key = await ledger.fingerprintKey();
+  const key = await ledger.fingerprintKey(P);
   const write = shopTurns(ledger, { partition: P, index, k: 2, fingerprintKey: key });
   /** One user turn, routed by the index unless `routed` is false, written as the recorder writes it. */
   const turn = async (threadId: string, request: string, calls: ShopCall[], routed = true): Promise<void> => {
