@@ -11,6 +11,7 @@
  * | `TOOL_LESSONS_EMBEDDINGS_MODEL` | the embeddings model (default `text-embedding-3-small`)     |
  * | `TOOL_LESSONS_POSTGRES_URL`     | the ledger's database, `postgresql://user:password@host:5432/db` |
  * | `TOOL_LESSONS_CHROMA_URL`       | the Chroma server, `http://host:8000`                       |
+ * | `TOOL_LESSONS_KEY`              | the ledger's secret, the same in every process (`openssl rand -hex 32`) |
  *
  * What it runs: the support desk's tools are registered (each augmented by one model call), a
  * few requests go through the routed LangGraph agent with the recorder, the model proposes
@@ -18,7 +19,7 @@
  * `docs/production.md` explains each piece; `test/examples/production.int.test.ts` runs this
  * file against a local OpenAI-compatible server, the real Postgres and a real Chroma server.
  *
- * Run: `OPENAI_API_KEY=... TOOL_LESSONS_POSTGRES_URL=... TOOL_LESSONS_CHROMA_URL=... npx tsx examples/production.ts`
+ * Run: `OPENAI_API_KEY=... TOOL_LESSONS_POSTGRES_URL=... TOOL_LESSONS_CHROMA_URL=... TOOL_LESSONS_KEY=... npx tsx examples/production.ts`
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -104,6 +105,8 @@ export interface ProductionConfig {
   chatModel: string;
   embeddingsModel: string;
   postgresUrl: string;
+  /** The ledger's secret: the key of its fingerprints and word tokens, never kept in Postgres. */
+  ledgerKey: string;
   chroma: { host: string; port: number };
 }
 
@@ -121,6 +124,8 @@ export function productionConfig(env: ToolLessonsEnv): ProductionConfig {
     );
   if (env.chromaUrl === undefined)
     throw missing("TOOL_LESSONS_CHROMA_URL", "the Chroma server of the routing index, http://host:8000");
+  if (env.ledgerKey === undefined)
+    throw missing("TOOL_LESSONS_KEY", "the ledger's secret, the same in every process (e.g. `openssl rand -hex 32`)");
   // A local OpenAI-compatible server (Ollama, vLLM) takes any key; the hosted API needs a real one.
   const apiKey = env.openaiApiKey ?? (env.openaiBaseUrl !== undefined ? "unused" : undefined);
   if (apiKey === undefined)
@@ -132,6 +137,7 @@ export function productionConfig(env: ToolLessonsEnv): ProductionConfig {
     chatModel: env.chatModel ?? DEFAULT_MODELS.chat,
     embeddingsModel: env.embeddingsModel ?? DEFAULT_MODELS.embeddings,
     postgresUrl: env.postgresUrl,
+    ledgerKey: env.ledgerKey,
     chroma: { host: chroma.hostname, port: Number(chroma.port || (chroma.protocol === "https:" ? 443 : 80)) },
   };
 }
@@ -159,6 +165,7 @@ export async function main(options: ProductionOptions = {}): Promise<ProductionS
   const embeddings = new OpenAIEmbeddings({ model: config.embeddingsModel, maxRetries: 3, timeout: 60_000, ...client });
 
   const ledger = PostgresLedger.fromConnString(config.postgresUrl, {
+    secret: config.ledgerKey,
     schema: options.postgresSchema ?? DEFAULT_PRODUCTION_OPTIONS.postgresSchema,
   });
   await ledger.setup();

@@ -38,6 +38,7 @@ beforeAll(async () => {
     TOOL_LESSONS_EMBEDDINGS_MODEL: "text-embedding-3-small",
     TOOL_LESSONS_POSTGRES_URL: POSTGRES_URL,
     TOOL_LESSONS_CHROMA_URL: chroma.url,
+    TOOL_LESSONS_KEY: "the-example-secret-0123456789",
   };
   summary = await main({ env, quiet: true, postgresSchema: schema, collectionName });
 }, 60_000);
@@ -111,6 +112,8 @@ describe.skipIf(unavailable !== null)(
       expect(() => productionConfig(readEnv(noPostgres))).toThrow(/TOOL_LESSONS_POSTGRES_URL/);
       const { OPENAI_API_KEY: _key, OPENAI_BASE_URL: _url, ...noKey } = env;
       expect(() => productionConfig(readEnv(noKey))).toThrow(/OPENAI_API_KEY/);
+      const { TOOL_LESSONS_KEY: _secret, ...noSecret } = env;
+      expect(() => productionConfig(readEnv(noSecret))).toThrow(/TOOL_LESSONS_KEY/);
       // A local server needs no real key.
       const { OPENAI_API_KEY: _k, ...local } = env;
       expect(productionConfig(readEnv(local)).apiKey).toBe("unused");
