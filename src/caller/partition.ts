@@ -11,9 +11,19 @@ import { isStorableName } from "../text/normalize.js";
  *
  * Every piece (the recorder, the nodes, the middleware, the router, the lesson retriever, the
  * recall tool, the manager) names the caller with {@link partitionOf}: `tenant_id`, `user_id` and
- * `agent_id` read from `metadata`, then `configurable`, then v1 `context` (per id: the first
- * source that has it wins), or the user's {@link PartitionSpec} (a resolver function, or a
- * namespace template such as `"t:{tenant_id}/u:{user_id}"`).
+ * `agent_id` read from the app's `configurable`, then v1 `context`, then the client's `metadata`
+ * (per id: the first source that has it wins), or the user's {@link PartitionSpec} (a resolver
+ * function, or a namespace template such as `"t:{tenant_id}/u:{user_id}"`).
+ *
+ * ## Trust order
+ *
+ * `metadata` is what a client may send (LangGraph Platform's runs API takes it from the request);
+ * `configurable` and `context` are what the app (or LangGraph's auth layer) set. So by default the
+ * app's sources win: a client's `metadata.user_id` never overrides the app's `configurable.user_id`.
+ * The user id is, in each source: LangGraph's authenticated user (`langgraph_auth_user_id`, or
+ * `langgraph_auth_user.identity`), then `user_id`, then `langgraph_user_id` (LangMem's key).
+ * {@link callerIds}`({ order: "metadata-first" })` gives the other order. Every id is at most
+ * {@link MAX_ID_LENGTH} characters.
  *
  * **Callbacks see only `metadata`**: LangGraph copies `thread_id` and a few of its own keys from
  * `configurable` into callback metadata, not yours, and never v1 `context`. A node resolves the
@@ -65,21 +75,31 @@ export type PartitionSpec = PartitionResolver | string;
  * - an absent key (`undefined`) is no id: the part is left out;
  * - anything else present under an id key is refused with {@link InvalidInput} (never turned into
  *   `"default"`): `null`, `""` or a blank string, `NaN` or an infinite number, a boolean, a
- *   BigInt, an object or an array, and a string holding a control character or a lone UTF-16
- *   surrogate (no store can hold one as a key). The error names the key and the kind of value,
- *   never the value.
+ *   BigInt, an object or an array, a string longer than {@link MAX_ID_LENGTH} characters, and a
+ *   string holding a control character or a lone UTF-16 surrogate (no store can hold one as a
+ *   key). The error names the key and the kind of value, never the value.
  */
-function asId(key: string, value: unknown): string | undefined {
+function asId(key: string, value: unknown, maxLength = MAX_ID_LENGTH): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === "number") {
     if (Number.isFinite(value)) return String(value);
     throw refused(key, "a number that is not finite");
   }
   if (typeof value !== "string") throw refused(key, value === null ? "null" : `a ${kindOf(value)}`);
+  if (value.length > maxLength) throw refused(key, `a string of ${value.length} characters (at most ${maxLength})`);
   if (value.trim() === "") throw refused(key, "a blank string");
   if (!isStorableName(value)) throw refused(key, "a string with a control character or a lone UTF-16 surrogate");
   return value;
 }
+
+/** The longest id (`tenant_id`, `user_id`, `agent_id`, a template's key), in UTF-16 code units. */
+export const MAX_ID_LENGTH = 256;
+
+/**
+ * The longest partition key a resolver may answer: three ids, each percent-encoded at most
+ * nine characters per character (a four-byte character), with their labels.
+ */
+export const MAX_PARTITION_KEY_LENGTH = 3 * (MAX_ID_LENGTH * 9 + 3);
 
 function kindOf(value: unknown): string {
   return Array.isArray(value) ? "list" : typeof value;
@@ -174,14 +194,116 @@ export function partitionKey(partition: Partition = {}): string {
   return parts.length === 0 ? DEFAULT_PARTITION : parts.join("/");
 }
 
-function readId(...sources: (Record<string, unknown> | undefined)[]): (key: string) => string | undefined {
+/**
+ * Where each id is read first: the app's sources (`configurable`, then v1 `context`) before the
+ * client's `metadata` (`"app-first"`, the default), or the other way round (`"metadata-first"`).
+ */
+export type CallerOrder = "app-first" | "metadata-first";
+
+/** The default {@link CallerOrder}. */
+export const DEFAULT_CALLER_ORDER: CallerOrder = "app-first";
+
+/** The keys that name the user, in the order read within one source. */
+const USER_KEYS = ["langgraph_auth_user_id", "user_id", "langgraph_user_id"] as const;
+
+/**
+ * The user an auth layer named: LangGraph's `langgraph_auth_user.identity` (an object, so read
+ * apart from the plain ids), as an id read under the key `langgraph_auth_user`.
+ */
+function authIdentity(source: Record<string, unknown> | undefined): string | undefined {
+  const user = source?.langgraph_auth_user;
+  if (user === undefined || user === null || typeof user !== "object") return undefined;
+  return asId("langgraph_auth_user.identity", (user as { identity?: unknown }).identity);
+}
+
+/** One id of a source: the user under any of its keys, any other id under its own key. */
+function idIn(source: Record<string, unknown> | undefined, key: string): string | undefined {
+  if (source === undefined) return undefined;
+  if (key !== PART_KEYS.userId) return asId(key, source[key]);
+  const auth = asId(USER_KEYS[0], source[USER_KEYS[0]]) ?? authIdentity(source);
+  if (auth !== undefined) return auth;
+  for (const name of USER_KEYS.slice(1)) {
+    const id = asId(name, source[name]);
+    if (id !== undefined) return id;
+  }
+  return undefined;
+}
+
+/** Reads ids from `app` (configurable over context) and `metadata` in `order`: the first that has one wins. */
+function readId(
+  metadata: Record<string, unknown> | undefined,
+  app: Record<string, unknown> | undefined,
+  order: CallerOrder,
+): (key: string) => string | undefined {
+  const sources = order === "metadata-first" ? [metadata, app] : [app, metadata];
   return (key) => {
     for (const source of sources) {
-      const id = asId(key, source?.[key]);
+      const id = idIn(source, key);
       if (id !== undefined) return id;
     }
     return undefined;
   };
+}
+
+/** A resolver that carries the order its ids are read in ({@link callerIds}). */
+export interface OrderedResolver extends PartitionResolver {
+  readonly callerOrder: CallerOrder;
+}
+
+/** Options of {@link callerIds}. */
+export interface CallerIdsOptions {
+  /**
+   * Which source's ids win: the app's `configurable` / `context` (and LangGraph's authenticated
+   * user) over the client's `metadata`, or the client's `metadata` first (only for an app whose
+   * clients are its own code: LangGraph Platform's runs API takes `metadata` from the request).
+   * @default "app-first"
+   */
+  order?: CallerOrder;
+  /** A namespace template (see {@link partitionTemplate}) filled in that order; else the ids' key. */
+  template?: string;
+}
+
+/**
+ * The partition spec that reads the caller's ids in a given order, for every piece that takes a
+ * `partition` option: `partition: callerIds({ order: "metadata-first" })`. Without options it is
+ * the default resolution.
+ * @throws InvalidInput for a malformed template
+ */
+export function callerIds(options: CallerIdsOptions = {}): OrderedResolver {
+  const order = options.order ?? DEFAULT_CALLER_ORDER;
+  if (order !== "app-first" && order !== "metadata-first") {
+    throw new InvalidInput('callerIds: order is "app-first" or "metadata-first".', { context: { field: "order" } });
+  }
+  const template = options.template === undefined ? undefined : partitionTemplate(options.template, order);
+  const resolver = (context: PartitionContext): string | Partition | undefined => {
+    if (template) return template(context);
+    const ids = idsOf(context.metadata, context.configurable, order);
+    // No id: no answer, so the caller counts as naming none (never a named "default").
+    return Object.keys(ids).length > 0 ? ids : undefined;
+  };
+  return Object.assign(resolver, { callerOrder: order });
+}
+
+/** The order a spec reads ids in: its own ({@link callerIds}), else the default. */
+export function orderOf(spec: PartitionSpec | undefined): CallerOrder {
+  return typeof spec === "function" && (spec as Partial<OrderedResolver>).callerOrder === "metadata-first"
+    ? "metadata-first"
+    : DEFAULT_CALLER_ORDER;
+}
+
+/** The ids a run carries, read in `order`, as the parts of a partition. */
+function idsOf(
+  metadata: Record<string, unknown>,
+  app: Record<string, unknown> | undefined,
+  order: CallerOrder,
+): Partition {
+  const read = readId(metadata, app, order);
+  const partition: Partition = {};
+  for (const [field, key] of Object.entries(PART_KEYS) as [keyof Partition, string][]) {
+    const value = read(key);
+    if (value !== undefined) partition[field] = value;
+  }
+  return partition;
 }
 
 /** Where a resolved partition came from: the user's resolver or template, the ids, or nothing (`"default"`). */
@@ -209,19 +331,14 @@ export function resolveCaller(
   if (resolver) {
     const answer = resolver({ metadata, ...(configurable ? { configurable } : {}) });
     if (typeof answer === "string") {
-      const key = asId("resolver", answer) as string;
+      const key = asId("resolver", answer, MAX_PARTITION_KEY_LENGTH) as string;
       // A template checked its own key (a fixed one may be "default"); a function may not name a reserved scope.
       if (typeof spec !== "string" && isReservedPartition(key)) throw reservedAnswer(key, "resolver");
       return { partition: key, from: "resolver" };
     }
     if (answer && typeof answer === "object") return { partition: partitionKey(answer), from: "resolver" };
   }
-  const read = readId(metadata, configurable);
-  const partition: Partition = {};
-  for (const [field, key] of Object.entries(PART_KEYS) as [keyof Partition, string][]) {
-    const value = read(key);
-    if (value !== undefined) partition[field] = value;
-  }
+  const partition = idsOf(metadata, configurable, orderOf(spec));
   return { partition: partitionKey(partition), from: Object.keys(partition).length > 0 ? "ids" : "none" };
 }
 
@@ -229,8 +346,8 @@ export function resolveCaller(
  * The partition key of a run. With a resolver, its answer wins (a string is used as the key
  * as is; parts are turned into one with {@link partitionKey}; `undefined` falls back to the
  * ids); a template string fills its placeholders ({@link partitionTemplate}). Without one,
- * `tenant_id`, `user_id` and `agent_id` are read from `metadata`, then from `configurable`.
- * Nothing found gives `"default"`.
+ * `tenant_id`, `user_id` and `agent_id` are read from `configurable`, then from `metadata` (see
+ * "Trust order" above). Nothing found gives `"default"`.
  * @throws InvalidInput when an id key holds something that is not an id (see {@link asId}), or a
  * resolver answers a blank string: the caller is refused, never put in `"default"`.
  */
@@ -295,7 +412,7 @@ const PLACEHOLDER_SPLIT = /\{([A-Za-z_][A-Za-z0-9_]*)\}/;
  * control character, ids not separated, a leading `~`); {@link PartitionUnresolved} at
  * resolution when the run lacks a named key; `InvalidInput` when the filled key is reserved.
  */
-export function partitionTemplate(template: string): PartitionResolver {
+export function partitionTemplate(template: string, order: CallerOrder = DEFAULT_CALLER_ORDER): PartitionResolver {
   const flaw = templateFlaw(template);
   if (flaw !== undefined) {
     throw new InvalidInput(`The partition template "${template}" is refused: ${flaw}.`, { context: { template } });
@@ -303,7 +420,7 @@ export function partitionTemplate(template: string): PartitionResolver {
   const hasPlaceholder = PLACEHOLDER_SPLIT.test(template);
   return ({ metadata, configurable }) => {
     const key = template.replace(PLACEHOLDER, (_, name: string) => {
-      const value = readId(metadata, configurable)(name);
+      const value = readId(metadata, configurable, order)(name);
       if (value === undefined) {
         throw new PartitionUnresolved(
           `The partition template "${template}" needs "${name}", which this run does not carry in its metadata, ` +
@@ -333,9 +450,9 @@ export interface CallerSources {
 }
 
 /**
- * The one way every piece names the caller's partition from a run's config: `metadata` first,
- * then `configurable`, then v1 `context` (with a resolver or template, its answer first; see
- * {@link resolvePartition}).
+ * The one way every piece names the caller's partition from a run's config: `configurable`
+ * first, then v1 `context`, then `metadata` (or the order of a {@link callerIds} spec; with a
+ * resolver or template, its answer first; see {@link resolvePartition}).
  * @throws InvalidInput when an id is not one (see {@link resolvePartition});
  * {@link PartitionUnresolved} when a template names an id the run does not carry.
  */
@@ -357,15 +474,16 @@ function laterSources(config: CallerSources | undefined): Record<string, unknown
 
 /**
  * Who the caller is, within a partition several callers may share (a template or resolver that
- * groups them, e.g. `"t:{tenant_id}"`): the key of the `tenant_id` and `user_id` the run carries,
- * read the one way every piece reads ids (`metadata`, then `configurable`, then v1 `context`;
- * written as {@link partitionKey} writes them, so `42` and `"42"` are one caller), e.g.
- * `"t:acme/u:42"`. Undefined when the run names no user or an id is not one: no known caller.
- * Word releases tell callers apart by it (`record/word-releases.ts`).
+ * groups them, e.g. `"t:{tenant_id}"`): the key of the `tenant_id` and user id the run carries,
+ * read the one way every piece reads ids (the spec's order: by default `configurable`, then v1
+ * `context`, then `metadata`; the user is LangGraph's authenticated user, `user_id` or
+ * `langgraph_user_id`; written as {@link partitionKey} writes them, so `42` and `"42"` are one
+ * caller), e.g. `"t:acme/u:42"`. Undefined when the run names no user or an id is not one: no
+ * known caller. Word releases tell callers apart by it (`record/word-releases.ts`).
  */
-export function callerIdOf(config: CallerSources | undefined): string | undefined {
+export function callerIdOf(config: CallerSources | undefined, spec?: PartitionSpec): string | undefined {
   try {
-    const read = readId(config?.metadata, laterSources(config));
+    const read = readId(config?.metadata, laterSources(config), orderOf(spec));
     const userId = read(PART_KEYS.userId);
     return userId === undefined ? undefined : partitionKey({ tenantId: read(PART_KEYS.tenantId), userId });
   } catch (error) {

@@ -6,7 +6,8 @@
  * share it without a process-wide map; pass your own to each to share it explicitly.
  */
 import type { BaseStore } from "@langchain/langgraph";
-import { callerIdOf, partitionOf, type PartitionSpec } from "./partition.js";
+import { createHash } from "node:crypto";
+import { callerIdOf, MAX_ID_LENGTH, partitionOf, type PartitionSpec } from "./partition.js";
 
 /** Options of {@link ThreadCallers}. */
 export interface ThreadCallersOptions {
@@ -31,6 +32,16 @@ interface ThreadCaller {
   caller?: string;
 }
 
+/**
+ * A thread id as this map keys it: as given up to {@link MAX_ID_LENGTH} characters, else a digest
+ * of it, so a megabyte thread id costs the map no more than a short one.
+ */
+function threadKey(threadId: string): string {
+  return threadId.length <= MAX_ID_LENGTH
+    ? threadId
+    : `\u0000sha256:${createHash("sha256").update(threadId).digest("base64url")}`;
+}
+
 /** Thread id → the caller's partition (or "refused") and caller id, bounded, newest last. */
 export class ThreadCallers {
   private readonly callers = new Map<string, ThreadCaller>();
@@ -46,8 +57,9 @@ export class ThreadCallers {
    */
   remember(threadId: string | undefined, partition: string, caller?: string): void {
     if (threadId === undefined) return;
-    this.callers.delete(threadId);
-    this.callers.set(threadId, caller === undefined ? { partition } : { partition, caller });
+    const key = threadKey(threadId);
+    this.callers.delete(key);
+    this.callers.set(key, caller === undefined ? { partition } : { partition, caller });
     if (this.callers.size > this.maxThreads) this.callers.delete(this.callers.keys().next().value as string);
   }
 
@@ -72,11 +84,11 @@ export class ThreadCallers {
 
   /** True when the last word on a thread was {@link refuse}. */
   isRefused(threadId: string | undefined): boolean {
-    return threadId !== undefined && this.callers.get(threadId)?.partition === REFUSED;
+    return threadId !== undefined && this.callers.get(threadKey(threadId))?.partition === REFUSED;
   }
 
   private named(threadId: string | undefined): ThreadCaller | undefined {
-    const named = threadId === undefined ? undefined : this.callers.get(threadId);
+    const named = threadId === undefined ? undefined : this.callers.get(threadKey(threadId));
     return named?.partition === REFUSED ? undefined : named;
   }
 }
@@ -112,6 +124,6 @@ export function resolveThreadCaller(
     callers?.refuse(threadId);
     throw error;
   }
-  callers?.remember(threadId, partition, callerIdOf(config));
+  callers?.remember(threadId, partition, callerIdOf(config, resolver));
   return partition;
 }

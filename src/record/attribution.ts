@@ -63,11 +63,13 @@ export function callerInMetadata(
 }
 
 /**
- * Settle a finished run's partition. A run whose metadata names its caller keeps it (a node that
- * named another for its thread is reported, once). A run whose metadata names none takes the
- * partition a node or middleware resolved for its thread; failing that, `default` only with
- * `singleTenant`. Otherwise it is withheld: callbacks cannot tell a run that names no caller from
- * one that names it where they cannot see, and the safe choice is never to pool it.
+ * Settle a finished run's partition. A node or middleware that resolved the thread's caller read
+ * the run's whole config, whose app ids (`configurable`, `context`, LangGraph's authenticated
+ * user) beat the client's `metadata` (`caller/partition.ts`, "Trust order"): its partition wins,
+ * and a metadata naming another is reported, once. Without one, a run whose metadata names its
+ * caller keeps it; failing that, `default` only with `singleTenant`. Otherwise it is withheld:
+ * callbacks cannot tell a run that names no caller from one that names it where they cannot see,
+ * and the safe choice is never to pool it.
  */
 export function settleCaller(
   caller: CallerSeen,
@@ -81,13 +83,15 @@ export function settleCaller(
     if (node !== undefined && node !== caller.partition) {
       failures.report(
         "partition_mismatch",
-        "One request, two partitions: the recorder files a thread's calls and turn under the partition named in " +
-          "the run's callback metadata, but the route node or middleware resolved another from the run's config, " +
-          "which callbacks do not see. Pass every id (tenant_id, user_id, agent_id) in metadata, or give the " +
-          "recorder and the node the same partition resolver or template.",
+        "One request, two partitions: the run's callback metadata names one caller, and the route node or " +
+          "middleware resolved another from the run's config. The records are filed under the node's: the app's " +
+          "ids (configurable, context, LangGraph's authenticated user) beat a client's metadata. If the metadata " +
+          "is right, give the recorder and the node the same partition resolver or template.",
       );
     }
-    return withCaller(caller.partition, node === caller.partition ? callers.callerOf(threadId) : undefined, caller);
+    // The node's answer, from the whole config, wins over the metadata's (the client's) and its caller with it.
+    if (node !== undefined) return withCaller(node, callers.callerOf(threadId), { ...caller, caller: undefined });
+    return withCaller(caller.partition, undefined, caller);
   }
   if (callers.isRefused(threadId)) {
     failures.report(

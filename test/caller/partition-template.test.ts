@@ -10,13 +10,14 @@ import {
 } from "../../src/caller/partition.js";
 
 describe("partitionOf: one order", () => {
-  it("reads each id from metadata, then configurable, then v1 context", () => {
+  it("reads each id from configurable, then v1 context, then metadata", () => {
     expect(partitionOf({ metadata: { user_id: "m" } })).toBe("u:m");
     expect(partitionOf({ configurable: { user_id: "c" } })).toBe("u:c");
     expect(partitionOf({ context: { user_id: "x" } })).toBe("u:x");
     expect(partitionOf({ metadata: { user_id: "m" }, configurable: { user_id: "c" }, context: { user_id: "x" } })).toBe(
-      "u:m",
+      "u:c",
     );
+    expect(partitionOf({ metadata: { user_id: "m" }, context: { user_id: "x" } })).toBe("u:x");
     expect(partitionOf({ configurable: { user_id: "c" }, context: { user_id: "x" } })).toBe("u:c");
     // Per id: a tenant only in context joins a user only in metadata.
     expect(partitionOf({ metadata: { user_id: "m" }, context: { tenant_id: "acme" } })).toBe("t:acme/u:m");

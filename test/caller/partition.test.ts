@@ -19,10 +19,11 @@ describe("partitionKey", () => {
 });
 
 describe("resolvePartition", () => {
-  it("reads tenant_id, user_id, agent_id from metadata first, then configurable", () => {
+  it("reads tenant_id, user_id, agent_id from configurable first, then metadata", () => {
     expect(resolvePartition({ user_id: "42", thread_id: "t" })).toBe("u:42");
     expect(resolvePartition({ user_id: 42 })).toBe("u:42");
-    expect(resolvePartition({ user_id: "42" }, { user_id: "7", tenant_id: "acme" })).toBe("t:acme/u:42");
+    expect(resolvePartition({ user_id: "42" }, { user_id: "7", tenant_id: "acme" })).toBe("t:acme/u:7");
+    expect(resolvePartition({ user_id: "42", tenant_id: "evil" }, { user_id: "7" })).toBe("t:evil/u:7");
     expect(resolvePartition({}, { agent_id: "desk" })).toBe("a:desk");
     expect(resolvePartition({})).toBe("default");
     expect(resolvePartition({ user_id: undefined })).toBe("default");
