@@ -8,7 +8,9 @@
  *    (`toolLessonsMiddleware({ maxTools: 2 })`), cache-keeping (the same with `cacheKeeping: true`),
  *    and every tool (no middleware). Each model call is serialized as a provider sees it and
  *    compared with the thread's previous call.
- * 2. MetaTool eval fold 1 (`/work/shared/data/metatool/`): the top-1 of `search_tools` answers
+ * 2. Long threads over MetaTool's 199 tools (`bench/cache-long.ts`): what each mode (every tool,
+ *    narrowing, append, provider-deferred) costs per call at Anthropic's cache prices.
+ * 3. MetaTool eval fold 1 (`/work/shared/data/metatool/`): the top-1 of `search_tools` answers
  *    (the real tool, invoked as a tool call, the caller named in `context`) beside the router's
  *    top-1 over the same index.
  *
@@ -32,6 +34,7 @@ import { createSearchToolsTool } from "../src/serve/search-tools.js";
 import type { SearchToolsArtifact } from "../src/serve/tool-set.js";
 import { TurnServer } from "../src/serve/turn-server.js";
 import { type CallView, DESK_THREAD, deskScript, SeekingModel } from "../fixtures/seeking-model.js";
+import { benchLongThreads } from "./cache-long.js";
 import { readJsonl as readJsonlFile } from "./jsonl.js";
 
 const THREADS = 12;
@@ -235,7 +238,9 @@ export async function benchCache(): Promise<{ markdown: string; figures: Record<
   const results = {} as Record<Mode, ModeFigures>;
   for (const mode of modes) results[mode] = await runMode(mode, count);
   const meta = await metaTool();
+  const long = await benchLongThreads(count, how);
   const figures = {
+    longThreads: long.figures,
     prefixKeptShare: Object.fromEntries(modes.map((m) => [m, Number(results[m].prefixKeptShare.toFixed(4))])),
     toolTokensPerCall: Object.fromEntries(modes.map((m) => [m, Number(results[m].toolTokensPerCall.toFixed(1))])),
     toolsPerCall: Object.fromEntries(modes.map((m) => [m, Number(results[m].toolsPerCall.toFixed(2))])),
@@ -282,6 +287,8 @@ export async function benchCache(): Promise<{ markdown: string; figures: Record<
     `put a labelled tool first for ${pct(meta.searchToolsTop1)} of requests; the router's top-1 over the same index is`,
     `${pct(meta.routerTop1)} (the same first tool on ${meta.same} of ${meta.requests}). \`search_tools\` is answered by that router,`,
     "so the two can differ only where its answer drops a tool (another partition's, or not one of the agent's).",
+    "",
+    long.markdown,
   ].join("\n");
   return { markdown, figures };
 }

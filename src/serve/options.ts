@@ -88,7 +88,8 @@ export interface ServeOptions {
    * `defer_loading`, `search_tools` answered with `tool_reference` blocks) or with `ChatOpenAI` on
    * the Responses API (`"openai"`: the client-executed `tool_search`, answered with a
    * `tool_search_output`); with any other model `"append"` (found tools appended to the tools
-   * array). Set it to force one. See docs/middleware.md.
+   * array). Set it to force one. Read by `createAgent`'s middleware; the agent node of
+   * `createToolLessonsAgent` keeps the append mode. See docs/middleware.md.
    * @default "auto"
    */
   deferredLoading?: DeferredLoading;
