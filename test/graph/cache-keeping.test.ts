@@ -97,7 +97,7 @@ describe("createToolLessonsAgent with cacheKeeping", () => {
       ["send_email", "success"],
     ]);
     const answer = String(state.messages.find((m) => m.name === SEARCH_TOOLS_NAME)!.content);
-    expect(answer).toContain("- send_email: Send an email to a customer.");
+    expect(answer).toContain("- send_email: send email; takes to, subject, body");
     // The answer names tools; it never echoes the query.
     expect(answer).not.toContain(EMAIL_ASK.query);
     expect(state.keptTools.map((t) => t.name)).toContain("send_email");
