@@ -187,8 +187,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
   const slices = split(traffic, cycles);
   let seq = 0;
-  // Requests are stored as the recorder stores them: each its own thread (one caller), words
-  // outside the static allow-list as tokens until a second thread shows them (`word-releases.ts`).
+  // Requests are stored as the recorder stores them: each its own thread and caller (MetaTool's
+  // requests come from different people), words outside the static allow-list as tokens until
+  // enough distinct callers show them (`word-releases.ts`).
   const releases = new WordReleases();
   const key = await ledger.fingerprintKey(PARTITION);
   for (let cycle = 0; cycle < slices.length; cycle++) {
@@ -200,7 +201,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       const allowed = staticAllowedWords(servedBy ? [servedBy] : [], []);
       const masked = releases.keep(
         maskRequest(request.query),
-        { partition: PARTITION, thread: threadId },
+        { partition: PARTITION, thread: threadId, caller: threadId },
         allowed,
         key,
       );

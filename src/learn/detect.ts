@@ -7,8 +7,19 @@
  * (maps keyed by tool, request and thread; the only sort is of each thread's turns by id).
  */
 import { findAimedAtModel } from "../text/injection.js";
+import { quotedShape } from "../text/free-text.js";
+import { allowedWords, type AllowedWords } from "../text/vocabulary.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
-import type { ArgShape, CallRecord, ErrorClass, Evidence, Offer, RouteRecord, TurnRecord } from "../ledger/schema.js";
+import type {
+  ArgShape,
+  CallRecord,
+  ErrorClass,
+  Evidence,
+  Offer,
+  RouteRecord,
+  ToolCard,
+  TurnRecord,
+} from "../ledger/schema.js";
 import { sortById } from "../internal.js";
 
 /**
@@ -120,6 +131,12 @@ export interface DetectInput {
   /** Registered tool names. Records about other tools are ignored. */
   tools: readonly string[];
   /**
+   * The registered cards: the words of a tool's card (its author's description, its argument
+   * names) may be quoted from its error text; any other word outside the vocabulary is `<word>`.
+   * @default [] (the vocabulary, the tools' names and the calls' argument names only)
+   */
+  cards?: readonly Pick<ToolCard, "name" | "author">[];
+  /**
    * Settings; only `maxCallsPerTool` is read here (thresholds are applied by the proposer and the vet).
    * @default DEFAULT_SETTINGS
    */
@@ -183,7 +200,15 @@ export function detect(input: DetectInput): Detection {
     state.set(tool, { td, missAt: [], confusionAt: [] });
   }
 
-  readCalls(input.calls, out, maxCalls);
+  // A tool's error text is quoted as its masked shape only: words of the common vocabulary and the
+  // tools' names; a word released in the partition (shown by several callers) is still `<word>` here.
+  const cards = new Map((input.cards ?? []).map((c) => [c.name, c] as const));
+  const quoteWords = (tool: string, words: readonly string[]): AllowedWords => {
+    const card = cards.get(tool);
+    const own = card ? [card.author.description, ...card.author.argNames] : [];
+    return allowedWords({ toolNames: input.tools, card: [...own, ...words] });
+  };
+  readCalls(input.calls, out, maxCalls, quoteWords);
 
   // One turn per request (the newest), and the route of each request (the newest).
   const turnByRequest = new Map<string, TurnRecord>();
@@ -314,7 +339,12 @@ function byPosition<T>(items: T[], at: number[]): T[] {
 }
 
 /** The call-record part of {@link detect}: failures, refused count and successes per tool. */
-function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>, maxCalls: number): void {
+function readCalls(
+  calls: readonly CallRecord[],
+  out: Map<string, ToolDetection>,
+  maxCalls: number,
+  quoteWordsOf: (tool: string, words: readonly string[]) => AllowedWords,
+): void {
   const byTool = new Map<string, CallRecord[]>();
   for (const call of calls) {
     if (!out.has(call.tool)) continue;
@@ -330,6 +360,10 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
     td.calls = read.length;
     td.lastCallId = read.length > 0 ? read[read.length - 1].id : undefined;
     const groups = new Map<string, CallRecord[]>();
+    let words: AllowedWords | undefined;
+    // The calls' argument names and the letter parts of their masked shapes (`ORD` of `ORD-#####`) may be quoted.
+    const quoteWords = (): AllowedWords =>
+      (words ??= quoteWordsOf(tool, [...argNamesOf(read), ...read.flatMap((c) => c.args.map((a) => a.shape))]));
     for (const call of read) {
       if (call.outcome === "success") {
         td.successes.push(call);
@@ -337,7 +371,7 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
       }
       const errorClass = call.errorClass ?? "unknown";
       if (REFUSED_ERROR_CLASSES.has(errorClass)) td.refusedCount += 1;
-      const key = `${errorClass}\u0000${messageOf(call)}`;
+      const key = `${errorClass}\u0000${messageOf(call, quoteWords())}`;
       const group = groups.get(key);
       if (group) group.push(call);
       else groups.set(key, [call]);
@@ -347,7 +381,7 @@ function readCalls(calls: readonly CallRecord[], out: Map<string, ToolDetection>
       td.failures.push({
         tool,
         errorClass: head.errorClass ?? "unknown",
-        errorMessage: messageOf(head),
+        errorMessage: messageOf(head, quoteWords()),
         callIds: group.map((c) => c.id),
         callGroups: group.map((c) => c.threadId ?? c.id),
         argNames: argNamesOf(group),
@@ -370,13 +404,14 @@ export function speaksToModel(turn: Pick<TurnRecord, "request" | "requestAimed">
 }
 
 /**
- * A failed call's masked message as evidence: "" when it speaks to the model (flagged by the
- * recorder, or found now in an older row), so such text never reaches a proposer or a lesson.
+ * A failed call's message as evidence, in its masked shape only (`quotedShape`): "" when it
+ * speaks to the model (flagged by the recorder, or found now in an older row), so such text never
+ * reaches a proposer or a lesson.
  */
-function messageOf(call: CallRecord): string {
+function messageOf(call: CallRecord, quoteWords: AllowedWords): string {
   const message = call.errorMessage ?? "";
   if (message === "" || call.errorAimed !== undefined || findAimedAtModel(message) !== undefined) return "";
-  return message;
+  return quotedShape(message, quoteWords);
 }
 
 /** Argument names passed by any of the calls, in first-seen order. */

@@ -19,6 +19,7 @@ import { parseJsonPrefix } from "../text/json-prefix.js";
 import {
   createMasker,
   type FingerprintMemo,
+  type MaskedArg,
   MASK_BUDGET,
   maskArgs,
   maskRequest,
@@ -32,6 +33,7 @@ import { clip, isRecord, SEARCH_TOOLS_NAME } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "../caller/request.js";
+import { FIELD_NAMES_ONLY, type NameTrust } from "./registered-names.js";
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;
@@ -93,6 +95,14 @@ export interface RunRows {
  */
 export type FreeTextKeeper = (text: string, allowed: AllowedWords) => string;
 
+/**
+ * What a call row names a tool by when its name is not one the app registered or ran: a name the
+ * model wrote (`mail_dana.whitfield@contoso-mail.net`) is masked like a value (`registered-names.ts`).
+ */
+export const UNREGISTERED_TOOL = "<unregistered_tool>";
+/** What a call row names an argument by when its name is not in the tool's registered schema. */
+export const UNREGISTERED_ARG = "<arg>";
+
 /** Longest tool name recorded; a longer one is no tool a model was given. */
 const MAX_TOOL_NAME_LENGTH = 256;
 
@@ -142,6 +152,11 @@ function argsFromInput(input: string | undefined): { args: Record<string, unknow
  * The records of a finished run: its calls in order, then its turn. Every text is masked
  * against every argument value of the run (known only now, which is why records wait for the
  * run's end). Calls whose tool name no store can key by are left out and counted in `refused`.
+ *
+ * Names the model wrote are untrusted (`registered-names.ts`): a tool name `trust` does not vouch
+ * for (and no call of the run ran under) is stored as {@link UNREGISTERED_TOOL}, an argument name
+ * outside the tool's schema as {@link UNREGISTERED_ARG}; both are masked in the run's texts and
+ * fingerprinted like values, and neither joins the allow-list of free text.
  */
 export function buildRecords(
   root: RunTrace,
@@ -150,8 +165,13 @@ export function buildRecords(
   rules: readonly ErrorRule[],
   memo: FingerprintMemo,
   keepWords?: FreeTextKeeper,
+  trust: NameTrust = FIELD_NAMES_ONLY,
 ): RunRows {
   const calls = [...root.calls].sort((a, b) => a.order - b.order);
+  // A tool that ran through the callbacks, or whose arguments its schema refused, is the app's:
+  // LangChain starts no tool the model made up, and checks arguments only against a tool it has.
+  const ran = new Set(calls.filter(isAppToolCall).map((c) => c.tool));
+  const isTool = (tool: string): boolean => ran.has(tool) || trust.isTool(tool);
   const argsOf = new Map<PendingCall, Record<string, unknown>>();
   let unread = false;
   for (const call of calls) {
@@ -163,6 +183,9 @@ export function buildRecords(
     }
   }
   const runValues: unknown[] = [...argsOf.values(), ...[...root.requested.values()].map((r) => r.args)];
+  const names = namesOf(root, calls, argsOf, isTool, trust);
+  // Names the model wrote are values: masked wherever the run's texts repeat them.
+  if (names.untrusted.length > 0) runValues.push(names.untrusted);
   // An input read in part: values were left unread, so the run's texts are masked strictly.
   if (unread) runValues.push(Unread.instance);
   const requestId = root.turn ? (root.turn.id ?? hashedRequestId(root.threadId, root.turn)) : undefined;
@@ -170,7 +193,15 @@ export function buildRecords(
   const masker = createMasker(runValues);
   // Free text keeps only the words that may be kept: the run's tool and argument names, the
   // common vocabulary, words released in the partition; any other word is stored as its token.
-  const allowed = keepWords ? staticAllowedWords(toolNamesOf(root, calls), argNamesOf(argsOf.values())) : undefined;
+  // A call's masked arguments: names the app vouches for, and shapes whose letter parts are format.
+  const maskedOf = new Map<PendingCall, MaskedArg[]>();
+  for (const call of calls) {
+    const trusted = (name: string): boolean => isTool(call.tool) && trust.isArgName(call.tool, name);
+    maskedOf.set(call, maskedArgs(argsOf.get(call) ?? {}, trusted));
+  }
+  const shapes = [...maskedOf.values()].flatMap((args) => args.map((a) => a.shape)).slice(0, MAX_NAMES);
+  const allowed = keepWords ? staticAllowedWords(names.tools, [...names.args, ...shapes]) : undefined;
+  const untrustedPrints = names.untrusted.length > 0 ? valueFingerprints({ n: names.untrusted }, key, memo) : [];
   const keep = (text: string): string => (keepWords && allowed ? keepWords(text, allowed) : text);
   const masked = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;
   const request = masked !== undefined ? keep(masked) : undefined;
@@ -188,15 +219,16 @@ export function buildRecords(
   for (const call of calls) {
     const args = argsOf.get(call) ?? {};
     const errorClass = call.error ? classifyError(call.error, rules) : undefined;
+    const tool = isTool(call.tool) ? call.tool : UNREGISTERED_TOOL;
     // Error text is data: stored masked, and flagged when it speaks to the model (never learned from).
     const error = call.error ? gateText(call.error.message, { kind: "stored", masker }) : undefined;
     const record: NewRecord<CallRecord> = {
       ...common,
       id: timeOrderedId(),
       ...(request !== undefined ? { request } : {}),
-      tool: call.tool,
-      args: maskArgs(args),
-      fingerprints: valueFingerprints(args, key, memo),
+      tool,
+      args: maskedOf.get(call) ?? [],
+      fingerprints: withPrints(valueFingerprints(args, key, memo), untrustedPrints),
       outcome: call.outcome,
       ...(errorClass !== undefined ? { errorClass } : {}),
       ...(error ? { errorMessage: keep(clip(error.text, MAX_ERROR_LENGTH)) } : {}),
@@ -209,7 +241,7 @@ export function buildRecords(
     };
     if (isStorableToolName(call.tool)) {
       if (isEvidenceCall(call)) out.push(trustBuilt(record));
-      turnCalls.push({ tool: call.tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
+      turnCalls.push({ tool, outcome: call.outcome, ...(errorClass ? { errorClass } : {}) });
     } else {
       refused += 1;
     }
@@ -234,14 +266,81 @@ function keptOutput(summary: OutputSummary, keep: (text: string) => string): Out
   return { ...summary, text: keep(summary.text) };
 }
 
-/** The tool names of a run: its calls' and those the model asked for. */
-function toolNamesOf(root: RunTrace, calls: readonly PendingCall[]): string[] {
-  return [...new Set([...calls.map((c) => c.tool), ...[...root.requested.values()].map((r) => r.name)])];
+/**
+ * The refusal LangChain's tool nodes answer a call with when the tool's own schema refused its
+ * arguments (`ToolInputParsingException`): the tool is one the node holds. A name the model made up
+ * is answered "not found" / "is not a valid tool" instead.
+ */
+const SCHEMA_REFUSAL = /did not match expected schema/i;
+
+/** True when a call shows its tool is the app's: it ran through the callbacks, or its schema refused it. */
+export function isAppToolCall(call: PendingCall): boolean {
+  return (
+    call.source === "callback" || (call.error !== undefined && SCHEMA_REFUSAL.test(call.error.message.slice(0, 512)))
+  );
 }
 
-/** The argument names of a run (the keys of its calls' arguments objects). */
-function argNamesOf(args: Iterable<Record<string, unknown>>): string[] {
-  const names = new Set<string>();
-  for (const a of args) for (const name of Object.keys(a)) if (names.size < 200) names.add(name);
-  return [...names];
+/** The names of a run: those the app vouches for (the allow-list's), and the others (values). */
+interface RunNames {
+  tools: string[];
+  args: string[];
+  untrusted: string[];
+}
+
+/** Names kept per run, at most, of each list. */
+const MAX_NAMES = 200;
+
+/** The tool and argument names of a run (its calls' and those the model asked for), sorted by trust. */
+function namesOf(
+  root: RunTrace,
+  calls: readonly PendingCall[],
+  argsOf: ReadonlyMap<PendingCall, Record<string, unknown>>,
+  isTool: (tool: string) => boolean,
+  trust: NameTrust,
+): RunNames {
+  const tools = new Set<string>();
+  const args = new Set<string>();
+  const untrusted = new Set<string>();
+  const tool = (name: string): void => {
+    if (isTool(name)) tools.add(name);
+    else if (untrusted.size < MAX_NAMES) untrusted.add(name);
+  };
+  const argNames = (toolName: string, value: Record<string, unknown>): void => {
+    for (const name of safeKeys(value)) {
+      if (isTool(toolName) && trust.isArgName(toolName, name)) {
+        if (args.size < MAX_NAMES) args.add(name);
+      } else if (untrusted.size < MAX_NAMES) untrusted.add(name);
+    }
+  };
+  for (const call of calls) {
+    tool(call.tool);
+    argNames(call.tool, argsOf.get(call) ?? {});
+  }
+  for (const requested of root.requested.values()) {
+    tool(requested.name);
+    if (isRecord(requested.args)) argNames(requested.name, requested.args);
+  }
+  return { tools: [...tools], args: [...args], untrusted: [...untrusted] };
+}
+
+/** A call's masked arguments, each name the app does not vouch for replaced by {@link UNREGISTERED_ARG}. */
+function maskedArgs(args: Record<string, unknown>, trusted: (name: string) => boolean): MaskedArg[] {
+  const masked = maskArgs(args);
+  const names = safeKeys(args);
+  return masked.map((arg, i) =>
+    i < names.length && arg.name !== "…" && !trusted(names[i]) ? { ...arg, name: UNREGISTERED_ARG } : arg,
+  );
+}
+
+/** A call's fingerprints with those of the run's untrusted names, sorted, each once. */
+function withPrints(prints: string[], extra: readonly string[]): string[] {
+  return extra.length === 0 ? prints : [...new Set([...prints, ...extra])].sort();
+}
+
+function safeKeys(value: object): string[] {
+  try {
+    return Object.keys(value);
+  } catch {
+    return [];
+  }
 }

@@ -1,13 +1,16 @@
 /**
  * When a word of stored free text is released (`text/free-text.ts`): the recorder's memory of
- * which thread (and caller) first showed each word it could not keep. A word shown again by a
- * different thread — and, in a partition several callers share, by a different caller — is
- * released: its text, held at that moment from the record in hand, joins the partition's released
- * words (stored in the ledger, so a restart keeps them), and rows keep it in the clear from then on.
+ * which callers showed each word it could not keep. A word is released only when
+ * {@link WordReleasesOptions.minCallers} distinct callers (by the caller id the recorder resolved,
+ * `callerIdOf`, never by thread) showed it in one partition: its text, held at that moment from the
+ * record in hand, joins the partition's released words (stored in the ledger, so a restart keeps
+ * them), and rows keep it in the clear from then on. One caller never releases a word, however
+ * many threads or runs show it; a run whose caller is not known counts for no one.
  *
- * Held in memory, bounded: at most {@link WordReleasesOptions.maxSightings} first sightings (hashes
- * and hashed thread/caller ids, never a word), the oldest forgotten first. A restart, or a sighting
- * forgotten, loses only that first sighting: the word is then released when two other threads show it.
+ * Held in memory, bounded, by the recorder that owns it (no state outside that object): at most
+ * {@link WordReleasesOptions.maxSightings} words with sightings (hashes and hashed caller ids,
+ * never a word), the oldest forgotten first. A restart, or a sighting forgotten, loses only
+ * sightings: the word then needs that many callers again, never fewer.
  */
 import { createHash } from "node:crypto";
 import type { AllowedWords } from "../text/vocabulary.js";
@@ -16,7 +19,7 @@ import { keepFreeText } from "../text/free-text.js";
 /** Options of {@link WordReleases}. */
 export interface WordReleasesOptions {
   /**
-   * First sightings remembered over all partitions (about 100 bytes each).
+   * Words with sightings remembered over all partitions (about 150 bytes each).
    * @default 100_000
    */
   maxSightings?: number;
@@ -25,12 +28,18 @@ export interface WordReleasesOptions {
    * @default 20_000
    */
   maxReleasedPerPartition?: number;
+  /**
+   * Distinct callers that must show a word before it is released (never fewer than 2).
+   * @default 3
+   */
+  minCallers?: number;
 }
 
 /** The defaults of {@link WordReleasesOptions}. */
 export const DEFAULT_WORD_RELEASES: Readonly<Required<WordReleasesOptions>> = Object.freeze({
   maxSightings: 100_000,
   maxReleasedPerPartition: 20_000,
+  minCallers: 3,
 });
 
 /** Where released words are stored (the ledger's `releaseWords`). */
@@ -38,38 +47,32 @@ export interface ReleasedWordsStore {
   releaseWords(partition: string, words: ReadonlyMap<string, string>): Promise<void>;
 }
 
-/** Who showed a word first. */
-interface Sighting {
-  thread: string;
-  caller: string | undefined;
-}
-
 /** Which record a text comes from. */
 export interface TextSource {
   partition: string;
-  /** The thread (or, without one, the run: each run its own conversation). */
+  /** The thread (or, without one, the run). Kept for the caller's records; it never counts as a caller. */
   thread: string;
   /** Who the caller is within the partition, as the recorder resolved it (`callerIdOf`), when known. */
   caller?: string;
 }
 
-/** A short one-way id, so the memory holds no thread or user id as given. */
+/** A short one-way id, so the memory holds no caller id as given. */
 function shortHash(text: string): string {
   return createHash("sha256").update(text).digest("base64url").slice(0, 16);
 }
 
-/** The release state of one recorder (one per ledger: {@link wordReleasesOf}). */
+/** The release state of one recorder (each recorder holds its own). */
 export class WordReleases {
-  private readonly sightings = new Map<string, Sighting>();
-  /** Per partition: the callers seen (two are enough to know it is shared). */
-  private readonly callers = new Map<string, Set<string>>();
+  /** `partition \0 hash` → the hashed callers that showed the word (fewer than `minCallers`). */
+  private readonly sightings = new Map<string, string[]>();
   private readonly released = new Map<string, Map<string, string>>();
   /** Released words not yet stored in the ledger, per partition. */
   private readonly unsaved = new Map<string, Map<string, string>>();
   private readonly options: Readonly<Required<WordReleasesOptions>>;
 
   constructor(options: WordReleasesOptions = {}) {
-    this.options = { ...DEFAULT_WORD_RELEASES, ...options };
+    const merged = { ...DEFAULT_WORD_RELEASES, ...options };
+    this.options = { ...merged, minCallers: Math.max(2, Math.floor(merged.minCallers)) };
   }
 
   /** True when the word of `hash` was released in `partition`. */
@@ -78,29 +81,31 @@ export class WordReleases {
   }
 
   /**
-   * A masked text of a record, with only words that may be kept (see `keepFreeText`), noting who
-   * showed each word it could not keep, and releasing those a different thread (and caller) showed first.
+   * A masked text of a record, with only words that may be kept (see `keepFreeText`), noting which
+   * caller showed each word it could not keep, and releasing those enough distinct callers showed.
    */
   keep(text: string, source: TextSource, allowed: AllowedWords, key: string): string {
     const { partition } = source;
-    const thread = shortHash(`t\u0000${source.thread}`);
-    const caller = source.caller === undefined ? undefined : shortHash(`c\u0000${source.caller}`);
-    this.noteCaller(partition, caller);
-    const shared = (this.callers.get(partition)?.size ?? 0) > 1;
-    const first = keepFreeText(text, allowed, key, (hash) => this.isReleased(partition, hash));
+    const isReleased = (hash: string): boolean => this.isReleased(partition, hash);
+    const first = keepFreeText(text, allowed, key, isReleased);
+    // A run with no known caller shows words to no one: it can never help release one.
+    if (source.caller === undefined || first.unlisted.length === 0) return first.text;
+    const caller = shortHash(`c\u0000${partition}\u0000${source.caller}`);
     let releasedNow = false;
     for (const { hash, word } of first.unlisted) {
       if (this.isReleased(partition, hash)) continue;
       const id = `${partition}\u0000${hash}`;
       const seen = this.sightings.get(id);
       if (seen === undefined) {
-        this.sightings.set(id, { thread, caller });
+        this.sightings.set(id, [caller]);
         if (this.sightings.size > this.options.maxSightings) this.forgetOldest();
         continue;
       }
-      const otherThread = seen.thread !== thread;
-      const otherCaller = !shared || (seen.caller !== undefined && caller !== undefined && seen.caller !== caller);
-      if (!otherThread || !otherCaller) continue;
+      if (seen.includes(caller)) continue;
+      if (seen.length + 1 < this.options.minCallers) {
+        seen.push(caller);
+        continue;
+      }
       this.sightings.delete(id);
       this.addReleased(partition, hash, word);
       let pending = this.unsaved.get(partition);
@@ -109,7 +114,7 @@ export class WordReleases {
       releasedNow = true;
     }
     if (!releasedNow) return first.text;
-    return keepFreeText(text, allowed, key, (hash) => this.isReleased(partition, hash)).text;
+    return keepFreeText(text, allowed, key, isReleased).text;
   }
 
   /**
@@ -133,12 +138,6 @@ export class WordReleases {
     }
   }
 
-  private noteCaller(partition: string, caller: string | undefined): void {
-    let seen = this.callers.get(partition);
-    if (seen === undefined) this.callers.set(partition, (seen = new Set()));
-    if (seen.size < 2) seen.add(caller ?? "");
-  }
-
   private addReleased(partition: string, hash: string, word: string): void {
     let words = this.released.get(partition);
     if (words === undefined) this.released.set(partition, (words = new Map()));
@@ -150,16 +149,4 @@ export class WordReleases {
     const oldest = this.sightings.keys().next();
     if (!oldest.done) this.sightings.delete(oldest.value);
   }
-}
-
-const perLedger = new WeakMap<object, WordReleases>();
-
-/** The {@link WordReleases} of a ledger (one per store it writes to), made on first use. */
-export function wordReleasesOf(ledger: { store: object }): WordReleases {
-  let releases = perLedger.get(ledger.store);
-  if (!releases) {
-    releases = new WordReleases();
-    perLedger.set(ledger.store, releases);
-  }
-  return releases;
 }

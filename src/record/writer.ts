@@ -12,10 +12,11 @@ import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
-import { buildRecords, type RunTrace } from "./rows.js";
+import { buildRecords, isAppToolCall, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
 import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
-import { type WordReleases, wordReleasesOf } from "./word-releases.js";
+import { WordReleases } from "./word-releases.js";
+import { RegisteredNames } from "./registered-names.js";
 
 /** A finished run and the partition its rows go under. */
 export interface FinishedRun {
@@ -97,8 +98,10 @@ export class RecordWriter {
   private writeFaults = 0;
   /** The write thread, when the ledger's store allows one (`writeThread`). */
   private readonly thread: ThreadWrites | undefined;
-  /** Which words of stored free text are released (one per ledger, shared with its other writers). */
-  private readonly releases: WordReleases;
+  /** Which words of stored free text are released: this recorder's own memory (`word-releases.ts`). */
+  private readonly releases = new WordReleases();
+  /** The tool and argument names the app vouches for (`registered-names.ts`). */
+  private readonly names = new RegisteredNames();
   private readonly counters = {
     calls: 0,
     turns: 0,
@@ -118,7 +121,6 @@ export class RecordWriter {
     private readonly failures: RecordingFailures,
     private readonly background: boolean,
   ) {
-    this.releases = wordReleasesOf(ledger);
     if (options.writeThread) this.thread = threadWritesFor(ledger, (failure) => failures.relay(failure));
     // Started now, so its pool is open by the time the first run ends.
     this.thread?.start();
@@ -444,8 +446,16 @@ export class RecordWriter {
             thread: trace.threadId ?? `run\u0000${trace.id}`,
             ...(caller !== undefined ? { caller } : {}),
           };
-          const rows = buildRecords(trace, partition, key, this.options.errorRules, memo, (text, allowed) =>
-            this.releases.keep(text, source, allowed, key),
+          for (const call of trace.calls) if (isAppToolCall(call)) this.names.noteRan(call.tool);
+          const trust = await this.names.of(partition, (p) => this.ledger.listCards(p));
+          const rows = buildRecords(
+            trace,
+            partition,
+            key,
+            this.options.errorRules,
+            memo,
+            (text, allowed) => this.releases.keep(text, source, allowed, key),
+            trust,
           );
           if (rows.calls.length > 0 || rows.turn)
             built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { skeleton } from "./normalize.js";
-import { allowedWords, type AllowedWords, wordRuns } from "./vocabulary.js";
+import { allowedWords, type AllowedWords, keepAllowedWords, wordRuns } from "./vocabulary.js";
 
 /**
  * Stored free text (an error message, a tool's output, the user's request) keeps only words that
@@ -134,4 +134,18 @@ export function resolveWordTokens(text: string, released: ReadonlyMap<string, st
   return text
     .replace(WORD_TOKEN, (_, hash: string) => released.get(hash) ?? UNRELEASED_WORD)
     .replace(/<word>(?:[ \t]+<word>)+/g, UNRELEASED_WORD);
+}
+
+/**
+ * Free text as a lesson or a proposer may quote it: its **masked shape**. Numbers in words become
+ * `#`; every run of words `allowed` does not hold (the common vocabulary, the tools' names) becomes
+ * one `<word>`, a word released in the partition included: release lets a word stay in a stored
+ * row an operator reads, never travel into a lesson another caller is shown.
+ *
+ * @example quotedShape("Account holder Whitfield, Springfield has no such record", allowedWords())
+ * // "Account holder <word>, <word> has no such record"
+ */
+export function quotedShape(text: string, allowed: AllowedWords): string {
+  if (text === "") return text;
+  return keepAllowedWords(maskNumberWords(text), allowed, { maxMaskedShare: 1 }).text;
 }

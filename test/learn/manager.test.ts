@@ -958,7 +958,7 @@ describe("LessonManager with a model proposer", () => {
     const model = new ScriptedJsonModel((e) => {
       if (down) throw new Error("503 Service Unavailable");
       return JSON.stringify({
-        notes: [{ text: "order_id needs its ORD- prefix.", cites: e.failedCalls[0].callIds }],
+        notes: [{ text: "order_id needs its prefix.", cites: e.failedCalls[0].callIds }],
         examples: [],
         notFor: [],
       });
@@ -985,7 +985,7 @@ describe("LessonManager with a model proposer", () => {
     down = false;
     const again = await w.manager.review();
     expect(model.seen).toHaveLength(2);
-    expect(only(again.revisions).notesAdded).toEqual(["order_id needs its ORD- prefix."]);
+    expect(only(again.revisions).notesAdded).toEqual(["order_id needs its prefix."]);
   });
 
   it("turns a bad model reply into a recorded refusal: no revision, no throw", async () => {

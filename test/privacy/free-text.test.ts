@@ -8,8 +8,7 @@
  *
  * Each case runs in a thread of its own, on a real LangGraph agent with the real recorder, route
  * node, review and prompt builder, over an in-memory store. Controls show each check can fail: the
- * rows do hold the cases' other words, and a word two threads show is released and read back in
- * the clear, in the rows and in a note.
+ * rows do hold the cases' other words, and a note does quote a failing error (in its masked shape).
  */
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
@@ -219,9 +218,9 @@ describe("free text keeps only what may be kept (issue 29 item 10)", () => {
     60_000,
   );
 
-  it("a note quotes an error's words only once another thread showed them; never a word of one thread", async () => {
+  it("one caller's threads never release a word, and a note quotes an error only in its masked shape", async () => {
     const w = await world("tool-error");
-    // Two threads fail with the same unusual word (a product), each with a name of its own.
+    // Two threads of one caller fail with the same unusual word (a product), each with a name of its own.
     const texts = ["Zephyrix plan not active for Thaddeus Quenby", "Zephyrix plan not active for Ottoline Ravensworth"];
     await w.run("a", "Please check my account.", FAIL_THRICE, texts[0]);
     await w.flush();
@@ -233,10 +232,14 @@ describe("free text keeps only what may be kept (issue 29 item 10)", () => {
     await w.run("b", "Please check my account.", FAIL_THRICE, texts[1]);
     const all = await sinks(w);
     for (const sink of all) expect(leaks(sink.texts), sink.name).toEqual([]);
+    // The same caller in a second thread releases nothing (issue 44: three distinct callers).
     const messages = (await w.ledger.listCalls(PARTITION)).map((c) => c.errorMessage).filter(Boolean);
-    expect(messages).toEqual(Array(6).fill("Zephyrix plan not active for <word>"));
+    expect(messages).toEqual(Array(6).fill("<word> plan not active for <word>"));
+    expect(await rawRows(w.store)).not.toMatch(/zephyrix/i);
     const notes = all.find((s) => s.name === "lessons")!.texts;
-    expect(notes.some((n) => n.includes("Zephyrix"))).toBe(true);
+    // The review did learn from the failures: a note quotes the error, in its masked shape.
+    expect(notes.some((n) => n.includes("plan not active for <word>"))).toBe(true);
+    expect(notes.join("\n")).not.toMatch(/zephyrix/i);
   });
 
   it("a word repeated by one thread stays a token, however often", async () => {

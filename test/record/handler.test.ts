@@ -10,6 +10,7 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { UNREGISTERED_ARG, UNREGISTERED_TOOL } from "../../src/record/rows.js";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { InvalidInput } from "../../src/errors.js";
@@ -127,7 +128,7 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     ]);
   });
 
-  it("records a call to a tool that does not exist as not_found", async () => {
+  it("records a call to a tool that does not exist as not_found, its name (the model's) masked", async () => {
     const { ledger, handler, graph } = setup((step) =>
       step === 0 ? [{ name: "refund_v2", args: { id: "ORD-1" } }] : undefined,
     );
@@ -137,8 +138,10 @@ describe("ToolLessonsCallbackHandler on a real LangGraph agent", () => {
     );
     await handler.flush();
     const [call] = await ledger.listCalls("default");
+    expect(JSON.stringify(call)).not.toContain("refund_v2");
     expect(call).toMatchObject({
-      tool: "refund_v2",
+      tool: UNREGISTERED_TOOL,
+      args: [{ name: UNREGISTERED_ARG }],
       outcome: "error",
       errorClass: "not_found",
       source: "tool_message",

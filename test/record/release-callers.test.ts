@@ -13,8 +13,8 @@ import { callerIdOf } from "../../src/caller/partition.js";
 /**
  * Word releases tell the callers of a shared partition apart by the caller the recorder resolved
  * (read the one way: metadata, configurable, context), never by the raw `metadata.user_id`. A
- * template `t:{tenant_id}` puts every user of a tenant in one partition, so a word one user's two
- * threads show must stay a token until another user shows it.
+ * template `t:{tenant_id}` puts every user of a tenant in one partition, so a word one user's
+ * threads show must stay a token, however many, until three distinct callers showed it.
  */
 
 const TEMPLATE = "t:{tenant_id}";
@@ -65,10 +65,14 @@ describe("word releases in a partition several callers share", () => {
     await run(handler, "globex-1", as("globex"), true);
     await run(handler, "acme-1", as("acme"));
     await run(handler, "acme-2", as("acme"));
-    expect(await errors("a:desk")).toHaveLength(2);
+    await run(handler, "acme-3", as("acme"));
+    expect(await errors("a:desk")).toHaveLength(3);
     expect((await errors("a:desk")).join(" ")).not.toContain(NAME);
     await run(handler, "globex-2", as("globex"));
-    expect(await errors("a:desk")).toEqual(Array(3).fill(`Account holder ${NAME} has no such record`));
+    // Two callers ("7" of acme and "7" of globex) are not enough: three must show it.
+    expect((await errors("a:desk")).join(" ")).not.toContain(NAME);
+    await run(handler, "initech-1", as("initech"));
+    expect(await errors("a:desk")).toEqual(Array(5).fill(`Account holder ${NAME} has no such record`));
   });
 
   it("takes the caller a node resolved from configurable when the metadata names no user", async () => {
@@ -91,6 +95,8 @@ describe("word releases in a partition several callers share", () => {
     expect(callers.callerOf("sam-2")).toBe("t:acme/u:sam");
     expect((await errors()).join(" ")).not.toContain(NAME);
     await run(handler, "erin-2", as("erin-2", "erin"));
+    expect((await errors()).join(" ")).not.toContain(NAME);
+    await run(handler, "kim-1", as("kim-1", "kim"));
     expect((await errors()).join(" ")).toContain(NAME);
   });
 });

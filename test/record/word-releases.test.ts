@@ -4,48 +4,66 @@ import { WordReleases } from "../../src/record/word-releases.js";
 
 const KEY = "k".repeat(64);
 const ALLOWED = staticAllowedWords(["check_account"], []);
-const P = "u:u-1";
+const P = "t:acme";
+const at = (thread: string, caller?: string) => ({ partition: P, thread, ...(caller ? { caller } : {}) });
 
-describe("WordReleases", () => {
-  it("keeps a word one thread shows as a token, however often; a second thread releases it", () => {
+describe("WordReleases: a word is released only when three distinct callers showed it", () => {
+  it("never within one caller, however many threads show it", () => {
     const r = new WordReleases();
     const text = "Zephyrix plan not active";
-    for (let i = 0; i < 3; i++)
-      expect(r.keep(text, { partition: P, thread: "a" }, ALLOWED, KEY)).not.toContain("Zephyrix");
+    for (let i = 0; i < 50; i++) expect(r.keep(text, at(`t-${i}`, "sam"), ALLOWED, KEY)).not.toContain("Zephyrix");
     expect(r.isReleased(P, wordHash("Zephyrix", KEY))).toBe(false);
-    expect(r.keep(text, { partition: P, thread: "b" }, ALLOWED, KEY)).toBe(text);
-    expect(r.isReleased(P, wordHash("Zephyrix", KEY))).toBe(true);
-    expect(r.keep(text, { partition: P, thread: "a" }, ALLOWED, KEY)).toBe(text);
   });
 
-  it("releases nothing across partitions", () => {
+  it("never by runs whose caller is unknown, however many threads", () => {
     const r = new WordReleases();
-    r.keep("Zephyrix down", { partition: "u:a", thread: "a" }, ALLOWED, KEY);
-    expect(r.keep("Zephyrix down", { partition: "u:b", thread: "b" }, ALLOWED, KEY)).not.toContain("Zephyrix");
+    for (let i = 0; i < 20; i++) expect(r.keep("Zephyrix down", at(`t-${i}`), ALLOWED, KEY)).not.toContain("Zephyrix");
+    // Unknown callers count for no one: two known callers after them are still too few.
+    r.keep("Zephyrix down", at("a", "sam"), ALLOWED, KEY);
+    expect(r.keep("Zephyrix down", at("b", "erin"), ALLOWED, KEY)).not.toContain("Zephyrix");
   });
 
-  it("in a partition several callers share, a second thread of the same caller releases nothing", () => {
+  it("two callers are not enough; the third releases it, in that record and the next", () => {
     const r = new WordReleases();
-    const at = (thread: string, caller: string) => ({ partition: "t:acme", thread, caller });
-    r.keep("ok", at("x", "erin"), ALLOWED, KEY);
-    r.keep("Quenby called", at("a", "sam"), ALLOWED, KEY);
-    expect(r.keep("Quenby called", at("b", "sam"), ALLOWED, KEY)).not.toContain("Quenby");
-    expect(r.keep("Quenby called", at("c", "erin"), ALLOWED, KEY)).toBe("Quenby called");
+    const text = "Quenby called";
+    expect(r.keep(text, at("a", "sam"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep(text, at("b", "sam"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep(text, at("c", "erin"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep(text, at("c", "erin"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep(text, at("d", "kim"), ALLOWED, KEY)).toBe(text);
+    expect(r.keep(text, at("e", "sam"), ALLOWED, KEY)).toBe(text);
   });
 
-  it("remembers at most maxSightings first sightings: a forgotten one needs two more threads", () => {
+  it("releases nothing across partitions: callers of another partition do not count", () => {
+    const r = new WordReleases();
+    r.keep("Zephyrix down", { partition: "t:a", thread: "a", caller: "sam" }, ALLOWED, KEY);
+    r.keep("Zephyrix down", { partition: "t:b", thread: "b", caller: "erin" }, ALLOWED, KEY);
+    expect(r.keep("Zephyrix down", { partition: "t:c", thread: "c", caller: "kim" }, ALLOWED, KEY)).not.toContain(
+      "Zephyrix",
+    );
+  });
+
+  it("a smaller minCallers is never below two", () => {
+    const r = new WordReleases({ minCallers: 1 });
+    expect(r.keep("Zephyrix", at("a", "sam"), ALLOWED, KEY)).not.toContain("Zephyrix");
+    expect(r.keep("Zephyrix", at("b", "sam"), ALLOWED, KEY)).not.toContain("Zephyrix");
+    expect(r.keep("Zephyrix", at("c", "erin"), ALLOWED, KEY)).toBe("Zephyrix");
+  });
+
+  it("remembers at most maxSightings words: a forgotten one needs three callers again", () => {
     const r = new WordReleases({ maxSightings: 2 });
-    r.keep("Quenby", { partition: P, thread: "a" }, ALLOWED, KEY);
-    r.keep("Abernethy Ravensworth", { partition: P, thread: "b" }, ALLOWED, KEY);
-    // "Quenby" was forgotten (the oldest): thread c is its first sighting again.
-    expect(r.keep("Quenby", { partition: P, thread: "c" }, ALLOWED, KEY)).not.toContain("Quenby");
-    expect(r.keep("Quenby", { partition: P, thread: "d" }, ALLOWED, KEY)).toBe("Quenby");
+    r.keep("Quenby", at("a", "sam"), ALLOWED, KEY);
+    r.keep("Quenby", at("b", "erin"), ALLOWED, KEY);
+    r.keep("Abernethy Ravensworth", at("c", "kim"), ALLOWED, KEY);
+    // "Quenby" was forgotten (the oldest): kim is its first caller again.
+    expect(r.keep("Quenby", at("d", "kim"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep("Quenby", at("e", "sam"), ALLOWED, KEY)).not.toContain("Quenby");
+    expect(r.keep("Quenby", at("f", "erin"), ALLOWED, KEY)).toBe("Quenby");
   });
 
   it("saves released words to the ledger once; a failed write is tried again with the next save", async () => {
     const r = new WordReleases();
-    r.keep("Zephyrix", { partition: P, thread: "a" }, ALLOWED, KEY);
-    r.keep("Zephyrix", { partition: P, thread: "b" }, ALLOWED, KEY);
+    for (const caller of ["sam", "erin", "kim"]) r.keep("Zephyrix", at(caller, caller), ALLOWED, KEY);
     const saved: [string, [string, string][]][] = [];
     let fail = true;
     const ledger = {

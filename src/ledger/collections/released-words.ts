@@ -3,13 +3,14 @@ import { type LedgerContext, listNamespace, namespaceOf, parseItem } from "./sto
 
 /**
  * Released words of stored free text (`text/free-text.ts`, `record/word-releases.ts`): words a
- * partition's records showed from two different threads (and callers, where several share it),
- * which its rows may keep in the clear and its earlier rows' word tokens read as.
+ * partition's records showed from enough distinct callers (`record/word-releases.ts`: three by
+ * default, never one caller's threads), which its rows may keep in the clear and its earlier
+ * rows' word tokens read as.
  *
  * Key layout: `[root, partition, "words"]`, key = the word's hash (12 letters `a`-`p`) → `{ word }`.
  *
  * Invariants:
- * - only words that passed the release rule are written; a word one thread showed is never here;
+ * - only words that passed the release rule are written; a word one caller showed is never here;
  * - a row is never changed or deleted once written (the same hash always names the same word);
  * - a corrupt row is skipped and counted: its tokens read as `<word>`.
  */
@@ -20,22 +21,19 @@ const HASH = /^[a-p]{12}$/;
 
 /** How long a partition's released words read from the store are used before reading them again. */
 export const RELEASED_WORDS_TTL_MS = 2_000;
+/** Partitions whose words are held at once; the one read longest ago is dropped first. */
+const MAX_CACHED_PARTITIONS = 1_024;
 
+/**
+ * The words read, per partition, held by this ledger's collection (one per `Ledger`, no state
+ * outside it): this ledger's own writes are seen at once, other writers' within the TTL.
+ */
 type Cache = Map<string, { words: Map<string, string>; at: number }>;
 
-/** Read words by store and root, so every ledger of one process over one store sees the others' writes at once. */
-const caches = new WeakMap<object, Map<string, Cache>>();
-
 export class ReleasedWordRows {
-  private readonly cache: Cache;
+  private readonly cache: Cache = new Map();
 
-  constructor(private readonly ctx: LedgerContext) {
-    let byRoot = caches.get(ctx.store);
-    if (byRoot === undefined) caches.set(ctx.store, (byRoot = new Map()));
-    let cache = byRoot.get(ctx.root);
-    if (cache === undefined) byRoot.set(ctx.root, (cache = new Map()));
-    this.cache = cache;
-  }
+  constructor(private readonly ctx: LedgerContext) {}
 
   /** The partition's released words, hash → word (read at most every {@link RELEASED_WORDS_TTL_MS}). */
   async list(partition: string): Promise<ReadonlyMap<string, string>> {
@@ -48,7 +46,9 @@ export class ReleasedWordRows {
       const row = parseItem(this.ctx, ReleasedWordSchema, item);
       if (row) words.set(item.key, row.word);
     }
+    this.cache.delete(partition);
     this.cache.set(partition, { words, at: Date.now() });
+    if (this.cache.size > MAX_CACHED_PARTITIONS) this.cache.delete(this.cache.keys().next().value as string);
     return words;
   }
 
