@@ -174,3 +174,16 @@ export class SentenceEncoderUnavailable extends ToolLessonsError {
 export class KeyRequired extends InvalidInput {
   override name = "KeyRequired";
 }
+
+/**
+ * An id or name as an error message may quote it: control characters escaped, at most `max`
+ * characters, the rest counted (`ORD-123… (+1048512 characters)`), so a megabyte id is never
+ * repeated whole in a message or a log line.
+ */
+export function clipForMessage(value: unknown, max = 64): string {
+  const text = typeof value === "string" ? value : String(value);
+  const shown = [...text.slice(0, max * 2)].slice(0, max).join("");
+  const escaped = JSON.stringify(shown).slice(1, -1);
+  const rest = text.length - shown.length;
+  return rest > 0 ? `${escaped}… (+${rest} characters)` : escaped;
+}

@@ -105,7 +105,8 @@ export async function nearNeighbours(
 ): Promise<{ cards: ToolCard[]; neighbours: Map<string, Neighbour[]> }> {
   const min = options.minNeighbourSimilarity ?? DEFAULT_LINT_OPTIONS.minNeighbourSimilarity;
   const ledger = new Ledger(new InMemoryStore());
-  await registerTools(ledger, tools, { partition: PARTITION });
+  // Every tool of the catalog is linted, look-alike names too (registration would refuse them: the lint names them).
+  await registerTools(ledger, tools, { partition: PARTITION, lookalikes: "report" });
   const index = new ToolIndex({ ...(options.index ?? DEFAULT_LINT_OPTIONS.index), ledger });
   await index.reindex(PARTITION);
   const cards = await ledger.listCards(PARTITION);

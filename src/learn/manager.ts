@@ -184,7 +184,9 @@ export class LessonManager {
   /** The pinned rules block, once per thread (`rulesForPrompt` with a `threadId`). */
   private readonly rulesBlocks = new RulesBlockCache({ render: (rules, o) => renderRulesBlock(rules, o) });
 
+  /** @throws InvalidInput when `options` is not an object with a `ledger` */
   constructor(options: LessonManagerOptions) {
+    checkInput(MANAGER_INPUTS.manager, options, "constructor", "options");
     const o = { ...DEFAULT_LESSON_MANAGER_OPTIONS, ...definedOnly(options) };
     this.ledger = options.ledger;
     this.index = options.index;
@@ -240,6 +242,7 @@ export class LessonManager {
    * dismissed or undid for a tool is not proposed again (refused `turned_down`).
    */
   async review(options: ReviewOptions = {}, config?: RunnableConfig): Promise<Review> {
+    checkInput(MANAGER_INPUTS.review, options, "review", "options");
     // Without a partition, the caller's of `config` (its ids, as every piece reads them), else "default".
     const o = { ...DEFAULT_REVIEW_OPTIONS, partition: partitionOf(config), ...definedOnly(options) };
     return runReview(

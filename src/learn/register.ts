@@ -98,7 +98,8 @@ export interface LookalikeName {
 /**
  * The look-alikes of a batch: each tool whose name is not printed as it is, or whose skeleton
  * ({@link nameSkeleton}) equals that of a name registered before or earlier in the batch (an exact
- * repeat of a registered name is no look-alike: it is the same tool). Pure.
+ * repeat of a registered name is no look-alike: it is the same tool; names that differ only in
+ * case are two tools). Pure.
  */
 export function findLookalikes(names: readonly string[], registered: readonly string[]): LookalikeName[] {
   const bySkeleton = new Map<string, string>();
@@ -109,10 +110,17 @@ export function findLookalikes(names: readonly string[], registered: readonly st
     const like = bySkeleton.get(skeleton);
     if (!isPrintedAsIs(name))
       out.push({ tool: name, reason: "unprintable", ...(like && like !== name ? { like } : {}) });
-    else if (like !== undefined && like !== name) out.push({ tool: name, reason: "lookalike", like });
+    // A name that differs from another only in case prints as itself: two tools, as their authors named them.
+    else if (like !== undefined && like !== name && !differsInCaseOnly(like, name))
+      out.push({ tool: name, reason: "lookalike", like });
     else bySkeleton.set(skeleton, name);
   }
   return out;
+}
+
+/** True for two names whose letters differ only in case (`calculate_bmi`, `calculate_BMI`). */
+function differsInCaseOnly(a: string, b: string): boolean {
+  return a !== b && a.toLowerCase() === b.toLowerCase();
 }
 
 /**

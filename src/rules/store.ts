@@ -6,7 +6,7 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { InvalidInput, NotFound } from "../errors.js";
+import { clipForMessage, InvalidInput, NotFound } from "../errors.js";
 import type { Ledger, RuleInput } from "../ledger/ledger.js";
 import type { Rule, TurnRecord } from "../ledger/schema.js";
 import { type CaptureEdictsOptions, type EdictCandidate, type EdictFinding, findEdicts } from "./capture.js";
@@ -159,14 +159,17 @@ export async function promoteRule(ledger: Ledger, id: string, options: PromoteRu
   const rule = await ledger.getRule(options.partition, id);
   if (!rule) {
     throw new NotFound(
-      `Partition "${options.partition}" has no rule ${id}; \`tool-lessons rules list\` shows its rules.`,
-      { context: { id } },
+      `Partition "${clipForMessage(options.partition, 256)}" has no rule ${clipForMessage(id)}; \`tool-lessons rules list\` shows its rules.`,
+      { context: { id: clipForMessage(id) } },
     );
   }
   const vetted = vetEdictText(rule.rule);
   if (!vetted.ok) throw new InvalidInput(`Rule ${id} cannot be shared: ${vetted.detail} (${vetted.reason}).`);
   const moved = await ledger.moveRule(options.partition, id, SHARED_SCOPE, { promotedBy: by });
-  if (!moved) throw new NotFound(`Rule ${id} was deleted while it was being promoted.`, { context: { id } });
+  if (!moved)
+    throw new NotFound(`Rule ${clipForMessage(id)} was deleted while it was being promoted.`, {
+      context: { id: clipForMessage(id) },
+    });
   return viewOf(moved);
 }
 

@@ -211,7 +211,6 @@ describe("one tool per name a person would read", () => {
     "send_email\u{E0041}", // a tag character
     "\uFF53\uFF45\uFF4E\uFF44_\uFF45\uFF4D\uFF41\uFF49\uFF4C", // full-width
     "send_\u202Eemail", // bidi override
-    "Send_Email", // case only
     "send_\u0435\u200Dmail", // Cyrillic and a joiner
   ];
 
@@ -223,6 +222,17 @@ describe("one tool per name a person would read", () => {
     expect(result.lookalikes.map((l) => l.tool)).toEqual(LOOKALIKES);
     expect(result.lookalikes.every((l) => l.like === "send_email")).toBe(true);
     expect((await ledger.listCards("default")).map((c) => c.name)).toEqual(["send_email"]);
+  });
+
+  it("a name that differs only in case is another tool, registered as written (issue 44, item 9)", async () => {
+    const ledger = newLedger();
+    await registerTools(ledger, [named("send_email")]);
+    const result = await registerTools(ledger, [named("Send_Email"), named("SEND_EMAIL")]);
+    expect(result.registered).toEqual(["Send_Email", "SEND_EMAIL"]);
+    expect(result.lookalikes).toEqual([]);
+    // A look-alike of a case variant is still one.
+    const again = await registerTools(ledger, [named("S\u0435nd_Email")]);
+    expect(again.lookalikes.map((l) => l.reason)).toEqual(["lookalike"]);
   });
 
   it("within one batch the first printable name wins; an unprintable name alone is refused too", async () => {

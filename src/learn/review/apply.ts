@@ -4,7 +4,7 @@
  * stay), and the revision records which and why. The card and the revision are written together;
  * the index is kept in step.
  */
-import { InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../errors.js";
+import { clipForMessage, InvalidInput, NotFound, RevisionConflict, VetRefusal } from "../../errors.js";
 import type { ToolIndex } from "../../routing/tool-index.js";
 import { DEFAULT_PARTITION } from "../../ledger/keys.js";
 import type { Ledger } from "../../ledger/ledger.js";
@@ -159,7 +159,11 @@ export async function keepIndexInStep(
 /** The card of a registered tool. @throws NotFound */
 export async function requireCard(ledger: Ledger, partition: string, tool: string): Promise<ToolCard> {
   const card = await ledger.getCard(partition, tool);
-  if (!card) throw new NotFound(`No tool "${tool}" is registered in partition "${partition}".`, { context: { tool } });
+  if (!card)
+    throw new NotFound(
+      `No tool "${clipForMessage(tool)}" is registered in partition "${clipForMessage(partition, 256)}".`,
+      { context: { tool: clipForMessage(tool) } },
+    );
   return card;
 }
 

@@ -4,7 +4,7 @@
  * routing index kept in step. The operator's `undo` and the effect check's automatic undo
  * (`review/effect.ts`) are this one step.
  */
-import { NotFound, RevisionConflict } from "../../errors.js";
+import { clipForMessage, NotFound, RevisionConflict } from "../../errors.js";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { Revision } from "../../ledger/schema.js";
 import type { ToolIndex } from "../../routing/tool-index.js";
@@ -30,7 +30,9 @@ export async function undoNewest(
 ): Promise<Revision> {
   const [revision] = await ledger.listRevisions(partition, { tool, status: "applied" });
   if (!revision || !revision.learnedBefore) {
-    throw new NotFound(`"${tool}" has no applied revision to undo.`, { context: { tool, partition } });
+    throw new NotFound(`"${clipForMessage(tool)}" has no applied revision to undo.`, {
+      context: { tool: clipForMessage(tool), partition: clipForMessage(partition, 256) },
+    });
   }
   const card = await requireCard(ledger, partition, tool);
   const left = await versionLeftBy(ledger, partition, revision);

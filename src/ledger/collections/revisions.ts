@@ -1,5 +1,5 @@
 import type { Item, PutOperation } from "@langchain/langgraph";
-import { NotFound } from "../../errors.js";
+import { clipForMessage, NotFound } from "../../errors.js";
 import { byId } from "../../internal.js";
 import { type CasCheck, casField } from "../cas.js";
 import { type Revision, RevisionSchema, type RevisionStatus, SCHEMA_VERSION } from "../schema.js";
@@ -56,7 +56,9 @@ export class RevisionRows {
   async require(partition: string, id: string): Promise<Revision> {
     const revision = await this.get(partition, id);
     if (!revision) {
-      throw new NotFound(`No revision "${id}" in partition "${partition}".`, { context: { id, partition } });
+      throw new NotFound(`No revision "${clipForMessage(id)}" in partition "${clipForMessage(partition, 256)}".`, {
+        context: { id: clipForMessage(id), partition: clipForMessage(partition, 256) },
+      });
     }
     return revision;
   }
