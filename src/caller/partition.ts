@@ -22,7 +22,7 @@ import { isStorableName } from "../text/normalize.js";
  * app's sources win: a client's `metadata.user_id` never overrides the app's `configurable.user_id`.
  * The user id is, in each source: LangGraph's authenticated user (`langgraph_auth_user_id`, or
  * `langgraph_auth_user.identity`), then `user_id`, then `langgraph_user_id` (LangMem's key).
- * {@link callerIds}`({ order: "metadata-first" })` gives the other order. Every id is at most
+ * {@link partitionTemplate}`({ order: "metadata-first" })` gives the other order. Every id is at most
  * {@link MAX_ID_LENGTH} characters.
  *
  * **Callbacks see only `metadata`**: LangGraph copies `thread_id` and a few of its own keys from
@@ -264,17 +264,19 @@ export interface CallerIdsOptions {
 }
 
 /**
- * The partition spec that reads the caller's ids in a given order, for every piece that takes a
- * `partition` option: `partition: callerIds({ order: "metadata-first" })`. Without options it is
- * the default resolution.
+ * The partition spec that reads the caller's ids in a given order (behind {@link partitionTemplate},
+ * which every piece's `partition` option takes: `partitionTemplate({ order: "metadata-first" })`).
+ * Without options it is the default resolution.
  * @throws InvalidInput for a malformed template
  */
 export function callerIds(options: CallerIdsOptions = {}): OrderedResolver {
   const order = options.order ?? DEFAULT_CALLER_ORDER;
   if (order !== "app-first" && order !== "metadata-first") {
-    throw new InvalidInput('callerIds: order is "app-first" or "metadata-first".', { context: { field: "order" } });
+    throw new InvalidInput('partitionTemplate: order is "app-first" or "metadata-first".', {
+      context: { field: "order" },
+    });
   }
-  const template = options.template === undefined ? undefined : partitionTemplate(options.template, order);
+  const template = options.template === undefined ? undefined : templateResolver(options.template, order);
   const resolver = (context: PartitionContext): string | Partition | undefined => {
     if (template) return template(context);
     const ids = idsOf(context.metadata, context.configurable, order);
@@ -408,11 +410,23 @@ const PLACEHOLDER_SPLIT = /\{([A-Za-z_][A-Za-z0-9_]*)\}/;
  * reserved scope ({@link isReservedPartition}): templates whose ids are separated only by
  * characters an id may hold (`{a}{b}`, `{a}.{b}`, `{a}-{b}`) are refused, and a filled key that
  * is `"default"` (a template `{user_id}` and a user id `default`) refuses that caller.
+ *
+ * `options.order` reads the keys in the other trust order (`"metadata-first"`, see "Trust order"
+ * above); `partitionTemplate({ order: "metadata-first" })`, with no template, reads the plain ids
+ * in that order. Give the same spec to every piece.
  * @throws InvalidInput at once for a malformed template (a stray `{` or `}`, a blank one, a
- * control character, ids not separated, a leading `~`); {@link PartitionUnresolved} at
+ * control character, ids not separated, a leading `~`) or an unknown order; {@link PartitionUnresolved} at
  * resolution when the run lacks a named key; `InvalidInput` when the filled key is reserved.
  */
-export function partitionTemplate(template: string, order: CallerOrder = DEFAULT_CALLER_ORDER): PartitionResolver {
+export function partitionTemplate(
+  template: string | CallerIdsOptions,
+  options: Pick<CallerIdsOptions, "order"> = {},
+): OrderedResolver {
+  return typeof template === "string" ? callerIds({ ...options, template }) : callerIds(template);
+}
+
+/** A template's resolver, reading its keys in `order` (see {@link partitionTemplate}). */
+function templateResolver(template: string, order: CallerOrder): PartitionResolver {
   const flaw = templateFlaw(template);
   if (flaw !== undefined) {
     throw new InvalidInput(`The partition template "${template}" is refused: ${flaw}.`, { context: { template } });

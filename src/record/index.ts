@@ -14,6 +14,8 @@ export {
 export type { RecordingFailureKind } from "./failures.js";
 export { classifyError, type ErrorRule } from "./error-class.js";
 export {
+  type CallerIdsOptions,
+  type CallerOrder,
   type CallerSources,
   type Partition,
   type PartitionContext,

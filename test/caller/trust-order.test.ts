@@ -6,6 +6,7 @@ import {
   MAX_ID_LENGTH,
   partitionOf,
   type PartitionSpec,
+  partitionTemplate,
   resolveCaller,
 } from "../../src/caller/partition.js";
 import { resolveThreadCaller, ThreadCallers } from "../../src/caller/thread-callers.js";
@@ -100,6 +101,10 @@ describe("trust order: the app's sources beat the client's metadata", () => {
     expect(partitionOf(config, callerIds())).toBe("u:app");
     expect(resolveCaller({}, {}, callerIds()).from).toBe("none");
     expect(() => callerIds({ order: "client" as never })).toThrow(InvalidInput);
+    // The public door: partitionTemplate, with or without a template.
+    expect(partitionOf(config, partitionTemplate({ order: "metadata-first" }))).toBe("u:client");
+    expect(partitionOf(config, partitionTemplate("u:{user_id}", { order: "metadata-first" }))).toBe("u:client");
+    expect(partitionOf(config, partitionTemplate("u:{user_id}"))).toBe("u:app");
   });
 
   it("a node remembers the caller it resolved, in the spec's order, for the recorder", () => {
