@@ -14,12 +14,11 @@
  * definition, marked deferred ({@link deferredCall}).
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import type { ToolSource } from "../ledger/cards.js";
 import { modelDescription } from "../prompt/describe.js";
 import type { ToolCard } from "../ledger/schema.js";
-import { type CacheMode, deferredTools, openAiToolSearch, providerMessages } from "../serve/provider-mode.js";
+import { type CacheMode, deferredBinding, providerMessages } from "../serve/provider-mode.js";
 import { SEARCH_TOOLS_DESCRIPTION } from "../serve/search-tools.js";
-import { describerOf, growKept, type KeptTool, SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
+import type { KeptTool } from "../serve/tool-set.js";
 import { DEFAULT_SETTINGS, type Settings } from "../settings.js";
 
 /** A tool as a `createAgent` model request carries it: a registered tool, or a provider's dict. */
@@ -75,12 +74,10 @@ export function toolsForModel<T extends RequestTool>(
 
 /**
  * The tools and messages of one provider-deferred model call (`deferredLoading`, see
- * `src/serve/provider-mode.ts`): `search_tools` first (the registered tool for Anthropic, the
- * client-executed `tool_search` for OpenAI), then every tool of the agent deferred, each with the
- * description frozen for the thread (`kept`, grown by tools the thread has not seen yet, described
- * by `shownCards`), then the tools without a name (a provider's) as they are; and the messages with
- * each `search_tools` answer in the provider's form. `kept` is returned itself when nothing was
- * added. Pure.
+ * `src/serve/provider-mode.ts`): the tools as `deferredBinding` sends them (`search_tools` first,
+ * every agent tool deferred and frozen for the thread, then a provider's own tools), and the
+ * messages with each `search_tools` answer in the provider's form. `kept` is returned itself when
+ * nothing was added. Pure.
  */
 export function deferredCall(
   mode: Exclude<CacheMode, "append">,
@@ -89,27 +86,6 @@ export function deferredCall(
   kept: readonly KeptTool[],
   shownCards: readonly ToolCard[],
 ): { tools: RequestTool[]; messages: BaseMessage[]; kept: readonly KeptTool[] } {
-  const own: ToolSource[] = [];
-  const unnamed: RequestTool[] = [];
-  let search: RequestTool | undefined;
-  for (const tool of tools) {
-    const name = requestToolName(tool);
-    if (name === undefined) unnamed.push(tool);
-    else if (name === SEARCH_TOOLS_NAME) search = tool;
-    else own.push(tool as ToolSource);
-  }
-  const known = new Set(own.map((t) => t.name));
-  const grown = growKept(
-    kept,
-    own.map((t) => t.name),
-    describerOf(own, shownCards),
-    known,
-  );
-  const deferred = deferredTools(grown, own);
-  const first = mode === "openai" ? openAiToolSearch(SEARCH_TOOLS_DESCRIPTION) : search;
-  return {
-    tools: [...(first ? [first] : []), ...deferred, ...unnamed],
-    messages: providerMessages(mode, messages, deferred),
-    kept: grown,
-  };
+  const call = deferredBinding(mode, tools, kept, shownCards, SEARCH_TOOLS_DESCRIPTION);
+  return { tools: call.tools, messages: providerMessages(mode, messages, call.deferred), kept: call.kept };
 }

@@ -21,8 +21,10 @@
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import type { ToolSource } from "../ledger/cards.js";
+import type { ToolCard } from "../ledger/schema.js";
 import { isRecord, SEARCH_TOOLS_NAME } from "../internal.js";
-import type { KeptTool, SearchToolsArtifact } from "./tool-set.js";
+import { describerOf, growKept, type KeptTool, type SearchToolsArtifact } from "./tool-set.js";
 
 /**
  * How cache-keeping mode keeps the provider's prompt cache: `"auto"` picks from the agent's model
@@ -99,6 +101,41 @@ export function deferredTools(kept: readonly KeptTool[], tools: readonly object[
     out.push({ name, description, schema: (tool as { schema?: unknown }).schema, extras: { defer_loading: true } });
   }
   return out;
+}
+
+/**
+ * The tools of one provider-deferred model call: `search_tools` first (the registered tool,
+ * `search`, for Anthropic; the client-executed `tool_search`, described by `searchDescription`,
+ * for OpenAI), then every named tool deferred, each with the description frozen for the thread
+ * (`kept`, grown by the tools the thread has not seen yet, described by `shownCards`), then the
+ * tools without a name (a provider's own) as they are. Returns the deferred definitions too (for
+ * {@link providerMessages}) and the grown kept set (`kept` itself when nothing was added). Pure.
+ */
+export function deferredBinding(
+  mode: Exclude<CacheMode, "append">,
+  tools: readonly object[],
+  kept: readonly KeptTool[],
+  shownCards: readonly ToolCard[],
+  searchDescription: string,
+): { tools: object[]; deferred: DeferredToolDefinition[]; kept: readonly KeptTool[] } {
+  const own: ToolSource[] = [];
+  const unnamed: object[] = [];
+  let search: object | undefined;
+  for (const tool of tools) {
+    const name = (tool as { name?: unknown }).name;
+    if (typeof name !== "string") unnamed.push(tool);
+    else if (name === SEARCH_TOOLS_NAME) search = tool;
+    else own.push(tool as ToolSource);
+  }
+  const grown = growKept(
+    kept,
+    own.map((t) => t.name),
+    describerOf(own, shownCards),
+    new Set(own.map((t) => t.name)),
+  );
+  const deferred = deferredTools(grown, own);
+  const first = mode === "openai" ? openAiToolSearch(searchDescription) : search;
+  return { tools: [...(first ? [first] : []), ...deferred, ...unnamed], deferred, kept: grown };
 }
 
 /** The query's JSON schema as the Responses API's client-executed `tool_search` takes it. */

@@ -17,16 +17,22 @@
  *   the same order, from one call of a thread to the next.
  */
 import { ChatAnthropic } from "@langchain/anthropic";
-import { HumanMessage, type ToolMessage } from "@langchain/core/messages";
-import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { HumanMessage, SystemMessage, type ToolMessage } from "@langchain/core/messages";
+import { END, InMemoryStore, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { ChatOpenAI } from "@langchain/openai";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { supportDeskTools } from "../../examples/support-desk.js";
 import { DESK_THREAD } from "../../fixtures/seeking-model.js";
+import { bindKeptTools } from "../../src/graph/kept-tools.js";
+import { createLessonsGraph, lessonsMessages } from "../../src/graph/lessons-graph.js";
+import { ToolLessonsAnnotation } from "../../src/graph/state.js";
 import { Ledger } from "../../src/ledger/ledger.js";
+import { ToolIndex } from "../../src/routing/tool-index.js";
 import { toolLessonsMiddleware } from "../../src/middleware/index.js";
 import { cacheModeOf } from "../../src/serve/provider-mode.js";
+import { createSearchToolsTool } from "../../src/serve/search-tools.js";
 import { SEARCH_TOOLS_NAME } from "../../src/serve/tool-set.js";
 import { anthropicReply, responsesReply, startWireServer, type WireServer } from "./provider-wire-server.js";
 
@@ -75,8 +81,40 @@ function agentFor(model: ChatAnthropic | ChatOpenAI) {
   });
 }
 
+/**
+ * A LangGraph graph of one's own over the same model: the lessons subgraph (cache keeping), an
+ * agent node that binds with `bindKeptTools(..., "auto")`, LangGraph's `ToolNode`.
+ */
+function graphFor(model: ChatAnthropic | ChatOpenAI) {
+  const tools = supportDeskTools();
+  const ledger = new Ledger(new InMemoryStore());
+  const index = new ToolIndex({ ledger });
+  const search = createSearchToolsTool({ ledger, index, failureSink: () => {} }, tools);
+  return new StateGraph(ToolLessonsAnnotation)
+    .addNode("lessons", createLessonsGraph({ tools, ledger, index, cacheKeeping: true, failureSink: () => {} }))
+    .addNode("agent", async (state, config) => {
+      const { bound, keptTools } = bindKeptTools(model, tools, state, search, "auto");
+      const messages = [new SystemMessage(SYSTEM), ...lessonsMessages(state)];
+      return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
+    })
+    .addNode("tools", new ToolNode([...tools, search]))
+    .addEdge(START, "lessons")
+    .addEdge("lessons", "agent")
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: new MemorySaver() });
+}
+
+const PATHS = ["createAgent", "a graph of one's own"] as const;
+const agentOn = (path: (typeof PATHS)[number], model: ChatAnthropic | ChatOpenAI) =>
+  path === "createAgent" ? agentFor(model) : graphFor(model);
+
 /** Runs the turns in one thread; returns each turn's tool messages. */
-async function runThread(agent: ReturnType<typeof agentFor>, thread: string, prefix: PrefixCheck) {
+async function runThread(
+  agent: { invoke: ReturnType<typeof agentFor>["invoke"] },
+  thread: string,
+  prefix: PrefixCheck,
+) {
   prefix.reset();
   const ran: ToolMessage[][] = [];
   for (const turn of TURNS) {
@@ -165,31 +203,34 @@ describe("provider-deferred cache keeping, Anthropic Messages API through ChatAn
     return anthropicReply(n, [{ type: "text", text: "Done." }], "end_turn");
   }
 
-  it("sends every tool deferred, answers search_tools with tool_reference blocks, and keeps the prefix", async () => {
-    const violations: string[] = [];
-    const prefix = new PrefixCheck(violations);
-    server.requests.length = 0;
-    server.onRequest((request) => {
-      if (request.path !== "/v1/messages") throw new Error(`unexpected path ${request.path}`);
-      checkAnthropic(request.body, violations);
-      prefix.check({ tools: request.body.tools, system: request.body.system }, request.body.messages as unknown[]);
-      return answer(request.body, server.requests.length);
-    });
-    const model = new ChatAnthropic({
-      model: "claude-sonnet-4-5",
-      apiKey: "test-key",
-      anthropicApiUrl: server.url,
-      maxRetries: 0,
-    });
-    expect(cacheModeOf(model)).toBe("anthropic");
-    const ran = await runThread(agentFor(model), "wire-anthropic", prefix);
-    expectEveryTurnSearchedThenCalled(ran);
-    expect(server.requests).toHaveLength(TURNS.length * 3);
-    expect(violations).toEqual([]);
-    // A tool_reference went over the wire for every turn's tool.
-    const last = JSON.stringify(server.requests[server.requests.length - 1].body.messages);
-    for (const { tool } of TURNS) expect(last).toContain(`{"type":"tool_reference","tool_name":"${tool}"}`);
-  });
+  it.each(PATHS)(
+    "sends every tool deferred, answers search_tools with tool_reference blocks, and keeps the prefix (%s)",
+    async (path) => {
+      const violations: string[] = [];
+      const prefix = new PrefixCheck(violations);
+      server.requests.length = 0;
+      server.onRequest((request) => {
+        if (request.path !== "/v1/messages") throw new Error(`unexpected path ${request.path}`);
+        checkAnthropic(request.body, violations);
+        prefix.check({ tools: request.body.tools, system: request.body.system }, request.body.messages as unknown[]);
+        return answer(request.body, server.requests.length);
+      });
+      const model = new ChatAnthropic({
+        model: "claude-sonnet-4-5",
+        apiKey: "test-key",
+        anthropicApiUrl: server.url,
+        maxRetries: 0,
+      });
+      expect(cacheModeOf(model)).toBe("anthropic");
+      const ran = await runThread(agentOn(path, model), `wire-anthropic-${path}`, prefix);
+      expectEveryTurnSearchedThenCalled(ran);
+      expect(server.requests).toHaveLength(TURNS.length * 3);
+      expect(violations).toEqual([]);
+      // A tool_reference went over the wire for every turn's tool.
+      const last = JSON.stringify(server.requests[server.requests.length - 1].body.messages);
+      for (const { tool } of TURNS) expect(last).toContain(`{"type":"tool_reference","tool_name":"${tool}"}`);
+    },
+  );
 });
 
 describe("provider-deferred cache keeping, OpenAI Responses API through ChatOpenAI", () => {
@@ -274,37 +315,40 @@ describe("provider-deferred cache keeping, OpenAI Responses API through ChatOpen
     return responsesReply(n, text("Done."));
   }
 
-  it("sends tool_search and deferred functions, answers each search with its tool_search_output, and keeps the prefix", async () => {
-    const violations: string[] = [];
-    const prefix = new PrefixCheck(violations);
-    server.requests.length = 0;
-    server.onRequest((request) => {
-      if (request.path !== "/v1/responses") throw new Error(`unexpected path ${request.path}`);
-      checkOpenAi(request.body, violations);
-      prefix.check(
-        { tools: request.body.tools, instructions: request.body.instructions },
-        request.body.input as unknown[],
-      );
-      return answer(request.body, server.requests.length);
-    });
-    const model = new ChatOpenAI({
-      model: "gpt-5.4",
-      apiKey: "test-key",
-      useResponsesApi: true,
-      configuration: { baseURL: `${server.url}/v1` },
-      maxRetries: 0,
-    });
-    expect(cacheModeOf(model)).toBe("openai");
-    const ran = await runThread(agentFor(model), "wire-openai", prefix);
-    expectEveryTurnSearchedThenCalled(ran);
-    expect(server.requests).toHaveLength(TURNS.length * 3);
-    expect(violations).toEqual([]);
-    const last = server.requests[server.requests.length - 1].body.input as Json[];
-    const loaded = last
-      .filter((i) => i.type === "tool_search_output")
-      .flatMap((i) => (i.tools as Json[]).map((t) => t.name));
-    for (const { tool } of TURNS) expect(loaded).toContain(tool);
-  });
+  it.each(PATHS)(
+    "sends tool_search and deferred functions, answers each search with its tool_search_output, and keeps the prefix (%s)",
+    async (path) => {
+      const violations: string[] = [];
+      const prefix = new PrefixCheck(violations);
+      server.requests.length = 0;
+      server.onRequest((request) => {
+        if (request.path !== "/v1/responses") throw new Error(`unexpected path ${request.path}`);
+        checkOpenAi(request.body, violations);
+        prefix.check(
+          { tools: request.body.tools, instructions: request.body.instructions },
+          request.body.input as unknown[],
+        );
+        return answer(request.body, server.requests.length);
+      });
+      const model = new ChatOpenAI({
+        model: "gpt-5.4",
+        apiKey: "test-key",
+        useResponsesApi: true,
+        configuration: { baseURL: `${server.url}/v1` },
+        maxRetries: 0,
+      });
+      expect(cacheModeOf(model)).toBe("openai");
+      const ran = await runThread(agentOn(path, model), `wire-openai-${path}`, prefix);
+      expectEveryTurnSearchedThenCalled(ran);
+      expect(server.requests).toHaveLength(TURNS.length * 3);
+      expect(violations).toEqual([]);
+      const last = server.requests[server.requests.length - 1].body.input as Json[];
+      const loaded = last
+        .filter((i) => i.type === "tool_search_output")
+        .flatMap((i) => (i.tools as Json[]).map((t) => t.name));
+      for (const { tool } of TURNS) expect(loaded).toContain(tool);
+    },
+  );
 
   it("keeps the append mode for ChatOpenAI on chat completions, and for other models", () => {
     const chat = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "test-key" });
