@@ -23,7 +23,8 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import type { ChatResult } from "@langchain/core/outputs";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { LessonManager, openLedger, ToolIndex, ToolLessonsCallbackHandler, ToolRouter } from "../src/index.js";
+import { LessonManager, openLedger, ToolIndex, ToolLessonsCallbackHandler } from "../src/index.js";
+import { ToolRouter } from "../src/routing/index.js";
 import { toolLessonsMiddleware } from "../src/middleware/index.js";
 import { modelDescription } from "../src/prompt/index.js";
 import { type BoundTool, ScriptedSupportModel, supportDeskTools } from "./support-desk.js";

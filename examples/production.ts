@@ -29,7 +29,6 @@ import { END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import {
   bindRoutedTools,
-  createRouteNode,
   InvalidInput,
   LessonManager,
   registerTools,
@@ -37,8 +36,9 @@ import {
   ToolIndex,
   ToolLessonsAnnotation,
   ToolLessonsCallbackHandler,
-  ToolRouter,
 } from "../src/index.js";
+import { createRouteNode } from "../src/graph/index.js";
+import { ToolRouter } from "../src/routing/index.js";
 import { ChromaVectorIndex } from "../src/routing/chroma.js";
 import { modelDescription } from "../src/prompt/index.js";
 import { readEnv, type ToolLessonsEnv } from "../src/schema.js";

@@ -21,7 +21,6 @@ import { END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import {
   bindRoutedTools,
-  createRouteNode,
   LessonManager,
   openLedger,
   registerTools,
@@ -30,8 +29,9 @@ import {
   ToolLessonsAnnotation,
   ToolLessonsCallbackHandler,
   type ToolLessonsState,
-  ToolRouter,
 } from "../src/index.js";
+import { createRouteNode } from "../src/graph/index.js";
+import { ToolRouter } from "../src/routing/index.js";
 import { modelDescription } from "../src/prompt/index.js";
 import { classifyError, resolvePartition } from "../src/record/index.js";
 import { ScriptedSupportModel, supportDeskTools } from "./support-desk.js";

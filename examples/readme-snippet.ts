@@ -6,25 +6,17 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
-import {
-  bindRoutedTools,
-  createRouteNode,
-  LessonManager,
-  openLedger,
-  registerTools,
-  ToolIndex,
-  ToolLessonsAnnotation,
-  ToolLessonsCallbackHandler,
-  ToolRouter,
-} from "../src/index.js";
+import { bindRoutedTools, createToolLessons, openLedger, ToolLessonsAnnotation } from "../src/index.js";
+import { createRouteNode } from "../src/graph/index.js";
 
 // readme:start
 export async function agentThatLearns(model: BaseChatModel, tools: StructuredToolInterface[]) {
   const ledger = await openLedger(); // SQLite at .tool-lessons/ledger.db, or openLedger({ postgresUrl })
-  await registerTools(ledger, tools); // one card per tool: the author's text, then what is learned
-  const index = new ToolIndex({ ledger });
+  // One app per process: the ledger, routing index and router, recorder, manager and one failure sink.
+  const app = createToolLessons({ ledger, tools, maxTools: 5, singleTenant: true });
+  await app.setup(); // registers one card per tool (the author's text, then what is learned), warms the index
   const graph = new StateGraph(ToolLessonsAnnotation)
-    .addNode("route", createRouteNode({ router: new ToolRouter({ index, maxTools: 5 }), ledger }))
+    .addNode("route", createRouteNode({ router: app.router(), ledger }))
     .addNode("agent", async (state, config) => {
       // The route node read the routed tools' cards for this caller: learned lines reach the prompt here.
       const bound = bindRoutedTools(model, tools, state.routedTools, state.routedCards);
@@ -37,13 +29,13 @@ export async function agentThatLearns(model: BaseChatModel, tools: StructuredToo
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .compile();
 
-  const recorder = new ToolLessonsCallbackHandler({ ledger, singleTenant: true }); // records every tool call (one caller)
   for (const text of ["Where is order 482913?", "Can you check on order 771204?"]) {
-    await graph.invoke({ messages: [{ role: "user", content: text }] }, { callbacks: [recorder] });
+    // app.recorder records every tool call (one caller here: singleTenant).
+    await graph.invoke({ messages: [{ role: "user", content: text }] }, { callbacks: [app.recorder] });
   }
-  await recorder.flush();
+  await app.recorder.flush();
 
-  const manager = new LessonManager({ ledger, index }); // the operator's side (and the CLI's)
+  const manager = app.manager(); // the operator's side (and the CLI's), over the same index
   for (const r of (await manager.review()).revisions) await manager.apply(r.id, { approvedBy: "you" });
   await manager.undo("lookup_order", { approvedBy: "you" }); // any change can be taken back
   const history = await manager.history("lookup_order");

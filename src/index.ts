@@ -2,8 +2,9 @@
  * tool-lessons: tools that get better with use.
  *
  * The root holds what the README and docs/getting-started.md teach, as named exports only: the
- * ready agent, the lessons subgraph for a graph of your own, the route node and the recorder for
- * wiring by hand, the ledger, the index and router, the manager, the error base with its guard and
+ * app object (`createToolLessons`) and its views (the ready agent, the lessons subgraph for a
+ * graph of your own), the recorder and the routed-tools binding for wiring by hand, the ledger,
+ * the index, the manager, the error base with its guard and
  * the errors most callers catch, with the types of those APIs' options and results. Everything
  * else is in an entry point named for what it holds, each a small named barrel:
  *
@@ -39,13 +40,17 @@ export {
 export type { FailureSink, FailureStage, ToolLessonsFailure } from "./failure.js";
 export type { Settings, SettingsInput } from "./settings.js";
 
+// ---------------------------------------------------------------- the app object: one per process, the views over it
+export { createToolLessons, ToolLessons } from "./app/app.js";
+export { type ToolLessonsOptions } from "./app/options.js";
+
 // ---------------------------------------------------------------- the ready agent and the lessons subgraph (graph)
 export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./graph/agent.js";
 export { createLessonsGraph, lessonsMessages } from "./graph/lessons-graph.js";
 export { type LessonsGraphOptions } from "./graph/context.js";
 
-// ---------------------------------------------------------------- by hand: the route node and its state
-export { bindRoutedTools, createRouteNode, type RouteNodeOptions } from "./graph/route-node.js";
+// ---------------------------------------------------------------- by hand: binding the routed tools, and the state
+export { bindRoutedTools } from "./graph/route-node.js";
 export { type LessonsReport, ToolLessonsAnnotation, type ToolLessonsState } from "./graph/state.js";
 
 // ---------------------------------------------------------------- record (where a tool call is recorded)
@@ -78,7 +83,7 @@ export type {
 
 // ---------------------------------------------------------------- routing
 export { ToolIndex, type ToolIndexOptions } from "./routing/tool-index.js";
-export { type RoutedTools, type RouteOptions, ToolRouter, type ToolRouterOptions } from "./routing/router.js";
+export type { RoutedTools, RouteOptions } from "./routing/router.js";
 
 // ---------------------------------------------------------------- learn (the operator's side)
 export { registerTools, type RegisterResult, type RegisterToolsOptions } from "./learn/register.js";

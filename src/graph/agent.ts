@@ -12,16 +12,12 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, type BaseStore, END, InMemoryStore, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { appForView, createToolLessons, type ToolLessons } from "../app/app.js";
+import type { ToolLessonsOptions } from "../app/options.js";
 import { InvalidInput } from "../errors.js";
-import { Ledger } from "../ledger/ledger.js";
-import { ToolLessonsCallbackHandler } from "../record/handler.js";
-import { ledgerOn, unwrapStore } from "../ledger/on-store.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
-import { createSearchToolsTool } from "../serve/search-tools.js";
 import { withLessonsBlock } from "../serve/system-message.js";
-import { ToolIndex } from "../routing/tool-index.js";
-import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
 import { bindKeptTools } from "./kept-tools.js";
 import { createLessonsGraph } from "./lessons-graph.js";
 import { bindRoutedTools } from "./route-node.js";
@@ -29,7 +25,14 @@ import { ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 import { withLessons } from "./with-lessons.js";
 
 /** Options of {@link createToolLessonsAgent}: those of the lessons subgraph, plus the agent's. */
-export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tools" | "ledger" | "recorder"> {
+export interface ToolLessonsAgentOptions extends Omit<ToolLessonsOptions, "tools" | "ledger" | "recorder"> {
+  /**
+   * The app this agent is a view over (`createToolLessons({ store, tools, ... })`), when several
+   * views share one (a middleware, a manager, `search_tools`). With it, pass only the agent's own
+   * options here (`model`, `tools`, `systemPrompt`, `subgraph`, `checkpointer`): the app's are the app's.
+   * @default one made from these options (`graph.app`)
+   */
+  app?: ToolLessons;
   /** The agent's chat model (must support tool calling). */
   model: BaseChatModel;
   /**
@@ -70,29 +73,21 @@ export interface ToolLessonsAgentOptions extends Omit<LessonsGraphOptions, "tool
  * `graph.ledger`, over `store`.
  */
 export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
-  const { model, tools, store: given, checkpointer, subgraph, systemPrompt, ...rest } = options;
-  if (!model.bindTools) {
+  const { model, tools, checkpointer, subgraph, systemPrompt, app: given, ...rest } = options;
+  if (!model?.bindTools) {
     throw new InvalidInput(
-      `The chat model ${model.getName()} cannot bind tools; use a model that supports tool calling.`,
-      {
-        context: { model: model.getName() },
-      },
+      `The chat model ${model?.getName?.() ?? "given"} cannot bind tools; use a model that supports tool calling.`,
+      { context: { model: model?.getName?.() ?? typeof model } },
     );
   }
-  const store = given ?? new InMemoryStore();
-  const sink = rest.failureSink;
-  // The app's sink hears the ledger's and the recorder's failures too. A ledger of its own is safe to
-  // make: what other objects over the store must see of its writes, they read from the store.
-  const ledger: Ledger = sink ? new Ledger(unwrapStore(store), { failureSink: sink }) : ledgerOn(store);
-  // Its callbacks only buffer (a store that hangs holds no run up); synthesize flushes it within `timeoutMs`.
-  const recorder = new ToolLessonsCallbackHandler({ ledger, ...(sink ? { failureSink: sink } : {}) });
-  const keeping = rest.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
-  // Cache-keeping: serving and search_tools route over one index.
-  const index = keeping ? (rest.index ?? new ToolIndex({ ledger })) : rest.index;
-  const lessonsOptions = { ...rest, ...(index ? { index } : {}), tools, ledger, recorder };
-  // One runtime, one turn server: the lessons stages, search_tools and setup() share them.
-  const runtime = new LessonsRuntime(lessonsOptions);
-  const search = keeping ? createSearchToolsTool(runtime.server, tools) : undefined;
+  const app = given
+    ? agentApp(given, tools, rest)
+    : createToolLessons({ ...rest, tools, store: rest.store ?? new InMemoryStore() });
+  // The graph is compiled with the user's store only: a compiled store costs every run LangGraph's batching timer.
+  const store = given ? app.options.store : rest.store;
+  const recorder = app.recorder;
+  // Cache-keeping: search_tools serves through the app's turn server, so it routes over the same index.
+  const search = (app.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping) ? app.searchTools(tools) : undefined;
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
     const messages = system ? [system, ...state.messages] : state.messages;
@@ -102,14 +97,14 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
       return { messages: [await bound.invoke(messages, config)] };
     }
     // The thread's kept tools, grown by what search_tools found this turn, each as first sent; search_tools first.
-    const { bound, keptTools } = bindKeptTools(model, tools, state, search as unknown as StructuredToolInterface);
+    const { bound, keptTools } = bindKeptTools(model, tools, state, search);
     return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
   const toolNodeTools = search ? [...tools, search] : tools;
-  const compile = { ...(given ? { store: given } : {}), ...(checkpointer ? { checkpointer } : {}) };
+  const compile = { ...(store ? { store } : {}), ...(checkpointer ? { checkpointer } : {}) };
   const graph = subgraph
     ? new StateGraph(ToolLessonsAnnotation)
-        .addNode("lessons", createLessonsGraph(lessonsOptions, runtime))
+        .addNode("lessons", createLessonsGraph({ app }))
         .addNode("agent", agent)
         .addNode("tools", new ToolNode(toolNodeTools))
         .addEdge(START, "lessons")
@@ -119,7 +114,7 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
         .compile(compile)
         .withConfig({ callbacks: [recorder] })
     : new StateGraph(ToolLessonsAnnotation)
-        .addNode("agent", withLessons(agent, lessonsOptions, runtime))
+        .addNode("agent", withLessons(agent, { app }))
         .addNode("tools", new ToolNode(toolNodeTools))
         .addEdge(START, "agent")
         .addConditionalEdges("agent", toolsCondition, ["tools", END])
@@ -127,11 +122,31 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
         .compile(compile)
         .withConfig({ callbacks: [recorder] });
   /**
-   * Warm what a caller's first turn would otherwise pay for (see `TurnServer.setup`): the agent's
+   * Warm what a caller's first turn would otherwise pay for (see `ToolLessons.setup`): the agent's
    * tools registered in the partition `config` names (as a run's config would), its routing index
    * built, its versions read. Call it once at start-up per partition to warm; it throws when the
    * store or index cannot be reached.
    */
-  const setup = (config?: RunnableConfig) => runtime.server.setup({ tools, store }, config);
-  return Object.assign(graph, { recorder, ledger, setup });
+  const setup = (config?: RunnableConfig) => app.setup(config, tools);
+  return Object.assign(graph, { app, recorder, ledger: app.ledger, setup });
+}
+
+/**
+ * The app given to the agent, checked against what the agent was given: its options are the
+ * app's alone, and its tools are the agent's.
+ * @throws InvalidInput when app options are given beside `app`, or the app was made with other tools
+ */
+function agentApp(app: ToolLessons, tools: readonly StructuredToolInterface[], rest: ToolLessonsOptions): ToolLessons {
+  appForView("createToolLessonsAgent", app, rest);
+  const names = (list: readonly { name: string }[]) =>
+    list
+      .map((t) => t.name)
+      .sort()
+      .join("\u0000");
+  if (names(app.tools) !== names(tools)) {
+    throw new InvalidInput(
+      "The app was made with other tools than the agent's: createToolLessons({ tools, ... }) with the agent's tools.",
+    );
+  }
+  return app;
 }

@@ -8,12 +8,12 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { onRecordsAppended } from "../ledger/appended.js";
 import { MIN_EFFECT_OPPORTUNITIES } from "../learn/effect.js";
 import type { DueTally, EvidenceTally } from "../learn/review/tally.js";
 import { latestHumanTurn, messageRole, requestIdFor } from "../caller/request.js";
 import { findEdicts } from "../rules/capture.js";
-import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime, type RunContext } from "./context.js";
+import type { RunContext, ToolLessons } from "../app/app.js";
+import { DEFAULT_TOOL_LESSONS } from "../app/options.js";
 import { emptyReport, type LessonSignal } from "./state.js";
 
 /** One finished turn of a thread as its messages show it. */
@@ -119,22 +119,15 @@ export interface ClassifyState {
  * records are written (every thread's); the first turn seen on a ledger starts the feed. A tool
  * found due is taken off the tally at once, so one turn reviews it.
  */
-export function createClassifier(runtime: LessonsRuntime, tally: EvidenceTally) {
-  const tools = runtime.options.tools.map((t) => t.name);
-  const memoryEvery = runtime.options.memoryEvery ?? DEFAULT_LESSONS_GRAPH.memoryEvery;
-  const fed = new WeakSet<object>();
+export function createClassifier(app: ToolLessons) {
+  const tools = app.tools.map((t) => t.name);
+  const memoryEvery = app.options.memoryEvery ?? DEFAULT_TOOL_LESSONS.memoryEvery;
+  const tally = app.tally;
   return function classify(state: ClassifyState, context: RunContext | undefined) {
     let due: DueTally[] = [];
     let effectDue: string[] = [];
     if (context) {
-      const { ledger, partition } = context;
-      if (ledger && !fed.has(ledger.store)) {
-        fed.add(ledger.store);
-        onRecordsAppended(ledger.store, (appended) => {
-          if (appended.kind === "turns") for (const t of appended.rows) tally.turn(t);
-          else for (const r of appended.rows) tally.route(r);
-        });
-      }
+      const { partition } = context;
       due = tally.due(partition);
       if (due.length > 0)
         tally.reviewed(
@@ -158,14 +151,14 @@ export function createClassifier(runtime: LessonsRuntime, tally: EvidenceTally) 
  * The classify node: sets `lessonSignals` (empty on a quiet turn) and `lessonsTurn`. It runs once
  * per user turn: on a later model step of the same turn (a pre-model hook) it returns nothing.
  */
-export function createClassifyNode(runtime: LessonsRuntime, tally: EvidenceTally) {
-  const classifier = createClassifier(runtime, tally);
+export function createClassifyNode(app: ToolLessons) {
+  const classifier = createClassifier(app);
   return async function classify(state: ClassifyState, config?: RunnableConfig) {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const requestId = requestIdFor(threadId, state.messages) ?? "";
     if (requestId === "" || requestId === state.lessonsTurn) return { lessonSignals: [] };
     // Refused ids: inject reports them; nothing is learned for this turn.
-    const { signals, callsSince } = classifier(state, runtime.tryContext(config));
+    const { signals, callsSince } = classifier(state, app.tryContext(config));
     // A new turn starts a new report: what the nodes did on the thread's previous turn is not this one's.
     return { lessonSignals: signals, lessonsCalls: callsSince, lessonsReport: emptyReport() };
   };

@@ -5,7 +5,8 @@
  */
 export { createToolLessonsAgent, type ToolLessonsAgentOptions } from "./agent.js";
 export { createClassifyNode, type TurnView } from "./classify.js";
-export { type LessonsGraphOptions } from "./context.js";
+export { type LessonsGraphInput, type LessonsGraphOptions } from "./context.js";
+export { createToolLessons, type RunContext, ToolLessons } from "../app/app.js";
 export { createInjectNode } from "./inject.js";
 export { bindKeptTools, type KeptToolsState } from "./kept-tools.js";
 export { createSearchToolsTool } from "../serve/search-tools.js";

@@ -18,7 +18,7 @@ import type { ToolCard } from "../ledger/schema.js";
 import { requestIdFor } from "../caller/request.js";
 import { DEFAULT_SERVE } from "../serve/options.js";
 import { describerOf, growKept, type KeptTool } from "../serve/tool-set.js";
-import type { LessonsRuntime } from "./context.js";
+import type { ToolLessons } from "../app/app.js";
 import { emptyReport, type LessonsReport } from "./state.js";
 
 /** The state inject reads. */
@@ -49,18 +49,20 @@ export interface InjectUpdate {
  * `partition`: the caller, when the node resolved it already this run.
  */
 export async function injectTurn(
-  runtime: LessonsRuntime,
+  app: ToolLessons,
   state: InjectState,
   config: RunnableConfig | undefined,
   partition?: string,
 ): Promise<InjectUpdate | undefined> {
   const store = (config as { store?: BaseStore } | undefined)?.store;
-  const keeping = runtime.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  const keeping = app.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
   const kept = state.keptTools ?? [];
-  const served = await runtime.server.serve(
+  const served = await app.server.serve(
     {
       messages: state.messages,
-      tools: runtime.options.tools,
+      tools: app.tools,
+      // The graph's classify and vet capture edicts; serving does not capture them a second time.
+      captureEdicts: false,
       ...(keeping ? { kept: kept.map((t) => t.name) } : {}),
       ...(partition !== undefined ? { partition } : {}),
       ...(store ? { store } : {}),
@@ -75,10 +77,10 @@ export async function injectTurn(
     blockTokens: served.block.tokens,
     cut: served.block.cut,
   };
-  const all = runtime.options.tools.map((t) => t.name);
+  const all = app.tools.map((t) => t.name);
   // Cache-keeping: the turn's tools join the thread's set, each frozen as it is described now.
   const keptTools = keeping
-    ? [...growKept(kept, served.tools ?? all, describerOf(runtime.options.tools, served.shownCards), new Set(all))]
+    ? [...growKept(kept, served.tools ?? all, describerOf(app.tools, served.shownCards), new Set(all))]
     : undefined;
   return {
     ...(keptTools ? { keptTools } : {}),
@@ -91,12 +93,12 @@ export async function injectTurn(
 }
 
 /** The inject node: sets `routedTools`, `routedCards`, `lessonsPrompt`, `lessonsTurn` and the report. */
-export function createInjectNode(runtime: LessonsRuntime) {
+export function createInjectNode(app: ToolLessons) {
   return async function inject(state: InjectState, config?: RunnableConfig): Promise<Partial<InjectUpdate>> {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const requestId = requestIdFor(threadId, state.messages);
     // Once per user turn: a later model step of the same turn (a pre-model hook) changes nothing.
     if (requestId === undefined || requestId === state.lessonsTurn) return {};
-    return (await injectTurn(runtime, state, config)) ?? {};
+    return (await injectTurn(app, state, config)) ?? {};
   };
 }

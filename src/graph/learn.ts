@@ -29,7 +29,8 @@ import { ToolMemory } from "../memory/tool-memory.js";
 import { latestHumanTurn } from "../caller/request.js";
 import { recordEdicts } from "../rules/store.js";
 import { finishedTurns } from "./classify.js";
-import { DEFAULT_LESSONS_GRAPH, type LessonsRuntime } from "./context.js";
+import type { ToolLessons } from "../app/app.js";
+import { DEFAULT_TOOL_LESSONS } from "../app/options.js";
 import { emptyReport, type LessonSignal, type LessonsReport } from "./state.js";
 
 /** Partitions an {@link EffectScope} remembers having measured once (per store). */
@@ -57,14 +58,15 @@ export function signalledTools(signals: readonly LessonSignal[], kinds: Readonly
  * The learn node. `tally` is the one classify reads: after a review it is told the partition's
  * evidence rules (its stored settings), so later counts are held to them.
  */
-export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) {
-  const names = runtime.options.tools.map((t) => t.name);
+export function createLearnNode(app: ToolLessons) {
+  const tally = app.tally;
+  const names = app.tools.map((t) => t.name);
   const registered = new Set(names);
-  const autoApply = runtime.options.autoApply ?? DEFAULT_LESSONS_GRAPH.autoApply;
-  const undoFlagged = runtime.options.undoFlagged ?? DEFAULT_LESSONS_GRAPH.undoFlagged;
+  const autoApply = app.options.autoApply ?? DEFAULT_TOOL_LESSONS.autoApply;
+  const undoFlagged = app.options.undoFlagged ?? DEFAULT_TOOL_LESSONS.undoFlagged;
   const effects = new EffectScope(tally);
   // The graph's own bound (`timeoutMs`), for each store and model call of the step.
-  const bound = runtime.timeoutMs;
+  const bound = app.timeoutMs;
   return async function learn(state: LearnState, config?: RunnableConfig) {
     const signals = state.lessonSignals ?? [];
     const review = signalledTools(signals, REVIEW_SIGNALS).filter((t) => registered.has(t));
@@ -75,16 +77,16 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
     let ledger: Ledger | undefined;
     let partition: string;
     try {
-      ({ ledger, partition } = runtime.context(config));
+      ({ ledger, partition } = app.context(config));
     } catch (error) {
-      runtime.report("learn:caller", "the caller's ids were refused; nothing is learned for this turn.", error);
+      app.report("learn:caller", "the caller's ids were refused; nothing is learned for this turn.", error);
       return {};
     }
     if (!ledger) return {};
     const report = { ...(state.lessonsReport ?? emptyReport()) };
     report.refused = [...report.refused];
     const failed = (kind: string, message: string, error: unknown): void => {
-      runtime.report(kind, message, error);
+      app.report(kind, message, error);
       report.ledgerFailed = true;
     };
 
@@ -107,10 +109,10 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
 
     if (review.length > 0 || effect.length > 0) {
       // The records of the runs before this turn, as far as the recorder can write them in the bound.
-      await runtime.options.recorder
+      await app.recorderToFlush
         ?.flush({ timeoutMs: bound })
         .catch((error: unknown) =>
-          runtime.report("learn:flush", "flushing the recorder failed; learning reads what was written.", error),
+          app.report("learn:flush", "flushing the recorder failed; learning reads what was written.", error),
         );
     }
     // The learn step runs anyway (or a revised tool has enough new evidence): judge the lessons in
@@ -119,7 +121,7 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
     if (check) {
       try {
         const found = await withinBound(
-          checkEffects({ ledger, index: runtime.index(ledger) }, partition, {
+          checkEffects({ ledger, index: app.index(ledger) }, partition, {
             ...(check.all ? {} : { tools: check.tools }),
             undoFlagged,
             by: DEFAULT_EFFECT_CHECK.by,
@@ -140,15 +142,15 @@ export function createLearnNode(runtime: LessonsRuntime, tally?: EvidenceTally) 
     }
     if (review.length > 0) {
       try {
-        const index = runtime.index(ledger);
+        const index = app.index(ledger);
         const done = await withinBound(
           runReview(
-            { ledger, index, proposer: runtime.proposer },
+            { ledger, index, proposer: app.proposer },
             { partition, tools: review },
             {
               autoApply,
               onApplyError: (_revision, error) =>
-                runtime.report("learn:apply", "applying a vetted revision failed; it waits for an operator.", error),
+                app.report("learn:apply", "applying a vetted revision failed; it waits for an operator.", error),
             },
             config,
           ),

@@ -11,24 +11,23 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { EvidenceTally } from "../learn/review/tally.js";
 import { requestIdFor } from "../caller/request.js";
 import { createClassifier, createClassifyNode } from "./classify.js";
-import { type LessonsGraphOptions, LessonsRuntime } from "./context.js";
+import { appOf, type LessonsGraphInput } from "./context.js";
 import { createInjectNode, injectTurn } from "./inject.js";
 import { emptyReport, LessonsStateFields, ToolLessonsAnnotation, type ToolLessonsState } from "./state.js";
 import { createLearnNode } from "./learn.js";
 
 /**
- * The three nodes, as plain `(state, config) => update` functions over one shared runtime and one
- * evidence tally (classify counts the partition's evidence in it; learn reviews what it found due).
+ * The three nodes, as plain `(state, config) => update` functions, views over one app (its
+ * evidence tally: classify counts the partition's evidence in it; learn reviews what it found due).
  */
-export function createLessonsNodes(options: LessonsGraphOptions, runtime = new LessonsRuntime(options)) {
-  const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
+export function createLessonsNodes(input: LessonsGraphInput) {
+  const app = appOf(input);
   return {
-    classify: createClassifyNode(runtime, tally),
-    learn: runtime.bounded("learn", createLearnNode(runtime, tally)),
-    inject: createInjectNode(runtime),
+    classify: createClassifyNode(app),
+    learn: app.bounded("learn", createLearnNode(app)),
+    inject: createInjectNode(app),
   };
 }
 
@@ -36,8 +35,8 @@ export function createLessonsNodes(options: LessonsGraphOptions, runtime = new L
  * The lessons subgraph, compiled (no checkpointer of its own: it uses the parent's). Its state is
  * {@link ToolLessonsAnnotation}; spread `LessonsStateFields` into a state of your own.
  */
-export function createLessonsGraph(options: LessonsGraphOptions, runtime?: LessonsRuntime) {
-  const nodes = createLessonsNodes(options, runtime);
+export function createLessonsGraph(input: LessonsGraphInput) {
+  const nodes = createLessonsNodes(input);
   return new StateGraph(ToolLessonsAnnotation)
     .addNode("classify", nodes.classify)
     .addNode("learn", nodes.learn)
@@ -67,17 +66,17 @@ export type LessonsNodeState = { messages: ToolLessonsState["messages"] } & Part
  * turn. A quiet turn is classify and serve in this one step, and writes only the fields whose
  * value changed (on a new thread: the routed tools and the turn's id).
  */
-export function createLessonsNode(options: LessonsGraphOptions, runtime = new LessonsRuntime(options)) {
-  const tally = new EvidenceTally({ tools: options.tools.map((t) => t.name) });
-  const classify = createClassifier(runtime, tally);
-  const learn = runtime.bounded("learn", createLearnNode(runtime, tally));
+export function createLessonsNode(input: LessonsGraphInput) {
+  const app = appOf(input);
+  const classify = createClassifier(app);
+  const learn = app.bounded("learn", createLearnNode(app));
   return async function lessons(state: LessonsNodeState, config?: RunnableConfig): Promise<Partial<LessonsNodeState>> {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const requestId = requestIdFor(threadId, state.messages);
     // Once per user turn: a later model step of the same turn (a pre-model hook) changes nothing.
     if (requestId === undefined || requestId === state.lessonsTurn) return {};
     // Refused ids: serving resolves them again and reports it; nothing is learned for this turn.
-    const context = runtime.tryContext(config);
+    const context = app.tryContext(config);
     const { signals, callsSince } = classify(state, context);
     let report = emptyReport();
     if (signals.length > 0) {
@@ -85,7 +84,7 @@ export function createLessonsNode(options: LessonsGraphOptions, runtime = new Le
       report = learned.lessonsReport ?? report;
     }
     const served = await injectTurn(
-      runtime,
+      app,
       { messages: state.messages, lessonsReport: report, ...(state.keptTools ? { keptTools: state.keptTools } : {}) },
       config,
       context?.partition,
@@ -104,7 +103,7 @@ function changedFields(state: LessonsNodeState, next: Partial<LessonsNodeState>)
 }
 
 /** The lessons fields' defaults, for a state that does not hold them yet. */
-const defaults: Record<string, (() => unknown) | undefined> = {
+const defaults: Readonly<Record<string, (() => unknown) | undefined>> = Object.freeze({
   routedTools: () => [],
   routedCards: () => [],
   keptTools: () => [],
@@ -113,7 +112,7 @@ const defaults: Record<string, (() => unknown) | undefined> = {
   lessonSignals: () => [],
   lessonsCalls: () => 0,
   lessonsReport: emptyReport,
-};
+});
 
 /** Deep equality of plain JSON-like values (the lessons fields). */
 function sameValue(a: unknown, b: unknown): boolean {

@@ -14,7 +14,7 @@
  * ```
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { LessonsGraphOptions, LessonsRuntime } from "./context.js";
+import type { LessonsGraphInput } from "./context.js";
 import { createLessonsNode, type LessonsNodeState } from "./lessons-graph.js";
 
 /** An agent node: the state in, a partial update out (a plain object). */
@@ -27,10 +27,9 @@ export type AgentNode<S, U extends object> = (state: S, config: RunnableConfig) 
  */
 export function withLessons<S extends LessonsNodeState, U extends object>(
   node: AgentNode<S, U>,
-  options: LessonsGraphOptions,
-  runtime?: LessonsRuntime,
+  input: LessonsGraphInput,
 ): (state: S, config: RunnableConfig) => Promise<U & Partial<LessonsNodeState>> {
-  const lessons = createLessonsNode(options, runtime);
+  const lessons = createLessonsNode(input);
   return async function agentWithLessons(state: S, config: RunnableConfig) {
     const update = await lessons(state, config);
     if (Object.keys(update).length === 0) return node(state, config);

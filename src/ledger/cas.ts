@@ -10,9 +10,10 @@ import type { BaseStore, Item, PutOperation } from "@langchain/langgraph";
  *   writes run in one transaction that holds the rows' write locks from the first read to the
  *   commit, so it holds across connections and processes;
  * - **in this process** (every other `BaseStore`, e.g. `InMemoryStore`): the checks and the
- *   writes run under a lock per store object, one compare-and-set at a time. That holds for
- *   every writer of this process going through the ledger; it cannot see another process or a
- *   writer that calls `store.batch` directly.
+ *   writes run under a lock kept on the store object itself (a non-enumerable symbol field, so
+ *   every ledger over it in the process takes the same lock, with no registry), one
+ *   compare-and-set at a time. That holds for every writer of this process going through a
+ *   ledger; it cannot see another process or a writer that calls `store.batch` directly.
  */
 
 /** A scalar field value a check compares; `null` stands for "no row, or no such field". */
@@ -69,8 +70,11 @@ export function settlesCas(store: BaseStore): store is BaseStore & CompareAndSet
   return typeof (store as Partial<CompareAndSetStore>).compareAndSet === "function";
 }
 
-/** Per store object, the tail of its chain of in-process compare-and-sets. */
-const LOCAL_LOCKS = new WeakMap<BaseStore, Promise<unknown>>();
+/** The field of a store object that holds the tail of its chain of in-process compare-and-sets. */
+const LOCAL_LOCK: unique symbol = Symbol("tool-lessons compare-and-set lock");
+
+/** A store as the in-process lock sees it. */
+type LockedStore = BaseStore & { [LOCAL_LOCK]?: Promise<unknown> };
 
 /**
  * Compare-and-set in this process, for a store that has no transaction of its own: read the
@@ -89,12 +93,15 @@ export async function localCompareAndSet(
     if (writes.length > 0) await store.batch([...writes]);
     return { ok: true };
   };
-  const previous = LOCAL_LOCKS.get(store) ?? Promise.resolve();
+  const locked = store as LockedStore;
+  const previous = locked[LOCAL_LOCK] ?? Promise.resolve();
   const result = previous.then(run, run);
-  LOCAL_LOCKS.set(
-    store,
-    result.catch(() => undefined),
-  );
+  Object.defineProperty(locked, LOCAL_LOCK, {
+    value: result.catch(() => undefined),
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
   return result;
 }
 

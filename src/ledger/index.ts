@@ -15,7 +15,6 @@ export {
   type RunRecords,
 } from "./ledger.js";
 export { openLedger, type OpenLedgerOptions } from "./open.js";
-export { ledgerOn } from "./on-store.js";
 export { cardFromTool, type ExampleWithSource, exampleSources, type ToolSource } from "./cards.js";
 export {
   type CasCheck,

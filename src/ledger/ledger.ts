@@ -1,11 +1,12 @@
-import { readEnv, type ToolLessonsEnv } from "../env.js";
+import { readEnv } from "../env.js";
 import { RecordsPending } from "../errors.js";
-import { DEFAULT_FAILURE_SINK, FailureReporter, type FailureSink, type ToolLessonsFailure } from "../failure.js";
+import { FailureReporter, type ToolLessonsFailure } from "../failure.js";
 import { resolveWordTokens } from "../text/free-text.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
-import { announceAppended } from "./appended.js";
-import { routesSettled } from "./route-queue.js";
+import { ThreadCallers } from "../caller/thread-callers.js";
+import { type AppendedRecords, type AppendListener, AppendListeners } from "./appended.js";
+import { RouteQueue } from "./route-queue.js";
 import type { Settings, SettingsInput } from "../settings.js";
 import { CallRows } from "./collections/calls.js";
 import { CardRows } from "./collections/card-rows.js";
@@ -20,7 +21,13 @@ import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/ru
 import { SettingsRow } from "./collections/settings.js";
 import { ToolMemoryRows } from "./collections/tool-memory.js";
 import { appendPuts, type LedgerContext, type ListOptions } from "./collections/store-io.js";
-import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
+import {
+  DEFAULT_LEDGER_CLOSE_OPTIONS,
+  DEFAULT_LEDGER_OPTIONS,
+  type LedgerCloseOptions,
+  type LedgerOptions,
+  type LedgerRecorder,
+} from "./ledger-options.js";
 import { type Announcement, announce, Announcer, type PartitionVersion, readVersions } from "./versions.js";
 import type {
   CallRecord,
@@ -36,6 +43,13 @@ import type {
 } from "./schema.js";
 
 export type { LedgerChange } from "./collections/commit.js";
+export {
+  DEFAULT_LEDGER_CLOSE_OPTIONS,
+  DEFAULT_LEDGER_OPTIONS,
+  type LedgerCloseOptions,
+  type LedgerOptions,
+  type LedgerRecorder,
+} from "./ledger-options.js";
 export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
 export type { LedgerFailureKind, ListOptions } from "./collections/store-io.js";
 
@@ -46,89 +60,6 @@ export interface RunRecords {
   /** What the run did for its request; absent for a run that is not a graph turn (a tool invoked alone). */
   turn?: NewRecord<TurnRecord>;
 }
-
-/** Options of {@link Ledger}. */
-export interface LedgerOptions {
-  /**
-   * First namespace label of every row, so the ledger can share a store with other data.
-   * @default "tool-lessons"
-   */
-  namespaceRoot?: string;
-  /**
-   * Where the ledger's failures go, stage `"ledger"`, one report per event (each skipped row,
-   * each failed prune: they are counted, not deduplicated), every string of the context and the
-   * error redacted. The kinds are {@link LedgerFailureKind}. Never throws into the caller: a
-   * sink that throws is ignored.
-   * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)
-   */
-  failureSink?: FailureSink;
-  /**
-   * Most rows asked of the store in one request when listing a namespace. A namespace with
-   * more is read in pages by `offset`, which is only consistent while nothing writes to it
-   * (a prune or an update between two pages shifts rows past the boundary) and when the store
-   * orders results stably; so the default reads any retained namespace in one request.
-   * @default 1_000_000
-   */
-  pageSize?: number;
-  /**
-   * Whether {@link Ledger.close} also stops the store (`store.stop()`: closes the SQLite file
-   * or ends the Postgres pool). `openLedger` sets it for a store it opened itself; a store you
-   * pass in stays yours to close, since your graph may still be using it.
-   * @default false
-   */
-  ownsStore?: boolean;
-  /**
-   * The app's secret (at least 16 characters): the key of the ledger's fingerprints and word
-   * tokens, never kept in the store. Without it, `TOOL_LESSONS_KEY`; else a 0600 key file beside a
-   * SQLite ledger (`<file>.key`), a per-process key for `InMemoryStore`; any other store refuses
-   * to open (`KeyRequired`). See `collections/fingerprint-key.ts`.
-   * @default env.ledgerKey (TOOL_LESSONS_KEY)
-   */
-  secret?: string;
-  /**
-   * The environment read for `secret`'s default.
-   * @default readEnv() (process.env)
-   */
-  env?: ToolLessonsEnv;
-}
-
-/**
- * What the ledger needs of a recorder that writes to it (the callback handler registers itself
- * when it is made), so that {@link Ledger.close} can flush it first.
- */
-export interface LedgerRecorder {
-  /** Write what it holds, at most `timeoutMs`; `inFlight` is what is still not written. */
-  flush(options?: { timeoutMs?: number }): Promise<{ inFlight: number }>;
-}
-
-/** Options of {@link Ledger.close}. */
-export interface LedgerCloseOptions {
-  /**
-   * How long the recorders writing to this ledger get to write what they hold, in milliseconds.
-   * @default 10000
-   */
-  timeoutMs?: number;
-  /**
-   * Close even when recorders still hold records after `timeoutMs`: they are lost (the count
-   * goes to `failureSink` as `records_discarded`). Without it, `close` refuses with `RecordsPending` and closes nothing.
-   * @default false
-   */
-  discardPending?: boolean;
-}
-
-/** Defaults of {@link LedgerCloseOptions}. */
-export const DEFAULT_LEDGER_CLOSE_OPTIONS: Readonly<Required<LedgerCloseOptions>> = Object.freeze({
-  timeoutMs: 10_000,
-  discardPending: false,
-});
-
-/** Defaults of {@link LedgerOptions}. */
-export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<Omit<LedgerOptions, "secret" | "env">>> = Object.freeze({
-  namespaceRoot: DEFAULT_NAMESPACE_ROOT,
-  failureSink: DEFAULT_FAILURE_SINK,
-  pageSize: 1_000_000,
-  ownsStore: false,
-});
 
 /**
  * The package's durable truth, written through any LangGraph `BaseStore`: the one the user's
@@ -144,6 +75,15 @@ export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<Omit<LedgerOptions, "secr
  */
 export class Ledger {
   readonly store: BaseStore;
+  /**
+   * Which caller each thread belongs to, as serving resolved it: the recorder (whose callbacks
+   * see only `metadata`) asks it where a thread's records go. The app's pieces share it through
+   * their one ledger.
+   */
+  readonly callers = new ThreadCallers();
+  /** Route records serving queued off the run's path, written in order before the next turns. */
+  private readonly routeQueue = new RouteQueue(this);
+  private readonly appends = new AppendListeners();
   private readonly ctx: LedgerContext;
   private readonly ownsStore: boolean;
   private closed = false;
@@ -232,7 +172,7 @@ export class Ledger {
    */
   async close(options: LedgerCloseOptions = {}): Promise<void> {
     if (this.closed) return;
-    await routesSettled(this.store);
+    await this.routeQueue.settled();
     const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_CLOSE_OPTIONS.timeoutMs;
     const discardPending = options.discardPending ?? DEFAULT_LEDGER_CLOSE_OPTIONS.discardPending;
     const live: LedgerRecorder[] = [];
@@ -294,12 +234,12 @@ export class Ledger {
    */
   async appendRuns(runs: readonly RunRecords[]): Promise<{ calls: CallRecord[]; turns: TurnRecord[] }> {
     // The routes serving queued off the run's path go first: a turn never lands before its route.
-    await routesSettled(this.store);
+    await this.routeQueue.settled();
     const calls = this.calls.stamp(runs.flatMap((run) => run.calls));
     const turns = this.turns.stamp(runs.flatMap((run) => (run.turn ? [run.turn] : [])));
     if (calls.length + turns.length === 0) return { calls, turns };
     await appendPuts(this.ctx, [...this.calls.puts(calls), ...this.turns.puts(turns)]);
-    announceAppended(this.store, { kind: "turns", rows: turns });
+    this.appends.tell({ kind: "turns", rows: turns });
     await this.calls.appended(calls);
     await this.turns.appended(turns);
     return { calls, turns };
@@ -307,17 +247,40 @@ export class Ledger {
 
   /** Append turn records: what a run did for one request. */
   async appendTurns(records: NewRecord<TurnRecord>[]): Promise<TurnRecord[]> {
-    await routesSettled(this.store);
+    await this.routeQueue.settled();
     const rows = await this.turns.append(records);
-    announceAppended(this.store, { kind: "turns", rows });
+    this.appends.tell({ kind: "turns", rows });
     return rows;
   }
 
   /** Append route records: what routing offered for one request. */
   async appendRoutes(records: NewRecord<RouteRecord>[]): Promise<RouteRecord[]> {
     const rows = await this.routes.append(records);
-    announceAppended(this.store, { kind: "routes", rows });
+    this.appends.tell({ kind: "routes", rows });
     return rows;
+  }
+
+  /**
+   * Queue route records to be written off the run's path (next turn of the event loop), each
+   * write held to `timeoutMs`, its failure told to `onError`. Turns appended later wait for them.
+   */
+  queueRoutes(records: NewRecord<RouteRecord>[], options: { timeoutMs: number; onError: (error: unknown) => void }) {
+    this.routeQueue.add(records, options);
+  }
+
+  /** Settle the route records queued through this ledger (written, or failed and reported). Never rejects. */
+  async settleQueuedRoutes(): Promise<void> {
+    await this.routeQueue.settled();
+  }
+
+  /** Tell this ledger's listeners of records a writer of its own stored (the recorder's worker thread). */
+  tellAppended(appended: AppendedRecords): void {
+    this.appends.tell(appended);
+  }
+
+  /** Hear the turn and route records appended through this ledger; returns a function that stops it. */
+  onAppended(listener: AppendListener): () => void {
+    return this.appends.listen(listener);
   }
 
   /**
@@ -362,7 +325,7 @@ export class Ledger {
 
   /** Route records, oldest first (those serving queued in this process included: see `route-queue.ts`). */
   async listRoutes(partition: string, options: ListOptions = {}): Promise<RouteRecord[]> {
-    await routesSettled(this.store);
+    await this.routeQueue.settled();
     return this.routes.list(partition, options);
   }
 

@@ -13,12 +13,12 @@ import { createMiddleware } from "langchain";
 import { z } from "zod";
 import type { ToolSource } from "../ledger/cards.js";
 import { SHOW_EXAMPLES } from "../prompt/describe.js";
-import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.js";
+import { resolveThreadCaller } from "../caller/thread-callers.js";
 import { requestIdFor } from "../caller/request.js";
+import { appForView, type ToolLessons } from "../app/app.js";
 import { DEFAULT_SERVE, type ServeOptions } from "../serve/options.js";
 import { withLessonsBlock } from "../serve/system-message.js";
 import { cacheModeOf, withSearchCalls } from "../serve/provider-mode.js";
-import { createSearchToolsTool } from "../serve/search-tools.js";
 import { describerOf, keptForCall, type KeptTool, SEARCH_TOOLS_NAME } from "../serve/tool-set.js";
 import { TurnServer } from "../serve/turn-server.js";
 import type { ServeConfig, ServedTurn } from "../serve/types.js";
@@ -26,6 +26,12 @@ import { deferredCall, type RequestTool, requestToolName, toolsForModel } from "
 
 /** Options of {@link toolLessonsMiddleware}: those of serving a turn, and the middleware's name. */
 export interface ToolLessonsMiddlewareOptions extends ServeOptions {
+  /**
+   * The app this middleware is a view over (`createToolLessons({ ledger, ... })`), shared with
+   * the manager, the recorder and other views. With it, pass no serving options here.
+   * @default one made from these options (`middleware.app`)
+   */
+  app?: ToolLessons;
   /**
    * The middleware's name in the agent (and in langchain's errors).
    * @default "ToolLessonsMiddleware"
@@ -64,7 +70,9 @@ const KEPT_REQUESTS = 1000;
  * ```
  */
 export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}) {
-  const server = new TurnServer(options);
+  const { app: given, name, ...serving } = options;
+  const app = appForView("toolLessonsMiddleware", given, serving);
+  const server = app.server;
   const served = new Map<string, Promise<ServedTurn>>();
 
   /** Serve the request once; every model call of the request reuses it. */
@@ -90,8 +98,8 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     let caller: string | undefined;
     try {
       // Resolved once for the request (and remembered for the thread, for the recorder); serving takes it as given.
-      const ledger = server.backends.ledger(runtime.store);
-      caller = resolveThreadCaller(config, options.partition, threadId, ledger && threadCallersOf(ledger));
+      const ledger = app.ledgerFor(runtime.store);
+      caller = resolveThreadCaller(config, app.options.partition, threadId, ledger?.callers);
     } catch {
       // Refused ids: served (and reported) without keeping anything.
     }
@@ -106,18 +114,18 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
     return pending;
   }
 
-  const keeping = options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
-  const search = keeping ? createSearchToolsTool(server) : undefined;
+  const keeping = app.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping;
+  const search = keeping ? app.searchTools() : undefined;
 
-  return createMiddleware({
-    name: options.name ?? DEFAULT_TOOL_LESSONS_MIDDLEWARE.name,
+  const middleware = createMiddleware({
+    name: name ?? DEFAULT_TOOL_LESSONS_MIDDLEWARE.name,
     // Cache-keeping: the thread's kept tools live in the agent's state, so a checkpointer keeps them.
     ...(keeping ? { stateSchema: KeptStateSchema } : {}),
     tools: search ? [search] : [],
     async wrapModelCall(request, handler) {
       const kept = search ? ((request.state as { keptTools?: KeptTool[] }).keptTools ?? []) : undefined;
       // Provider-deferred (src/serve/provider-mode.ts): every tool is the thread's, so every tool is served as kept.
-      const mode = search ? cacheModeOf(request.model, options.deferredLoading) : "append";
+      const mode = search ? cacheModeOf(request.model, app.options.deferredLoading) : "append";
       let turn: ServedTurn | undefined;
       try {
         const served =
@@ -161,6 +169,8 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
       return grown === kept ? reply : new Command({ update: { keptTools: [...grown] } });
     },
   });
+  // The app it is a view over: its ledger, recorder, manager and setup() reach everything it serves with.
+  return Object.assign(middleware, { app });
 }
 
 /** The middleware's own state: the thread's kept tools (cache-keeping mode; empty otherwise). */

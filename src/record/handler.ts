@@ -6,7 +6,7 @@ import { InvalidInput, ToolLessonsError } from "../errors.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import { isRecord } from "../internal.js";
 import { type CallerSeen, callerInMetadata, settleCaller } from "./attribution.js";
-import { type ThreadCallers, threadCallersOf } from "../caller/thread-callers.js";
+import type { ThreadCallers } from "../caller/thread-callers.js";
 import { errorInfo, type ErrorInfo } from "./error-class.js";
 import { RecordingFailures } from "./failures.js";
 import {
@@ -101,7 +101,7 @@ export class ToolLessonsCallbackHandler extends BaseCallbackHandler {
     if (!options?.ledger) {
       throw new InvalidInput("ToolLessonsCallbackHandler needs a `ledger` (new Ledger(store)).");
     }
-    this.callers = options.callers ?? threadCallersOf(options.ledger);
+    this.callers = options.callers ?? options.ledger.callers;
     this.resolver = options.partition;
     this.singleTenant = options.singleTenant ?? DEFAULT_RECORDING_OPTIONS.singleTenant;
     this.failures = new RecordingFailures(options.failureSink ?? DEFAULT_RECORDING_OPTIONS.failureSink);

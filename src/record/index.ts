@@ -28,6 +28,6 @@ export {
   type ResolvedCaller,
   resolvePartition,
 } from "../caller/partition.js";
-export { ThreadCallers, threadCallersOf, type ThreadCallersOptions } from "../caller/thread-callers.js";
+export { ThreadCallers, type ThreadCallersOptions } from "../caller/thread-callers.js";
 export { requestIdFor } from "../caller/request.js";
 export { PartitionUnresolved, RecordingDropped, RecordsPending } from "../errors.js";

@@ -154,7 +154,7 @@ export interface ToolLessonsCallbackHandlerOptions extends RecordWriterOptions {
   /**
    * Where the route node or middleware tell the recorder which caller each thread belongs to
    * (callbacks see no `configurable` or v1 `context`).
-   * @default the ledger's own (`threadCallersOf(ledger)`), shared with the nodes and middleware over it
+   * @default the ledger's own (`ledger.callers`), shared with the nodes and middleware over it
    */
   callers?: ThreadCallers;
   /**

@@ -9,7 +9,6 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { InvalidInput, StoreUnavailable } from "../errors.js";
 import type { ToolLessonsFailure } from "../failure.js";
-import { announceAppended } from "../ledger/appended.js";
 import { isBuilt } from "../ledger/trusted.js";
 import type { Ledger, RunRecords } from "../ledger/ledger.js";
 import type { PostgresConnection } from "../ledger/postgres.js";
@@ -113,7 +112,7 @@ export class ThreadWrites {
     if (this.pending.size === 0) this.worker?.unref();
     if (reply.type === "written") {
       // Told in this process, where the graph's learn step listens (see ledger/appended.ts).
-      announceAppended(this.ledger.store, { kind: "turns", rows: reply.turns });
+      this.ledger.tellAppended({ kind: "turns", rows: reply.turns });
       return waiting.resolve();
     }
     if (reply.invalid) return waiting.reject(new InvalidInput(reply.message));

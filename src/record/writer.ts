@@ -7,7 +7,6 @@
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { InvalidInput, RecordingDropped } from "../errors.js";
 import type { Ledger, RunRecords } from "../ledger/ledger.js";
-import { routesSettled } from "../ledger/route-queue.js";
 import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
 import type { RecordingFailures } from "./failures.js";
@@ -550,8 +549,8 @@ export class RecordWriter {
   /** One transaction: in the write thread when there is one, else through the ledger here. */
   private async append(runs: RunRecords[]): Promise<void> {
     if (this.thread && !this.thread.unusable) {
-      // The routes serving queued over this store go first, as `Ledger.appendRuns` does it.
-      await routesSettled(this.ledger.store);
+      // The routes serving queued through the ledger go first, as `Ledger.appendRuns` does it.
+      await this.ledger.settleQueuedRoutes();
       await this.thread.appendRuns(runs);
     } else await this.ledger.appendRuns(runs);
   }

@@ -2,7 +2,7 @@
  * `tool-lessons/routing`: the tools offered for a request. `ToolIndex` (tool vectors derived from
  * the cards, per partition), `ToolRouter` (a `BaseRetriever`), the embeddings and in-memory
  * vector store used by default, the text routing searches and usage flags (the "no tool"
- * threshold is fitted by the measuring kit, `tool-lessons/evaluate`). `ToolIndex` and `ToolRouter` are at the root too; Chroma has
+ * threshold is fitted by the measuring kit, `tool-lessons/evaluate`). `ToolIndex` is at the root too; Chroma has
  * its own entry point (`tool-lessons/chroma`).
  */
 export {

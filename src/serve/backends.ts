@@ -6,8 +6,8 @@
 import type { BaseStore } from "@langchain/langgraph";
 import type { FailureReporter } from "../failure.js";
 import type { ToolSource } from "../ledger/cards.js";
-import type { Ledger } from "../ledger/ledger.js";
-import { ledgerOn } from "../ledger/on-store.js";
+import { Ledger } from "../ledger/ledger.js";
+import { unwrapStore } from "../ledger/on-store.js";
 import { registerTools } from "../learn/register.js";
 import { ToolRouter } from "../routing/router.js";
 import { ToolIndex } from "../routing/tool-index.js";
@@ -26,15 +26,25 @@ export class ServeBackends {
   private readonly routers = new WeakMap<ToolIndex, ToolRouter>();
   private readonly retrievers = new WeakMap<Ledger, LessonRetriever>();
   private readonly registered = new WeakMap<Ledger, Map<string, string>>();
+  private readonly storeLedgers = new WeakMap<BaseStore, Ledger>();
 
   constructor(
     private readonly options: ServeOptions,
     private readonly reporter: FailureReporter,
+    private readonly ledgerFor?: (store: BaseStore | undefined) => Ledger | undefined,
   ) {}
 
-  /** The ledger of a run: the options', else one over the run's store. */
+  /** The ledger of a run: the app's choice when an app owns this server, else the options', else one per run's store. */
   ledger(store: BaseStore | undefined): Ledger | undefined {
-    return this.options.ledger ?? (store ? ledgerOn(store) : undefined);
+    if (this.ledgerFor) return this.ledgerFor(store);
+    if (this.options.ledger || !store) return this.options.ledger;
+    const unwrapped = unwrapStore(store);
+    let ledger = this.storeLedgers.get(unwrapped);
+    if (!ledger) {
+      ledger = new Ledger(unwrapped, { failureSink: this.options.failureSink });
+      this.storeLedgers.set(unwrapped, ledger);
+    }
+    return ledger;
   }
 
   index(ledger: Ledger): ToolIndex {

@@ -23,7 +23,7 @@ import { withinBound } from "../failure.js";
 import { oneLine } from "../internal.js";
 import type { ToolSource } from "../ledger/cards.js";
 import { shownCards } from "../prompt/describe.js";
-import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.js";
+import { resolveThreadCaller } from "../caller/thread-callers.js";
 import { describerOf, SEARCH_TOOLS_NAME, type KeptTool, type SearchToolsArtifact } from "./tool-set.js";
 import { DEFAULT_SERVE, type ServeOptions } from "./options.js";
 import { TurnServer } from "./turn-server.js";
@@ -111,7 +111,7 @@ export function createSearchToolsTool(serving: TurnServer | ServeOptions, tools?
       config as Parameters<typeof resolveThreadCaller>[0],
       server.options.partition,
       threadId,
-      ledger && threadCallersOf(ledger),
+      ledger?.callers,
     );
     const maxTools = server.options.searchResults ?? DEFAULT_SERVE.searchResults;
     const routed = await router.route(query, { partition, maxTools });

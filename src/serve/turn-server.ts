@@ -15,16 +15,16 @@
  * bound (`timeoutMs`); whatever fails or runs past it is reported once per kind (stage `"serve"`)
  * and the turn goes on with what was already read: every tool and no block at worst.
  */
+import type { BaseStore } from "@langchain/langgraph";
 import { InvalidInput } from "../errors.js";
 import { DEFAULT_FAILURE_SINK, FailureReporter } from "../failure.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { PartitionVersion } from "../ledger/versions.js";
-import { queueRoutes } from "../ledger/route-queue.js";
 import type { ToolCard } from "../ledger/schema.js";
 import type { Guideline } from "../ledger/schema.js";
 import { type BlockRule, renderLessonsBlock } from "../prompt/lessons-block.js";
 import { shownCards } from "../prompt/describe.js";
-import { resolveThreadCaller, threadCallersOf } from "../caller/thread-callers.js";
+import { resolveThreadCaller } from "../caller/thread-callers.js";
 import { type HumanTurn, hashedRequestId, latestHumanTurn, toolsInUse } from "../caller/request.js";
 import type { RoutedTools, RoutingSkipped, ToolRouter } from "../routing/router.js";
 import { isUnscoped, type Rule, SHARED_SCOPE } from "../rules/model.js";
@@ -73,10 +73,14 @@ export class TurnServer {
   /** The routed sets, lessons read and renders kept between turns. */
   readonly cache = new TurnCache<Read>();
 
-  constructor(options: ServeOptions = {}) {
+  /**
+   * @param ledgerFor the ledger of a run's store, when the app that owns this server decides it
+   * (`ToolLessons.ledgerFor`); by default the options' ledger, else one per store kept here
+   */
+  constructor(options: ServeOptions = {}, ledgerFor?: (store: BaseStore | undefined) => Ledger | undefined) {
     this.options = options;
     this.reporter = new FailureReporter("serve", options.failureSink ?? DEFAULT_FAILURE_SINK);
-    this.backends = new ServeBackends(options, this.reporter);
+    this.backends = new ServeBackends(options, this.reporter, ledgerFor);
   }
 
   /**
@@ -96,7 +100,7 @@ export class TurnServer {
     if (!ledger) throw new InvalidInput(SERVE_FAILURES.no_ledger);
     const router = this.backends.router(ledger);
     const partition =
-      input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, threadCallersOf(ledger));
+      input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, ledger.callers);
     if (this.backends.needsRegistering(ledger, partition, input.tools))
       await this.backends.register(ledger, router, partition, input.tools);
     const [own, shared] = await ledger.readVersions([partition, SHARED_SCOPE]);
@@ -141,7 +145,7 @@ export class TurnServer {
     try {
       partition =
         input.partition ??
-        resolveThreadCaller(config, this.options.partition, threadId, ledger && threadCallersOf(ledger));
+        resolveThreadCaller(config, this.options.partition, threadId, ledger?.callers);
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
       this.reporter.report("partition", SERVE_FAILURES.partition, error);
@@ -176,7 +180,7 @@ export class TurnServer {
       await budget.step("register", () => this.backends.register(ledger, router, partition, input.tools));
     }
     const version = ledger ? await this.follow(budget, ledger, router, partition) : undefined;
-    const capture = this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts;
+    const capture = input.captureEdicts ?? this.options.captureEdicts ?? DEFAULT_SERVE.captureEdicts;
     // A text already searched and found to hold no edict sentence is not searched again (the search is pure).
     if (ledger && capture && turn.text.trim() !== "" && !this.cache.heldNoEdict(turn.text)) {
       const edicts = await budget.step("edicts", () =>
@@ -230,8 +234,7 @@ export class TurnServer {
     if (ledger) {
       // Off the run's path: queued, written on the next turn of the event loop, before any turn row
       // appended over the same store (`ledger/route-queue.ts`); a failure is reported like any other.
-      queueRoutes(
-        ledger,
+      ledger.queueRoutes(
         [
           {
             partition,

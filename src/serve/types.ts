@@ -39,6 +39,12 @@ export interface ServeInput {
    * @default true
    */
   lessons?: boolean;
+  /**
+   * Capture the request's edicts as rules (`false` for an adapter whose own stage captures them,
+   * as the lessons graph's classify and vet do).
+   * @default the server's `captureEdicts` option (true)
+   */
+  captureEdicts?: boolean;
 }
 
 /** The run's config as serving reads it: `configurable`, `metadata`, v1 `context`, callbacks. */

@@ -1,9 +1,8 @@
 import { InMemoryStore, type Operation } from "@langchain/langgraph";
 import { HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { type AppendedRecords, onRecordsAppended } from "../../src/ledger/appended.js";
+import type { AppendedRecords } from "../../src/ledger/appended.js";
 import { Ledger } from "../../src/ledger/ledger.js";
-import { queueRoutes, routesSettled } from "../../src/ledger/route-queue.js";
 import { TurnServer } from "../../src/serve/turn-server.js";
 import type { ToolLessonsFailure } from "../../src/failure.js";
 
@@ -53,8 +52,8 @@ describe("route records queued off the run's path", () => {
     expect(store.routeBatches).toBe(0);
     await tick();
     expect(store.routeBatches).toBe(1);
-    // Held by the store: a reader through any ledger over the store waits for it, then sees it.
-    const listed = new Ledger(store).listRoutes("u:ann");
+    // Held by the store: a reader through the ledger waits for it, then sees it.
+    const listed = ledger.listRoutes("u:ann");
     store.release();
     const routes = await listed;
     expect(routes.map((r) => [r.requestId, r.threadId])).toEqual([[served.requestId, "t1"]]);
@@ -64,10 +63,10 @@ describe("route records queued off the run's path", () => {
     const store = new RouteGateStore();
     const ledger = new Ledger(store, { failureSink: () => undefined });
     const heard: AppendedRecords["kind"][] = [];
-    onRecordsAppended(store, (a) => heard.push(a.kind));
-    queueRoutes(ledger, [route("q1")], { timeoutMs: 2000, onError: () => undefined });
-    // The recorder's write of the run's turn starts at once, through another ledger over the same store.
-    const turnWritten = new Ledger(store).appendRuns([{ calls: [], turn: turn("q1") }]);
+    ledger.onAppended((a) => heard.push(a.kind));
+    ledger.queueRoutes([route("q1")], { timeoutMs: 2000, onError: () => undefined });
+    // The recorder's write of the run's turn starts at once, through the same ledger.
+    const turnWritten = ledger.appendRuns([{ calls: [], turn: turn("q1") }]);
     await tick();
     expect(heard).toEqual([]);
     store.release();
@@ -84,13 +83,12 @@ describe("route records queued off the run's path", () => {
     const store = new InMemoryStore();
     const ledger = new Ledger(store, { failureSink: () => undefined });
     const told: string[][] = [];
-    onRecordsAppended(store, (a) => {
+    ledger.onAppended((a) => {
       if (a.kind === "routes") told.push(a.rows.map((r) => r.requestId));
     });
-    for (const id of ["a", "b", "c"]) queueRoutes(ledger, [route(id)], { timeoutMs: 2000, onError: () => undefined });
-    await routesSettled(store);
+    for (const id of ["a", "b", "c"]) ledger.queueRoutes([route(id)], { timeoutMs: 2000, onError: () => undefined });
+    await ledger.settleQueuedRoutes();
     expect(told).toEqual([["a", "b", "c"]]);
-    expect(routesSettled(store)).toBeUndefined();
   });
 
   it("a failing write is reported through serving's sink (kind route_record) and never reaches the run", async () => {
@@ -105,7 +103,7 @@ describe("route records queued off the run's path", () => {
       { configurable: { thread_id: "t1", user_id: "bo" }, metadata: { user_id: "bo" } },
     );
     expect(served.status).toBe("served");
-    await routesSettled(store);
+    await ledger.settleQueuedRoutes();
     expect(failures.map((f) => [f.stage, f.kind])).toEqual([["serve", "route_record"]]);
     // The turn after it writes as usual.
     await ledger.appendRuns([{ calls: [], turn: turn("q2") }]);
@@ -116,7 +114,7 @@ describe("route records queued off the run's path", () => {
     const store = new RouteGateStore();
     const ledger = new Ledger(store, { failureSink: () => undefined });
     const errors: unknown[] = [];
-    queueRoutes(ledger, [route("slow")], { timeoutMs: 30, onError: (e) => errors.push(e) });
+    ledger.queueRoutes([route("slow")], { timeoutMs: 30, onError: (e) => errors.push(e) });
     const t0 = Date.now();
     await ledger.appendRuns([{ calls: [], turn: turn("after") }]);
     expect(Date.now() - t0).toBeLessThan(1500);

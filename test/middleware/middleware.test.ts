@@ -6,7 +6,7 @@
 import { Embeddings } from "@langchain/core/embeddings";
 import { HumanMessage } from "@langchain/core/messages";
 import { InMemoryStore } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ToolRouter } from "../../src/routing/router.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { LessonManager } from "../../src/learn/manager.js";
@@ -278,7 +278,9 @@ describe("toolLessonsMiddleware in createAgent", () => {
     const turn = await ask(agent, recorder, "erin", "Where is order ORD-482913?");
     expect(turn.calls).toEqual([{ tool: "lookup_order", ok: true }]);
     expect(views[0].tools).toHaveLength(2);
-    expect(await ledger.listRoutes("u:erin")).toHaveLength(1);
+    // Another ledger over the store: it reads what the middleware's own ledger wrote there, once written
+    // (route records are written off the run's path, on a later turn of the event loop).
+    await vi.waitFor(async () => expect(await ledger.listRoutes("u:erin")).toHaveLength(1));
     expect((await ledger.listCards("u:erin")).map((c) => c.name)).toContain("lookup_order");
   });
 });

@@ -91,10 +91,9 @@ beforeAll(() => {
       `\nexport const entries = [${specifiers.map((_, i) => `entry${i}`).join(", ")}];\n`,
   );
   // The README's snippet, as a user writes it: from the package name.
-  const snippet = readFileSync(join(repo, "examples", "readme-snippet.ts"), "utf8").replace(
-    /from "\.\.\/src\/index\.js"/,
-    `from "${pkg.name}"`,
-  );
+  const snippet = readFileSync(join(repo, "examples", "readme-snippet.ts"), "utf8")
+    .replace(/from "\.\.\/src\/index\.js"/, `from "${pkg.name}"`)
+    .replace(/from "\.\.\/src\/graph\/index\.js"/, `from "${pkg.name}/graph"`);
   writeFileSync(join(consumer, "readme-snippet.ts"), snippet);
   // The names the docs teach from each subpath, used with their types.
   writeFileSync(
