@@ -4,6 +4,7 @@ import { announcedWrite, changesSince, type PartitionVersion } from "../versions
 /** Partitions whose followed version a ledger remembers (and whose settings it caches past a follow). */
 const KEPT_PARTITIONS = 10_000;
 import { type LedgerContext, namespaceOf } from "./store-io.js";
+import { BoundedMap } from "../bounded-map.js";
 
 /**
  * The settings row of a partition: what an operator stored over `DEFAULT_SETTINGS`.
@@ -21,7 +22,8 @@ import { type LedgerContext, namespaceOf } from "./store-io.js";
  *   (the defaults are cached); it is overwritten by the next `configure`.
  */
 export class SettingsRow {
-  private readonly cache = new Map<string, Settings>();
+  /** Bounded like `checkedAt`: a partition forgotten is read again on its next use. */
+  private readonly cache = new BoundedMap<string, Settings>(KEPT_PARTITIONS);
   /** The version each cached partition's settings were last checked against. */
   private readonly checkedAt = new Map<string, number>();
 

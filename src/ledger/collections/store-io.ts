@@ -7,6 +7,7 @@ import { type Collection, namespaceFor, timeOrderedId } from "../keys.js";
 import { ErrorClassSchema, SCHEMA_VERSION } from "../schema.js";
 import { isBuilt } from "../trusted.js";
 import type { Announcer } from "../versions.js";
+import { BoundedMap, MAX_PARTITIONS_IN_MEMORY } from "../bounded-map.js";
 
 /**
  * The low-level pieces every collection module shares: exact namespace listings over any
@@ -288,7 +289,11 @@ export async function pruneNamespace(ctx: LedgerContext, ns: string[], keep: num
  * `threshold` appends, not one per append.
  */
 export class PruneSchedule {
-  private readonly since = new Map<string, number>();
+  /**
+   * Bounded ({@link MAX_PARTITIONS_IN_MEMORY} keys, the least recently appended to forgotten first):
+   * a key forgotten starts counting again, so its prune comes later, never sooner.
+   */
+  private readonly since = new BoundedMap<string, number>(MAX_PARTITIONS_IN_MEMORY);
 
   /** Count `n` more rows under `key`; true, and the count starts over, once `threshold` are waiting. */
   due(key: string, n: number, threshold: number): boolean {
