@@ -139,7 +139,15 @@ export function toolLessonsMiddleware(options: ToolLessonsMiddlewareOptions = {}
           error,
         );
       }
-      if (!turn || turn.status !== "served") return handler(request);
+      if (!turn || turn.status !== "served") {
+        if (mode === "append") return handler(request);
+        // A deferred thread's history must still reach the provider in its form (OpenAI refuses a
+        // tool_search_call answered as a function), so the tools stay deferred and frozen.
+        const call = deferredCall(mode, request.tools, request.messages, kept ?? [], []);
+        const tools = call.tools as typeof request.tools;
+        const reply = withSearchCalls(mode, await handler({ ...request, tools, messages: call.messages }));
+        return call.kept === kept ? reply : new Command({ update: { keptTools: [...call.kept] } });
+      }
       const systemMessage = withLessonsBlock(request.systemMessage, turn.block.text) ?? request.systemMessage;
       if (!kept) {
         const tools = toolsForModel(request.tools, turn.tools, turn.shownCards, SHOW_EXAMPLES);

@@ -350,6 +350,34 @@ describe("provider-deferred cache keeping, OpenAI Responses API through ChatOpen
     },
   );
 
+  it("keeps the wire valid when a later turn is not served (the caller's id refused)", async () => {
+    const violations: string[] = [];
+    server.requests.length = 0;
+    server.onRequest((request) => {
+      checkOpenAi(request.body, violations);
+      return answer(request.body, server.requests.length);
+    });
+    const model = new ChatOpenAI({
+      model: "gpt-5.4",
+      apiKey: "test-key",
+      useResponsesApi: true,
+      configuration: { baseURL: `${server.url}/v1` },
+      maxRetries: 0,
+    });
+    const agent = agentFor(model);
+    const invoke = (request: string, user: string) =>
+      agent.invoke(
+        { messages: [new HumanMessage(request)] },
+        { configurable: { thread_id: "wire-openai-refused" }, context: { user_id: user } },
+      );
+    await invoke(TURNS[0].request, "wire");
+    const state = await invoke(TURNS[1].request, "");
+    // The second turn went out with the first turn's search answered as a tool_search_output.
+    expect(server.requests.length).toBeGreaterThan(3);
+    expect(violations).toEqual([]);
+    expect(String((state.messages as ToolMessage[]).at(-1)?.content)).not.toBe("");
+  });
+
   it("keeps the append mode for ChatOpenAI on chat completions, and for other models", () => {
     const chat = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "test-key" });
     expect(cacheModeOf(chat)).toBe("append");
