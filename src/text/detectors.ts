@@ -23,7 +23,9 @@ export {
   ibanValid,
   luhnValid,
 } from "./detectors-numbers.js";
+export { detectSpelledValues } from "./detectors-spelled.js";
 
+import { detectSpelledValues } from "./detectors-spelled.js";
 import { type NamedDetector, type PIIDetector, type PIIMatch, regexSpans, span } from "./detector-spans.js";
 import {
   detectCreditCards,
@@ -61,7 +63,7 @@ export const detectObfuscatedEmails: PIIDetector = (content) =>
     );
   });
 
-const SPOKEN_NOT_DOMAIN = new Set([
+const SPOKEN_NOT_DOMAIN: ReadonlySet<string> = new Set([
   "the",
   "a",
   "an",
@@ -478,6 +480,7 @@ export const PII_DETECTORS: readonly NamedDetector[] = Object.freeze([
   { name: "phone", placeholder: "<phone>", detect: detectSpelledPhones },
   { name: "street_address", placeholder: "<address>", detect: detectStreetAddresses },
   { name: "high_entropy_token", placeholder: "<secret>", detect: detectHighEntropyTokens },
+  { name: "spelled_value", placeholder: "<spelled>", detect: detectSpelledValues },
 ]);
 
 /** One span found by {@link findPrivateData}, with the detector that found it. */

@@ -3,6 +3,7 @@ import { findPrivateData, type NamedDetector } from "./detectors.js";
 import { normalizeText } from "./normalize.js";
 import { allTerms, DEFAULT_MASK_OPTIONS, fold, MASK_BUDGET, type MaskOptions } from "./values.js";
 import { commonWords } from "./vocabulary.js";
+import { JoinedValues } from "./joined-values.js";
 
 /**
  * Masking and fingerprinting of argument values. Pure functions: nothing here keeps state or
@@ -83,6 +84,8 @@ export {
 const TEXT_TOKEN = /[\p{L}\p{N}]+/gu;
 /** Most separator characters between two tokens of one value found in a text ("ORD - 12"). */
 const MAX_GAP = 3;
+/** Most characters between two pieces of one value split in a text (`Whit - field`, a line break). */
+const MAX_JOIN_GAP = 3;
 /** Longest value, in tokens, matched as a phrase (longer ones are masked token by token). */
 const MAX_PHRASE_TOKENS = 8;
 /** Length of the pieces of long value tokens kept to find partial echoes ("…yUiOpAsDf"). */
@@ -121,6 +124,8 @@ interface PreparedValues {
   longestEchoSource: number;
   /** Some values were past the budget and not read: every uncommon word of a text is masked. */
   strict: boolean;
+  /** The values joined, to find them split or spelled out (`joined-values.ts`). */
+  joined: JoinedValues;
 }
 
 function prepare(values: unknown, maxNodes: number): PreparedValues {
@@ -131,6 +136,7 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
     longest: 1,
     longestEchoSource: 0,
     strict: false,
+    joined: new JoinedValues(),
   };
   if (values === undefined) return prepared;
   const { terms, bulkTokens, bulkWholes, oversize } = allTerms(values, maxNodes);
@@ -150,14 +156,22 @@ function prepare(values: unknown, maxNodes: number): PreparedValues {
   for (const t of terms) {
     if (t.whole !== undefined) {
       const folded = t.whole.split(" ").map(fold);
+      prepared.joined.add(folded);
       prepared.wholes.add(folded.join(" "));
       prepared.longest = Math.max(prepared.longest, Math.min(MAX_PHRASE_TOKENS, folded.length));
     }
-    for (const token of t.tokens) addToken(token);
+    for (const token of t.tokens) {
+      addToken(token);
+      prepared.joined.add([fold(token)]);
+    }
   }
-  for (const token of bulkTokens) addToken(token);
+  for (const token of bulkTokens) {
+    addToken(token);
+    prepared.joined.add([fold(token)]);
+  }
   for (const whole of bulkWholes) {
     const folded = whole.split(" ").map(fold);
+    prepared.joined.add(folded);
     prepared.wholes.add(folded.join(" "));
     prepared.longest = Math.max(prepared.longest, Math.min(MAX_PHRASE_TOKENS, folded.length));
   }
@@ -203,6 +217,8 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
         }
         if (contiguous && isValue(phrase, n)) matched = n;
       }
+      // The value split or spelled out: `Whit-field`, `Q X Z T`, "four one double one".
+      if (matched === 0 && !v.joined.empty) matched = v.joined.match(toks, i, MAX_JOIN_GAP);
       if (matched === 0) {
         i += 1;
         continue;

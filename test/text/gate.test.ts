@@ -189,7 +189,7 @@ describe("gateText", () => {
   });
 
   it("makes a log line one line, clipped", () => {
-    const line = gateText(`a\nb ${"x ".repeat(2000)}`, { kind: "log", maxLogLength: 50 }).text;
+    const line = gateText(`a\nb ${"word ".repeat(2000)}`, { kind: "log", maxLogLength: 50 }).text;
     expect(line).not.toContain("\n");
     expect(line.length).toBe(50);
   });
