@@ -14,8 +14,8 @@ import { skeletonOfNormalized } from "./normalize.js";
  * are joined by separators only (spaces, line breaks, `-`, `.`, `,`, `/`, `_`, `|`, `:`, `;`, `+`,
  * `*`, `…`, quotes and brackets, at most six characters between two units). A run is masked when at
  * least three of its units are letters, digit words, phonetic words or repeat words (digit groups alone are
- * left to the number detectors and the digit mask), or six units with one such word among them
- * ("0, 1, 8, 6, double 3, 7"), and it spells two different characters or
+ * left to the number detectors and the digit mask), or six units (seven characters) with one such word among them
+ * ("0, 1, 8, 6, double 3, 7", "0, double 1, triple 4, 8"), and it spells two different characters or
  * more: `10 a.m.`, `e.g.`, `I'm a` or a filler `x x x` are no value.
  *
  * Run on normalized text (`normalize.ts`): NFKC, invisible characters gone; words are compared on
@@ -146,6 +146,8 @@ function isProse(content: string, start: number, end: number): boolean {
 
 /** Units a read-out run needs when fewer of them are words ("0, 1, 8, 6, double 3, 7, zero"). */
 const MIN_READ_OUT = 6;
+/** Characters such a run spells that make it a number read out all the same (a local phone number). */
+const MIN_READ_OUT_CHARS = 7;
 /** Spelled units (letters, digit words, phonetic words) a run needs before it is masked. */
 export const MIN_SPELLED_UNITS = 3;
 
@@ -174,7 +176,10 @@ export function spelledRuns(content: string, minSpelled = MIN_SPELLED_UNITS): Sp
   let lastEnd = -1;
   const close = (): void => {
     // One character over and over ("x x x x", a filler) spells no value.
-    const enough = run !== undefined && (run.spelled >= minSpelled || (run.spelled > 0 && run.units >= MIN_READ_OUT));
+    const enough =
+      run !== undefined &&
+      (run.spelled >= minSpelled ||
+        (run.spelled > 0 && (run.units >= MIN_READ_OUT || run.chars.length >= MIN_READ_OUT_CHARS)));
     if (run !== undefined && enough && new Set(run.chars).size > 1) out.push({ ...run, end: lastCharEnd });
     run = undefined;
     pendingRepeat = 1;

@@ -49,12 +49,19 @@ export interface FindAimedOptions {
    * @default false
    */
   skipImperatives?: boolean;
+  /**
+   * Check only the `extra` patterns (on the same views), not the built-in ones, nor hidden text
+   * and bidi controls.
+   * @default false
+   */
+  extraOnly?: boolean;
 }
 
 /** The defaults of {@link FindAimedOptions}. */
 export const DEFAULT_FIND_AIMED_OPTIONS: Readonly<Required<FindAimedOptions>> = Object.freeze({
   extra: [],
   skipImperatives: false,
+  extraOnly: false,
 });
 
 const ROLE = "system|assistant|user|human|developer|tool";
@@ -246,7 +253,9 @@ const FLAG_TAGS = /^[a-z]{2}[a-z0-9]{1,4}$/;
  */
 export function findAimedAtModel(text: string, options: FindAimedOptions = {}): string | undefined {
   const skipImperatives = options.skipImperatives ?? DEFAULT_FIND_AIMED_OPTIONS.skipImperatives;
-  const patterns = [...AIMED_AT_MODEL_PATTERNS, ...(options.extra ?? DEFAULT_FIND_AIMED_OPTIONS.extra)];
+  const extraOnly = options.extraOnly ?? DEFAULT_FIND_AIMED_OPTIONS.extraOnly;
+  const extra = options.extra ?? DEFAULT_FIND_AIMED_OPTIONS.extra;
+  const patterns = extraOnly ? extra : [...AIMED_AT_MODEL_PATTERNS, ...extra];
   const { views, hidden, bidiControls } = aimedViews(text);
   for (const { label, pattern, tier } of patterns) {
     if (skipImperatives && tier === "imperative") continue;
@@ -255,6 +264,7 @@ export function findAimedAtModel(text: string, options: FindAimedOptions = {}): 
       if (pattern.test(view)) return label;
     }
   }
+  if (extraOnly) return undefined;
   if (hidden !== "" && !FLAG_TAGS.test(hidden)) return "hidden_text";
   if (bidiControls > 0) return "bidi_control";
   return undefined;
