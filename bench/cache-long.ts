@@ -110,7 +110,7 @@ async function runMode(mode: LongMode, threads: Thread[], count: (text: string) 
             maxTools: MAX_TOOLS,
             cacheKeeping: mode !== "narrowing",
             deferredLoading: mode === "deferred" ? "anthropic" : "append",
-            timeoutMs: Infinity,
+            timeoutMs: 60_000,
             failureSink: () => undefined,
           }),
         ];
