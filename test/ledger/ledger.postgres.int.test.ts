@@ -90,7 +90,14 @@ suite("Postgres ledger", () => {
       await ledger.close();
       await expect(ledger.listCalls("p")).rejects.toThrow();
 
-      const again = await openLedger({ env: { postgresUrl: POSTGRES_URL }, postgresSchema: schema });
+      // An environment given whole: it names the ledger's secret too (over Postgres one is required).
+      await expect(openLedger({ env: { postgresUrl: POSTGRES_URL }, postgresSchema: schema })).rejects.toThrow(
+        /TOOL_LESSONS_KEY/,
+      );
+      const again = await openLedger({
+        env: { postgresUrl: POSTGRES_URL, ledgerKey: "the-secret-of-this-test" },
+        postgresSchema: schema,
+      });
       expect(await again.listCalls("p")).toHaveLength(1);
       await again.close();
     } finally {
