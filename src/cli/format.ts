@@ -7,6 +7,7 @@ import type { NoToolFigures } from "../evaluate/metrics.js";
 import type { UsageFlag } from "../routing/usage-flags.js";
 import type { Review } from "../learn/manager.js";
 import { type RevisionEffect, targetKey } from "../learn/effect.js";
+import type { GuardVerdict } from "../learn/review/guard.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Evidence, Refusal, Revision, ToolCard } from "../ledger/schema.js";
 import type { Settings } from "../settings.js";
@@ -213,6 +214,7 @@ export function renderReview(
     out.push("", "refused (no revision):");
     for (const x of orphan) out.push(`  ${x.tool}: ${refusalLine(x.refusal)}`);
   }
+  if (review.guard) out.push("", ...renderGuard(review.guard));
   if (review.skipped.length > 0) {
     out.push("", "skipped:");
     out.push(
@@ -231,6 +233,31 @@ export function renderReview(
     new Set(review.revisions.filter((r) => r.status === "proposed").map((r) => r.id)),
   );
   if (waiting.length > 0) out.push("", ...waiting);
+  return out;
+}
+
+/**
+ * What the guard on the whole let into routing and held back (`learn/review/guard.ts`): the
+ * held-out slice's top-1 before and after, each tool held back and why, and the reason when
+ * nothing new was let in.
+ */
+export function renderGuard(g: GuardVerdict): string[] {
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+  const out: string[] = [];
+  if (g.trials === 0) out.push(`guard: nothing new for routing to learn from${g.refused ? ` (${g.refused})` : ""}`);
+  else if (g.refused) out.push(`guard: new wordings refused, not applied: ${g.refused}`);
+  else
+    out.push(
+      `guard: new wordings of ${plural(g.kept.length, "tool")} let in (top-1 on ${plural(g.slice, "held-out request")}: ${pct(g.top1.before)} → ${pct(g.top1.after)}; with every new wording ${pct(g.tried)})`,
+    );
+  for (const h of g.held) {
+    const why =
+      h.reason === "near_duplicate"
+        ? `took held-out requests of its near-duplicate ${quote(h.from ?? "")}`
+        : `pulled ${plural(h.requests, "held-out request")} of other tools`;
+    out.push(`  held back: ${h.tool} (${why})`);
+  }
+  for (const e of g.examples ?? []) out.push(`  examples held back: ${e.tool} (${e.reason})`);
   return out;
 }
 

@@ -2,7 +2,8 @@
  * What the vet is told about one tool's review ({@link VetContext}), its options, and how the
  * review builds the parts of the context that come from detection and from closed revisions.
  */
-import type { Learned, Revision } from "../ledger/schema.js";
+import type { CallRecord, Learned, Revision } from "../ledger/schema.js";
+import { MIN_EFFECT_CALLERS } from "./effect.js";
 import type { ToolDetection } from "./detect.js";
 import type { AimedPattern } from "../text/injection.js";
 import type { EvidenceLimits } from "./limits.js";
@@ -67,14 +68,35 @@ export interface VetContext {
  * What an operator turned down in these revisions: every item of a dismissed one, and what an
  * undone one had put on the card (not the examples apply had already withdrawn).
  */
-export function turnedDownOf(revisions: readonly Revision[]): TurnedDown {
-  const closed = revisions.filter((r) => r.status === "dismissed" || r.status === "undone");
+export function turnedDownOf(
+  revisions: readonly Revision[],
+  records: readonly Pick<CallRecord, "caller" | "at">[] = [],
+): TurnedDown {
+  const closed = revisions.filter(
+    (r) => r.status === "dismissed" || (r.status === "undone" && !freshFromOthers(r, records)),
+  );
   return {
     notes: closed.flatMap((r) => r.notesAdded),
     examples: closed.flatMap((r) => r.queriesAdded.filter((q) => !r.queriesWithdrawn.includes(q))),
     notFor: closed.flatMap((r) => r.avoidAdded.map((n) => n.text)),
     exampleCalls: closed.flatMap((r) => (r.callExample === null ? [] : [r.callExample])),
   };
+}
+
+/**
+ * Whether a revision the effect check undid (`undoneBecause`) may be proposed again: the tool's
+ * call records since the undo come from at least {@link MIN_EFFECT_CALLERS} distinct known callers,
+ * so what drove the undo (perhaps one caller's crafted calls) is not all the evidence there is. An
+ * operator's undo (no `undoneBecause`) stays turned down.
+ */
+export function freshFromOthers(
+  revision: Pick<Revision, "undoneBecause" | "updatedAt">,
+  records: readonly Pick<CallRecord, "caller" | "at">[],
+): boolean {
+  if (revision.undoneBecause === undefined) return false;
+  const callers = new Set<string>();
+  for (const r of records) if (r.at > revision.updatedAt && r.caller !== undefined) callers.add(r.caller);
+  return callers.size >= MIN_EFFECT_CALLERS;
 }
 
 /** Options of the vet (set through `LessonManagerOptions.vet`). */

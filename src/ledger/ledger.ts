@@ -15,7 +15,7 @@ import { LedgerKeys, resolveLedgerKeys } from "./collections/fingerprint-key.js"
 import { listPartitions } from "./collections/partitions.js";
 import { RequestRows } from "./collections/requests.js";
 import { ReleasedWordRows } from "./collections/released-words.js";
-import { ReviewMarkRows } from "./collections/review-marks.js";
+import { readWordingsGate, ReviewMarkRows, type WordingsGate, writeWordingsGate } from "./collections/review-marks.js";
 import { RevisionRows } from "./collections/revisions.js";
 import { type RuleInput, type RuleMoveChanges, RuleRows } from "./collections/rules.js";
 import { SettingsRow } from "./collections/settings.js";
@@ -482,6 +482,19 @@ export class Ledger {
   /** Record that a tool's review read everything up to `through`. */
   async markReviewed(partition: string, marks: ReadonlyMap<string, string>): Promise<void> {
     return this.reviews.mark(partition, marks);
+  }
+
+  /**
+   * The partition's wordings gate: per tool, the newest turn record routing may learn wordings
+   * from (written by a review's guard, `learn/review/guard.ts`); null when no review guarded it.
+   */
+  async wordingsGate(partition: string): Promise<WordingsGate | null> {
+    return readWordingsGate(this.ctx, partition);
+  }
+
+  /** Write the partition's wordings gate (a review's guard, before it announces the wordings). */
+  async setWordingsGate(partition: string, gate: WordingsGate): Promise<void> {
+    return writeWordingsGate(this.ctx, partition, gate);
   }
 
   // ---------------------------------------------------------------- tool memory

@@ -86,6 +86,8 @@ export const CallRecordSchema = z.object({
   output: OutputSummarySchema.optional(),
   /** `callback`: seen by the handler; `tool_message`: a refusal that never reached callbacks. */
   source: z.enum(["callback", "tool_message", "api"]).default("callback"),
+  /** The resolved caller, as a keyed digest (never the id): effects count distinct callers by it. */
+  caller: z.string().optional(),
   at: z.number(),
 });
 export type CallRecord = z.infer<typeof CallRecordSchema>;
@@ -123,6 +125,8 @@ export const TurnRecordSchema = z.object({
    * application reported. Absent when no tool served it.
    */
   servedBy: z.string().optional(),
+  /** The resolved caller, as a keyed digest (never the id): effects count distinct callers by it. */
+  caller: z.string().optional(),
 });
 export type TurnRecord = z.infer<typeof TurnRecordSchema>;
 
@@ -287,6 +291,8 @@ export const RefusalReasonSchema = z.enum([
   "already_kept",
   /** Says what an operator already turned down for this tool: a dismissed or undone revision held it. */
   "turned_down",
+  /** An example the review's guard held back: with it, routing did worse on the held-out slice (the detail says how). */
+  "lowers_held_out",
   // A model's reply as a whole (the model proposer, augmentation).
   /** The model call itself failed (network, provider error, unsupported structured output). */
   "model_error",
@@ -353,7 +359,14 @@ export const EffectTargetSchema = z.discriminatedUnion("kind", [
 export type EffectTarget = z.infer<typeof EffectTargetSchema>;
 const count = z.number().int().nonnegative();
 /** A target counted in one window: how often it could happen, and how often it did. Counts only. */
-export const EffectCountsSchema = z.object({ opportunities: count, events: count });
+export const EffectCountsSchema = z.object({
+  opportunities: count,
+  events: count,
+  /** Distinct callers the counted records came from (records with no caller count as one). */
+  callers: count.optional(),
+  /** The counts of the caller whose records, taken out, move the rate most (most events on a tie). */
+  heaviest: z.object({ opportunities: count, events: count }).optional(),
+});
 export type EffectCounts = z.infer<typeof EffectCountsSchema>;
 /** A target with its counts in the window the review read (the window before the revision). */
 export const EffectBaselineSchema = z.object({ target: EffectTargetSchema, before: EffectCountsSchema });

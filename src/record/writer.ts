@@ -9,6 +9,7 @@ import { InvalidInput, RecordingDropped } from "../errors.js";
 import type { Ledger, RunRecords } from "../ledger/ledger.js";
 import type { FingerprintMemo } from "../text/mask.js";
 import { redactForLog } from "../text/gate.js";
+import { fingerprint } from "../text/fingerprint.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
 import { buildRecords, isAppToolCall, type RunTrace } from "./rows.js";
@@ -456,6 +457,12 @@ export class RecordWriter {
             (text, allowed) => this.releases.keep(text, source, allowed, key),
             trust,
           );
+          // Effects count distinct callers (`learn/effect.ts`): a keyed digest of the caller, never its id.
+          if (caller !== undefined) {
+            const digest = fingerprint(`caller ${caller}`, key);
+            for (const row of rows.calls) row.caller = digest;
+            if (rows.turn) rows.turn.caller = digest;
+          }
           if (rows.calls.length > 0 || rows.turn)
             built.push({ calls: rows.calls, ...(rows.turn ? { turn: rows.turn } : {}) });
           this.badRecords(rows.refused, undefined);

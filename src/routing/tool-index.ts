@@ -112,13 +112,13 @@ export class ToolIndex {
    * Rebuild a partition's vectors from its cards in the ledger (refitting lexical weights and,
    * with centering on, the mean example vector).
    */
-  async reindex(partition: string): Promise<number> {
+  async reindex(partition: string, records?: WordingRecords): Promise<number> {
     this.bump(partition);
     // Read before the cards: a change announced meanwhile is followed again on the next turn.
     const [version] = await this.ledger.readVersions([partition]);
     const cards = await this.ledger.listCards(partition);
     const wordings = this.wordings.enabled
-      ? await wordingsFromLedger(this.ledger, partition, cards, this.wordings, this.memoOf(partition))
+      ? await wordingsFromLedger(this.ledger, partition, cards, this.wordings, this.memoOf(partition), records)
       : new Map<string, Wording[]>();
     // Forgotten first: a reindex the store fails part-way (Chroma down) leaves no state claiming
     // vectors it does not hold, so the next call rebuilds instead of routing over a partial index.
@@ -230,9 +230,10 @@ export class ToolIndex {
 
   /**
    * Bring the index up to date with these cards (after registration, apply or undo). Only tools
-   * whose routing text changed are re-embedded.
+   * whose routing text changed are re-embedded. With `trial`, cards not in the ledger are put in
+   * for a moment (the review's guard), with no refit.
    */
-  async upsertCards(partition: string, cards: readonly ToolCard[]): Promise<void> {
+  async upsertCards(partition: string, cards: readonly ToolCard[], options: { trial?: boolean } = {}): Promise<void> {
     let state = this.partitions.get(partition);
     if (!state) {
       await this.reindex(partition);
@@ -241,8 +242,14 @@ export class ToolIndex {
     const changed = cards.filter((c) => state!.textHash.get(c.name) !== hashCard(c));
     if (changed.length === 0) return;
     this.bump(partition);
-    state.changedSinceFit += changed.length;
-    if (this.ownsEmbeddings && state.changedSinceFit >= Math.max(1, REFIT_AFTER_CHANGED_SHARE * state.textHash.size)) {
+    // A trial (a review's guard trying cards not in the ledger, then putting them back) never
+    // refits: a refit rebuilds from the ledger's cards.
+    if (!options.trial) state.changedSinceFit += changed.length;
+    if (
+      !options.trial &&
+      this.ownsEmbeddings &&
+      state.changedSinceFit >= Math.max(1, REFIT_AFTER_CHANGED_SHARE * state.textHash.size)
+    ) {
       await this.reindex(partition);
       return;
     }
@@ -281,6 +288,11 @@ export class ToolIndex {
 
   private bump(partition: string): void {
     this.revisions.set(partition, (this.revisions.get(partition) ?? 0) + 1);
+  }
+
+  /** True when this index holds the card's routing text as it is now (a trial put in with {@link upsertCards}). */
+  holdsCard(partition: string, card: ToolCard): boolean {
+    return this.partitions.get(partition)?.textHash.get(card.name) === hashCard(card);
   }
 
   /** Tools indexed in a partition (after a reindex or upsert in this process), sorted. */
@@ -385,7 +397,7 @@ export class ToolIndex {
     let fresh = 0;
     for (const [tool, list] of wanted) fresh += list.filter((w) => !state.wordings.get(tool)?.has(w.key)).length;
     if (this.ownsEmbeddings && fresh > 0 && fresh >= REFIT_AFTER_CHANGED_SHARE * state.wordingCount) {
-      await this.reindex(partition);
+      await this.reindex(partition, records);
     } else {
       await this.writeWordings(partition, state, wanted);
     }

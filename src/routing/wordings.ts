@@ -114,12 +114,15 @@ export function wordingKey(text: string): string {
  * is left out), duplicates once, at most `cap` a tool in spread order (newest first).
  * `containsValue` is the fingerprint check of the partition's recorded argument values (as the
  * review's vet uses it): a word it flags is never allowed, and a wording it flags is left out.
+ * With `through` (the wordings gate), a tool's turns after its gate's id, or of a tool it does
+ * not name, give no wording.
  */
 export function selectWordings(
   turns: readonly Pick<TurnRecord, "requestId" | "threadId" | "request" | "servedBy">[],
   cards: readonly ToolCard[],
   cap: number,
   containsValue: (text: string) => boolean = () => false,
+  through?: ReadonlyMap<string, string>,
 ): Map<string, Wording[]> {
   const byTool = new Map<string, { id: string; text: string; group: string }[]>();
   const known = new Set(cards.map((c) => c.name));
@@ -127,6 +130,8 @@ export function selectWordings(
   for (const t of turns) {
     if (t.servedBy === undefined || !known.has(t.servedBy) || t.request.trim() === "") continue;
     if (corrected.has(t.requestId)) continue;
+    // The review's gate: only turns its guard let routing learn from (`learn/review/guard.ts`).
+    if (through && !(t.requestId <= (through.get(t.servedBy) ?? ""))) continue;
     let list = byTool.get(t.servedBy);
     if (!list) byTool.set(t.servedBy, (list = []));
     list.push({ id: t.requestId, text: t.request, group: t.threadId ?? t.requestId });
@@ -184,6 +189,8 @@ export function reAskedAway(turns: readonly Pick<TurnRecord, "requestId" | "thre
 export interface WordingRecords {
   turns: readonly TurnRecord[];
   calls: readonly CallRecord[];
+  /** The wordings gate to take them through (see {@link selectWordings}); default the stored one. */
+  through?: ReadonlyMap<string, string>;
 }
 
 /** The last wordings read for a partition, and what they were read from (see {@link wordingsFromLedger}). */
@@ -214,7 +221,9 @@ export async function wordingsFromLedger(
     records?.calls ?? ledger.listCalls(partition, { limit }),
     ledger.fingerprintKey(partition),
   ]);
+  const through = records?.through ?? gateOf(await ledger.wordingsGate(partition));
   const stamp = [
+    through ? [...through].sort().join("\u0001") : "-",
     turns.length,
     turns[0]?.requestId,
     turns.at(-1)?.requestId,
@@ -224,7 +233,7 @@ export async function wordingsFromLedger(
     ...cards.map((c) => `${c.name}@${c.version}`),
   ].join("\u0000");
   if (memo.stamp === stamp && memo.wordings) return memo.wordings;
-  const wordings = selectWordings(turns, cards, options.cap, valueCheckOf(calls, key));
+  const wordings = selectWordings(turns, cards, options.cap, valueCheckOf(calls, key), through);
   memo.stamp = stamp;
   memo.wordings = wordings;
   return wordings;
@@ -262,6 +271,11 @@ export function wordingTerms(
 /** Best first by score, ties by name (as routing ranks). */
 const byScore = (a: readonly [string, number], b: readonly [string, number]): number =>
   b[1] - a[1] || a[0].localeCompare(b[0]);
+
+/** The stored wordings gate as a map (undefined before a review guarded the partition: no gate). */
+function gateOf(gate: { tools: Record<string, string> } | null): Map<string, string> | undefined {
+  return gate ? new Map(Object.entries(gate.tools)) : undefined;
+}
 
 /**
  * The first `k` tools (score at least `minScore`) by card score plus wording term (`terms`, none

@@ -35,7 +35,7 @@ export async function effectWorld(ledger: Ledger) {
     for (let i = 0; i < 12; i++) await lookup(true);
     const review = await manager.review();
     const [revision] = review.revisions.filter((r) => r.tool === "lookup_order");
-    expect(revision.baseline).toEqual([
+    expect(revision.baseline).toMatchObject([
       { target: { kind: "failure", errorClass: "validation" }, before: { opportunities: 24, events: 12 } },
     ]);
     await sleep(3);

@@ -69,22 +69,22 @@ describe("countTarget", () => {
     ],
   };
   const turns = [
-    { calls: [{ tool: "lookup_order", outcome: "success" as const }], servedBy: "lookup_order" },
-    { calls: [{ tool: "track_parcel", outcome: "success" as const }], servedBy: "track_parcel" },
-    { calls: [], servedBy: undefined },
+    { requestId: "q0", calls: [{ tool: "lookup_order", outcome: "success" as const }], servedBy: "lookup_order" },
+    { requestId: "q2", calls: [{ tool: "track_parcel", outcome: "success" as const }], servedBy: "track_parcel" },
+    { requestId: "q4", calls: [], servedBy: undefined },
   ];
 
   it("failures: the tool's calls, and those failing with the class", () => {
-    expect(countTarget({ kind: "failure", errorClass: "validation" }, detection, turns)).toEqual({
+    expect(countTarget({ kind: "failure", errorClass: "validation" }, detection, turns)).toMatchObject({
       opportunities: 30,
       events: 3,
     });
   });
   it("misses: requests the tool served or missed", () => {
-    expect(countTarget({ kind: "miss" }, detection, turns)).toEqual({ opportunities: 2, events: 1 });
+    expect(countTarget({ kind: "miss" }, detection, turns)).toMatchObject({ opportunities: 2, events: 1 });
   });
   it("confusions: requests that went to the tool or that neighbour, and those confused with it", () => {
-    expect(countTarget({ kind: "confusion", neighbour: "track_parcel" }, detection, turns)).toEqual({
+    expect(countTarget({ kind: "confusion", neighbour: "track_parcel" }, detection, turns)).toMatchObject({
       opportunities: 2,
       events: 1,
     });

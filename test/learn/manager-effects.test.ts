@@ -56,10 +56,10 @@ describe("LessonManager.effects", () => {
     await w.learnAndApply();
     for (let i = 0; i < 25; i++) await w.lookup(false);
     const [whole] = await w.manager.effects();
-    expect(whole.targets[0].after).toEqual({ opportunities: 25, events: 0 });
+    expect(whole.targets[0].after).toMatchObject({ opportunities: 25, events: 0 });
     // The newest 10 turns, and the tool's calls since them, at least maxCallsPerTool (12): 12 calls.
     const [bounded] = await w.manager.effects({ config: { reviewTurns: 10, maxCallsPerTool: 12 } });
-    expect(bounded.targets[0].after).toEqual({ opportunities: 12, events: 0 });
+    expect(bounded.targets[0].after).toMatchObject({ opportunities: 12, events: 0 });
     expect(bounded.verdict).toBe("not_enough_data");
   });
 

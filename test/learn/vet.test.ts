@@ -466,6 +466,7 @@ describe("REFUSAL_REASONS", () => {
       "no_room",
       "already_kept",
       "turned_down",
+      "lowers_held_out",
       "model_error",
       "reply_not_json",
       "reply_wrong_shape",

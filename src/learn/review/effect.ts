@@ -95,7 +95,9 @@ export async function measureEffects(
       revision.tool,
     );
     if (!detection) continue;
-    const targets = revision.baseline.map((b) => judgeTarget(b, countTarget(b.target, detection, since.turns)));
+    const targets = revision.baseline.map((b) =>
+      judgeTarget(b, countTarget(b.target, detection, since.turns, since.calls)),
+    );
     out.push(judgeRevision(revision, targets));
   }
   return out;

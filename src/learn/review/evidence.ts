@@ -126,7 +126,10 @@ export async function buildEvidence(
   due: DueTool,
 ): Promise<ToolReviewEvidence> {
   const { card, detection: td } = due;
-  const turnedDown = turnedDownOf(window.revisions.filter((r) => r.tool === card.name));
+  const turnedDown = turnedDownOf(
+    window.revisions.filter((r) => r.tool === card.name),
+    window.calls.filter((c) => c.tool === card.name),
+  );
   const { misses, covered, yielding } = await coverMisses(routing, card, td, window.settings, turnedDown);
   // The recorded misses, each with what its wording would do as an example.
   const detection = { ...td, misses };

@@ -6,7 +6,8 @@
  * ({@link selectDue}) → evidence ({@link reviewRouting}, {@link buildEvidence}: routing "what
  * if" against the index) → propose ({@link proposeLessons}) → vet ({@link vetLessons}) → revision
  * ({@link routingRanks}, {@link buildRevision}) → store ({@link storeReview}) / apply
- * ({@link applyRevision}). {@link EvidenceTally} says when a graph should run one, with no read.
+ * ({@link applyRevision}); before wordings or examples change routing, the guard on the whole
+ * ({@link guardWordings}, {@link guardExamples}) replays a held-out slice. {@link EvidenceTally} says when a graph should run one, with no read.
  * After apply: {@link checkEffects} measures applied revisions (reading within the bounds of
  * {@link gatherRecords}) and undoes flagged ones under `undoFlagged` ({@link undoNewest}).
  */
@@ -35,6 +36,16 @@ export {
   measureEffects,
 } from "./effect.js";
 export { type UndoBy, undoNewest } from "./undo.js";
+export {
+  cardProbes,
+  DEFAULT_GUARD,
+  guardExamples,
+  type GuardOptions,
+  type GuardVerdict,
+  guardWordings,
+  heldOutSlice,
+  judgeSlice,
+} from "./guard.js";
 export { type Proposed, proposeLessons } from "./propose.js";
 export { buildRevision, citedEvidence } from "./revision.js";
 export { type DueTool, type SelectInput, type Selection, selectDue, type SkipReason } from "./select.js";

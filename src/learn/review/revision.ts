@@ -3,8 +3,8 @@
  * cite, routing's ranks before and after, and everything refused. Pure.
  */
 import { timeOrderedId } from "../../ledger/keys.js";
-import type { Evidence, Revision, TurnRecord } from "../../ledger/schema.js";
-import { countTarget, effectTargets } from "../effect.js";
+import type { CallRecord, Evidence, Revision, TurnRecord } from "../../ledger/schema.js";
+import { countTarget, effectTargets, storedCounts } from "../effect.js";
 import type { Proposal } from "../types.js";
 import type { ToolReviewEvidence } from "./evidence.js";
 import type { VettedLessons } from "./vet-lessons.js";
@@ -17,7 +17,9 @@ export function buildRevision(input: {
   /** For each missed request, the tool's routing rank before and after (see `routingRanks`). */
   ranks: Revision["ranks"];
   /** The review window's turns: with the detection, the baseline its effect is measured against. */
-  turns: readonly Pick<TurnRecord, "calls" | "servedBy">[];
+  turns: readonly Pick<TurnRecord, "calls" | "servedBy" | "requestId" | "caller">[];
+  /** The review window's call records: their callers, for the baseline's distinct callers. @default [] */
+  calls?: readonly Pick<CallRecord, "id" | "tool" | "caller">[];
   /** The proposer's name. */
   proposer: string;
   /** When it is proposed (its id is time-ordered from it). */
@@ -42,7 +44,7 @@ export function buildRevision(input: {
     evidence,
     baseline: effectTargets(evidence).map((target) => ({
       target,
-      before: countTarget(target, detection, input.turns),
+      before: storedCounts(countTarget(target, detection, input.turns, input.calls)),
     })),
     ranks: input.ranks,
     refused,

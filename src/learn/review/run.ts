@@ -21,11 +21,12 @@ import { DEFAULT_EXAMPLE_OBJECTIVE, type ExampleObjective } from "../what-if.js"
 import { applyRevision } from "./apply.js";
 import { buildEvidence, reviewRouting, routingRanks } from "./evidence.js";
 import { gatherWindow } from "./gather.js";
+import { guardExamples, type GuardOptions, type GuardVerdict, guardWordings, type Replayed } from "./guard.js";
 import { proposeLessons } from "./propose.js";
 import { buildRevision } from "./revision.js";
 import { type SkipReason, selectDue } from "./select.js";
 import { storeReview } from "./store.js";
-import { keptNothing, valueCheck, vetLessons } from "./vet-lessons.js";
+import { keptNothing, valueCheck, type VettedLessons, vetLessons } from "./vet-lessons.js";
 
 /** Who applies a revision under `autoApply`. */
 export const AUTO_APPROVER = "tool-lessons:auto";
@@ -40,6 +41,13 @@ export interface ReviewDeps {
   objective?: ExampleObjective;
   /** @default DEFAULT_VET_OPTIONS */
   vet?: VetOptions;
+  /**
+   * The guard on the whole (`guard.ts`): new wordings reach routing only when a held-out slice
+   * of the partition's served traffic does not route worse with them; `false` lets every wording
+   * in unguarded, as before the guard.
+   * @default DEFAULT_GUARD
+   */
+  guard?: GuardOptions | false;
 }
 
 /** What one review run looks at. */
@@ -101,6 +109,11 @@ export interface Review {
   skipped: { tool: string; reason: SkipReason }[];
   /** Usage flags, for a person to read. */
   flags: UsageFlag[];
+  /**
+   * What the guard on the whole let into routing and held back, and why (absent when it did not
+   * run: a dry run, a review of one thread or of records after an id, or the guard off).
+   */
+  guard?: GuardVerdict;
 }
 
 /**
@@ -126,7 +139,14 @@ export async function runReview(
   });
   const { settings, cards } = window;
   const names = cards.map((c) => c.name);
-  const detection = detect({ turns: window.turns, routes: window.routes, calls: window.calls, tools: names, settings });
+  const detection = detect({
+    turns: window.turns,
+    routes: window.routes,
+    calls: window.calls,
+    tools: names,
+    cards,
+    settings,
+  });
   const selection = selectDue({
     ...window,
     detection,
@@ -136,13 +156,28 @@ export async function runReview(
   const review: Review = { partition, revisions: [], refused: [], skipped: selection.skipped, flags: [] };
 
   // The wordings of what the tools served first: examples are learned only where they fall short.
-  await index.refreshWordings(
-    partition,
-    scope.threadId === undefined && scope.after === undefined ? window : undefined,
-  );
+  // A review of the whole window brings them forward through the guard; any other keeps the gate.
+  const whole = scope.threadId === undefined && scope.after === undefined;
+  const guarded = whole && !o.dryRun && deps.guard !== false;
+  let replayed: Replayed[] = [];
+  if (guarded) {
+    ({ verdict: review.guard, replayed } = await guardWordings({
+      ledger,
+      index,
+      partition,
+      turns: window.turns,
+      calls: window.calls,
+      cards,
+      k: settings.routingK,
+      options: deps.guard || {},
+    }));
+  } else {
+    await index.refreshWordings(partition, whole ? window : undefined);
+  }
   const routing = reviewRouting(window, index, deps.objective ?? DEFAULT_EXAMPLE_OBJECTIVE);
   const containsValue = valueCheck(window);
   const marks = new Map<string, string>();
+  const built: { evidence: Awaited<ReturnType<typeof buildEvidence>>; vetted: VettedLessons }[] = [];
   for (const due of selection.due) {
     const evidence = await buildEvidence(routing, window, due);
     const { proposal, reviewedThrough } = await proposeLessons(proposer, evidence.evidence, due.detection, config);
@@ -154,7 +189,41 @@ export async function runReview(
       containsValue,
       options: deps.vet ?? DEFAULT_VET_OPTIONS,
     });
-    for (const refusal of vetted.refused) review.refused.push({ tool: due.card.name, refusal });
+    if (!keptNothing(vetted)) built.push({ evidence, vetted });
+    else for (const refusal of vetted.refused) review.refused.push({ tool: due.card.name, refusal });
+  }
+  // The guard on the whole for the examples, all tools' together, on the slice the wordings met.
+  if (guarded && review.guard) {
+    const held = await guardExamples({
+      ledger,
+      index,
+      partition,
+      cards,
+      k: settings.routingK,
+      options: deps.guard || {},
+      replayed,
+      revisions: built.map((b) => ({
+        tool: b.evidence.card.name,
+        queriesAdded: b.vetted.kept.examples.map((e) => e.text),
+      })),
+    });
+    if (held.length > 0) {
+      review.guard.examples = held;
+      // The gate row keeps the whole verdict for the operator.
+      const gate = await ledger.wordingsGate(partition);
+      if (gate) await ledger.setWordingsGate(partition, { ...gate, verdict: review.guard });
+    }
+    for (const { tool, reason } of held) {
+      const b = built.find((x) => x.evidence.card.name === tool)!;
+      for (const e of b.vetted.kept.examples)
+        b.vetted.refused.push({ kind: "example", text: e.text, reason: "lowers_held_out", detail: reason });
+      b.vetted.kept = { ...b.vetted.kept, examples: [] };
+      b.vetted.displaced = [];
+    }
+  }
+  for (const { evidence, vetted } of built) {
+    const tool = evidence.card.name;
+    for (const refusal of vetted.refused) review.refused.push({ tool, refusal });
     if (keptNothing(vetted)) continue;
     const ranks = await routingRanks(
       routing,
@@ -169,6 +238,7 @@ export async function runReview(
         vetted,
         ranks,
         turns: window.turns,
+        calls: window.calls,
         proposer: proposer.name,
         now: Date.now(),
       }),

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { ReviewMarkSchema } from "../schema.js";
 import { type LedgerContext, listNamespace, namespaceOf, parseItem } from "./store-io.js";
 
@@ -5,7 +6,9 @@ import { type LedgerContext, listNamespace, namespaceOf, parseItem } from "./sto
  * Review watermarks: the newest call record id each tool's last review read, so a tool with no
  * new calls since costs no model call.
  *
- * Key layout: `[root, partition, "reviews"]`, key = the raw tool name → `{ through }`.
+ * Key layout: `[root, partition, "reviews"]`, key = the raw tool name → `{ through }`; the
+ * wordings gate (what routing may learn wordings from, see `learn/review/guard.ts`) is the one row
+ * of `[root, partition, "reviews", "gate"]`, key `wordings`.
  *
  * Invariants:
  * - kept apart from the cards: marking a tool reviewed must not bump the card's version (undo
@@ -36,4 +39,27 @@ export class ReviewMarkRows {
       [...marks].map(([tool, through]) => ({ namespace: ns, key: tool, value: { through }, index: false as const })),
     );
   }
+}
+
+/** The wordings gate row: per tool, the newest turn record id routing may take its wordings from, and the last guard verdict. */
+export const WordingsGateSchema = z.object({
+  tools: z.record(z.string(), z.string()),
+  /** The last review's verdict (JSON of the guard's verdict, for the operator). */
+  verdict: z.unknown().optional(),
+  at: z.number().optional(),
+});
+export type WordingsGate = z.infer<typeof WordingsGateSchema>;
+
+const GATE_LABEL = "gate";
+const GATE_KEY = "wordings";
+
+/** The wordings gate of a partition (null before its first guarded review; a corrupt row counts as none). */
+export async function readWordingsGate(ctx: LedgerContext, partition: string): Promise<WordingsGate | null> {
+  const item = await ctx.store.get(namespaceOf(ctx, partition, "reviews", GATE_LABEL), GATE_KEY);
+  return item ? parseItem(ctx, WordingsGateSchema, item) : null;
+}
+
+/** Write the wordings gate of a partition (last write wins). */
+export async function writeWordingsGate(ctx: LedgerContext, partition: string, gate: WordingsGate): Promise<void> {
+  await ctx.store.put(namespaceOf(ctx, partition, "reviews", GATE_LABEL), GATE_KEY, gate, false);
 }
