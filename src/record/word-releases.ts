@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import type { AllowedWords } from "../text/vocabulary.js";
 import { keepFreeText } from "../text/free-text.js";
+import { BoundedMap, MAX_PARTITIONS_IN_MEMORY } from "../ledger/bounded-map.js";
 
 /** Options of {@link WordReleases}. */
 export interface WordReleasesOptions {
@@ -65,7 +66,12 @@ function shortHash(text: string): string {
 export class WordReleases {
   /** `partition \0 hash` → the hashed callers that showed the word (fewer than `minCallers`). */
   private readonly sightings = new Map<string, string[]>();
-  private readonly released = new Map<string, Map<string, string>>();
+  /**
+   * Per partition, bounded ({@link MAX_PARTITIONS_IN_MEMORY}, the least recently used forgotten
+   * first): a partition forgotten stores its released words as tokens again until they are
+   * released again (its stored released words still read them), never a word in the clear sooner.
+   */
+  private readonly released = new BoundedMap<string, Map<string, string>>(MAX_PARTITIONS_IN_MEMORY);
   /** Released words not yet stored in the ledger, per partition. */
   private readonly unsaved = new Map<string, Map<string, string>>();
   private readonly options: Readonly<Required<WordReleasesOptions>>;

@@ -105,8 +105,9 @@ describe("callerIdOf", () => {
   it("is the tenant and user read the one way, written as partition keys write ids", () => {
     expect(callerIdOf({ metadata: { user_id: 42 } })).toBe("u:42");
     expect(callerIdOf({ metadata: { user_id: "42", tenant_id: "acme" } })).toBe("t:acme/u:42");
+    // The app's configurable beats the client's metadata (the trust order, issue 44 item 6).
     expect(callerIdOf({ metadata: { user_id: "a" }, configurable: { user_id: "b", tenant_id: "acme" } })).toBe(
-      "t:acme/u:a",
+      "t:acme/u:b",
     );
     expect(callerIdOf({ context: { user_id: "c" } })).toBe("u:c");
     expect(callerIdOf({ metadata: { tenant_id: "acme" } })).toBeUndefined();
