@@ -76,7 +76,8 @@ async function runPlantedAgent(store: BaseStore): Promise<string[]> {
 }
 
 function expectNoPlantedValue(rows: string[]): void {
-  expect(rows.length).toBeGreaterThan(6);
+  // The run's 5 calls and its turn, at least (the ledger's key is no row of the store any more).
+  expect(rows.length).toBeGreaterThanOrEqual(6);
   for (const row of rows) {
     const { ns, key, value } = JSON.parse(row) as { ns: string[]; key: string; value: unknown };
     const texts = [...ns, key, ...stringLeaves(value)].map(tokens);
