@@ -3,7 +3,7 @@
 // error thrown in src is a ToolLessonsError (no bare Error, TypeError, RangeError, SyntaxError);
 // the folder direction of src; fixtures/ (shared by tests and benchmarks) imports only src;
 // kebab-case file names; barrels of named exports only; no src file over MAX_LINES lines but
-// generated data.
+// generated data; no module-level mutable state in src (pure caches go through src/memo.ts).
 // Prints each finding as file:line and exits 1 when there is one.
 //
 // Usage: node scripts/lint.mjs [ROOT]   (or TOOL_LESSONS_LINT_ROOT=ROOT). ROOT defaults to this
@@ -30,9 +30,9 @@ const src = path.join(root, "src");
  * Every folder under src is listed, lowest first; a folder missing from the table is a finding,
  * so a new folder says where it sits in one line (e.g. `rules: { folders: ["ledger", "text"] }`).
  */
-const ROOT_MODULES = ["errors", "settings", "internal", "env", "failure"];
+const ROOT_MODULES = ["errors", "settings", "internal", "env", "failure", "memo"];
 const ALLOWED_IMPORTS = {
-  text: { folders: [], rootModules: ["errors", "internal"] },
+  text: { folders: [], rootModules: ["errors", "internal", "memo"] },
   ledger: { folders: ["text"] },
   // Who a run is for and which request it serves: read by every stage above, owned by none.
   caller: { folders: ["ledger", "text"] },
@@ -44,10 +44,11 @@ const ALLOWED_IMPORTS = {
   learn: { folders: ["caller", "ledger", "memory", "prompt", "routing", "rules", "text"] },
   // Serving a turn: register, route, record the route, read cards, rules and memory, render.
   serve: { folders: ["caller", "learn", "ledger", "prompt", "routing", "rules"] },
-  // The adapters: the nodes and createAgent's middleware over src/serve and src/learn; the graph's
-  // agent also attaches the recorder.
-  graph: { folders: ["caller", "learn", "ledger", "memory", "prompt", "record", "routing", "rules", "serve"] },
-  middleware: { folders: ["caller", "ledger", "prompt", "serve"] },
+  // The app object: one of each piece (ledger, turn server, recorder, tally, manager, sink).
+  app: { folders: ["caller", "learn", "ledger", "record", "routing", "serve"] },
+  // The views over the app: the nodes and the ready agent, createAgent's middleware.
+  graph: { folders: ["app", "caller", "learn", "ledger", "memory", "prompt", "record", "routing", "rules", "serve"] },
+  middleware: { folders: ["app", "caller", "ledger", "prompt", "serve"] },
   // The measuring kit and the command line, at the top.
   evaluate: { folders: ["learn", "ledger", "memory", "prompt", "record", "routing", "text"] },
   cli: { folders: ["evaluate", "learn", "ledger", "prompt", "routing", "rules"] },
@@ -192,6 +193,37 @@ function checkFixture(text, rel) {
   }
 }
 
+/**
+ * No module-level mutable state in src: objects meet through the app that owns them, never
+ * through a registry a module keeps. At the top level of a module (outside template strings), a
+ * `let` or `var`, and a `new Map`/`Set`/`WeakMap`/`WeakSet`/`Array` not declared with a
+ * read-only type (`ReadonlySet<...>`, `ReadonlyMap<...>`), are findings. Caches of pure functions
+ * go through `src/memo.ts` (`PureMemo`, `WeakPureMemo`, `lazy`), the one sanctioned form.
+ */
+function checkModuleState(rel, text) {
+  if (rel === path.join("src", "memo.ts")) return;
+  let inTemplate = false;
+  text.split("\n").forEach((line, i) => {
+    const startsInTemplate = inTemplate;
+    // Backticks of code only: a comment's `name` opens no template.
+    const code = startsInTemplate ? line : codeOf(line);
+    for (const ch of code.replace(/\\`/g, "")) if (ch === "`") inTemplate = !inTemplate;
+    if (startsInTemplate) return;
+    if (/^(?:export\s+)?(?:let|var)\s/.test(code)) {
+      findings.push(
+        `${rel}:${i + 1}: module-level \`let\`/\`var\` (mutable state); keep it in an object the app owns, or a pure cache in src/memo.ts`,
+      );
+      return;
+    }
+    const decl = /^(?:export\s+)?const\s+[\w$]+\s*(:\s*[^=]+)?=\s*new\s+(Map|Set|WeakMap|WeakSet|Array)\b/.exec(code);
+    if (decl && !/^:\s*Readonly(Map|Set)\b/.test(decl[1] ?? "")) {
+      findings.push(
+        `${rel}:${i + 1}: module-level \`new ${decl[2]}\` (mutable state); type it Readonly${decl[2] === "Map" ? "Map" : "Set"} if it is a constant, else keep it in an object the app owns (or a pure cache in src/memo.ts)`,
+      );
+    }
+  });
+}
+
 const kebab = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)*\.m?ts$/;
 for (const dir of ["src", "test", "bench", "examples", "fixtures"]) {
   for (const file of walk(path.join(root, dir))) {
@@ -202,6 +234,7 @@ for (const dir of ["src", "test", "bench", "examples", "fixtures"]) {
     const text = readFileSync(file, "utf8");
     checkDirection(file, text, rel);
     checkLength(rel, text);
+    checkModuleState(rel, text);
     text.split("\n").forEach((line, i) => {
       const code = codeOf(line);
       if (/(:\s*any\b|\bas any\b|<any>|any\[\])/.test(code)) findings.push(`${rel}:${i + 1}: \`any\` in src`);

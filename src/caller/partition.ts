@@ -1,5 +1,5 @@
 import { InvalidInput, PartitionUnresolved } from "../errors.js";
-import { DEFAULT_PARTITION } from "../ledger/keys.js";
+import { DEFAULT_PARTITION, MAX_ID_LENGTH } from "../ledger/keys.js";
 import { isStorableName } from "../text/normalize.js";
 
 /**
@@ -92,8 +92,7 @@ function asId(key: string, value: unknown, maxLength = MAX_ID_LENGTH): string | 
   return value;
 }
 
-/** The longest id (`tenant_id`, `user_id`, `agent_id`, a template's key), in UTF-16 code units. */
-export const MAX_ID_LENGTH = 256;
+export { MAX_ID_LENGTH };
 
 /**
  * The longest partition key a resolver may answer: three ids, each percent-encoded at most

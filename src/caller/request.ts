@@ -23,7 +23,7 @@ export interface HumanTurn {
   id?: string;
 }
 
-const HUMAN_TYPES = new Set(["human", "user", "humanmessage", "humanmessagechunk"]);
+const HUMAN_TYPES: ReadonlySet<string> = new Set(["human", "user", "humanmessage", "humanmessagechunk"]);
 
 /** The message list of a run input or state: `{ messages }`, a list, or one message. */
 export function messagesOf(input: unknown): unknown[] | undefined {

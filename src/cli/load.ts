@@ -13,7 +13,7 @@ import type { EvalTool } from "../evaluate/harness.js";
 import { errorMessage, isRecord, oneLine } from "../internal.js";
 import { UsageError } from "./args.js";
 
-const MODULE_EXTENSIONS = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]);
+const MODULE_EXTENSIONS: ReadonlySet<string> = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]);
 
 /** Whether a path names a module (by its extension) rather than a JSONL file. */
 export function isModulePath(file: string): boolean {

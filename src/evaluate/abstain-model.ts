@@ -85,7 +85,7 @@ export const DEFAULT_ABSTAIN_MODEL_OPTIONS: Readonly<{ l2: number; shrink: numbe
   shrink: 5,
 });
 
-const SECOND_PERSON = new Set(["you", "your", "yours", "yourself"]);
+const SECOND_PERSON: ReadonlySet<string> = new Set(["you", "your", "yours", "yourself"]);
 const NEWTON_STEPS = 25;
 
 function meanSd(values: readonly number[]): { mean: number; sd: number } {

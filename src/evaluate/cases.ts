@@ -49,7 +49,7 @@ const Expect = z.union([
 ]);
 
 /** The fields of a case line that are not kept as breakdown fields. */
-const CASE_KEYS = new Set(["turn", "query", "expect", "id", "candidates"]);
+const CASE_KEYS: ReadonlySet<string> = new Set(["turn", "query", "expect", "id", "candidates"]);
 
 /**
  * One case line: `turn` (or MetaTool's `query`), `expect`, an optional `id`, optional

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { InvalidInput } from "../errors.js";
+import { PureMemo } from "../memo.js";
 
 /**
  * Key layout of the ledger inside a LangGraph `BaseStore`. The partition is part of every
@@ -27,6 +27,9 @@ import { InvalidInput } from "../errors.js";
 
 /** The partition used when the caller names none. */
 export const DEFAULT_PARTITION = "default";
+
+/** The longest id (`tenant_id`, `user_id`, `agent_id`, a template's key, a kept thread id), in UTF-16 code units. */
+export const MAX_ID_LENGTH = 256;
 
 /** The first namespace label of every ledger row. */
 export const DEFAULT_NAMESPACE_ROOT = "tool-lessons";
@@ -69,18 +72,12 @@ export const META_LABEL = "~meta";
  * @throws InvalidInput for an empty name or one with a lone UTF-16 surrogate.
  */
 export function encodeLabel(name: string): string {
-  const known = ENCODED.get(name);
-  if (known !== undefined) return known;
-  const label = encodeNew(name);
   // Every read and write names its partition (and a call its tool): the few names a process sees, encoded once.
-  if (ENCODED.size >= MAX_ENCODED) ENCODED.clear();
-  ENCODED.set(name, label);
-  return label;
+  return ENCODED.get(name, encodeNew);
 }
 
-/** Names encoded by {@link encodeLabel}, kept up to {@link MAX_ENCODED} (then forgotten all at once). */
-const ENCODED = new Map<string, string>();
-const MAX_ENCODED = 4096;
+/** Names encoded by {@link encodeLabel}, kept up to 4,096 (then forgotten all at once). */
+const ENCODED = new PureMemo<string, string>(4096);
 
 function encodeNew(name: string): string {
   if (name === "") throw new InvalidInput("A tool or partition name cannot be empty.");
@@ -106,38 +103,26 @@ export function namespaceFor(root: string, partition: string, collection: Collec
   return ns;
 }
 
-let lastMs = 0;
-let seq = 0;
-
-/** Random bytes drawn from the system in one call and handed out 5 at a time (one call costs microseconds). */
-const POOL_IDS = 512;
-const ID_RANDOM_BYTES = 5;
-let pool = Buffer.alloc(0);
-let poolAt = 0;
-
+/** Random bits of an id, for ids other processes make in the same millisecond (40 bits). */
 function randomHex(): string {
-  if (poolAt + ID_RANDOM_BYTES > pool.length) {
-    pool = randomBytes(POOL_IDS * ID_RANDOM_BYTES);
-    poolAt = 0;
-  }
-  poolAt += ID_RANDOM_BYTES;
-  return pool.toString("hex", poolAt - ID_RANDOM_BYTES, poolAt);
+  return Math.floor(Math.random() * 2 ** 40)
+    .toString(16)
+    .padStart(10, "0");
+}
+
+/** Nanoseconds of the process's monotonic clock, fixed width: later calls sort after earlier ones. */
+function monotonicPart(): string {
+  return process.hrtime.bigint().toString(36).padStart(13, "0");
 }
 
 /**
- * A time-ordered, collision-free id: milliseconds (base 36, fixed width), a per-process
- * sequence for ids made in the same millisecond, and random bits for other processes (from a
- * pool refilled every 512 ids: each id still has 40 fresh bits of its own).
- * Lexicographic order is creation order within a process and by millisecond across processes.
+ * A time-ordered, collision-free id: milliseconds (base 36, fixed width), then the process's
+ * monotonic clock in nanoseconds (so ids made in the same millisecond sort in the order made,
+ * with no counter kept), then 40 random bits for other processes. Lexicographic order is creation
+ * order within a process and by millisecond across processes.
  */
 export function timeOrderedId(now: number = Date.now()): string {
-  if (now === lastMs) {
-    seq += 1;
-  } else {
-    lastMs = now;
-    seq = 0;
-  }
-  return idTime(now) + seq.toString(36).padStart(4, "0") + randomHex();
+  return idTime(now) + monotonicPart() + randomHex();
 }
 
 /**

@@ -4,7 +4,7 @@ import { FailureReporter, type ToolLessonsFailure } from "../failure.js";
 import { resolveWordTokens } from "../text/free-text.js";
 import { redactContext } from "../text/gate.js";
 import type { BaseStore } from "@langchain/langgraph";
-import { ThreadCallers } from "../caller/thread-callers.js";
+import { ThreadCallers } from "./thread-callers.js";
 import { type AppendedRecords, type AppendListener, AppendListeners } from "./appended.js";
 import { RouteQueue } from "./route-queue.js";
 import type { Settings, SettingsInput } from "../settings.js";

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { PureMemo } from "../memo.js";
 import type { PutOperation } from "@langchain/langgraph";
 import { isRecord } from "../internal.js";
 
@@ -22,17 +23,12 @@ export interface RowsClient {
 export const ROWS_PER_STATEMENT = Math.floor(65_535 / 3);
 
 /** `($1, $2, $3::jsonb), …` for `n` rows, kept for the row counts seen (a batch size repeats). */
-const tupleLists = new Map<number, string>();
-const TUPLE_LISTS_KEPT = 64;
+const tupleLists = new PureMemo<number, string>(64);
 
 function tuplesOf(n: number): string {
-  let tuples = tupleLists.get(n);
-  if (tuples === undefined) {
-    tuples = Array.from({ length: n }, (_, i) => `($${3 * i + 1}, $${3 * i + 2}, $${3 * i + 3}::jsonb)`).join(", ");
-    if (tupleLists.size >= TUPLE_LISTS_KEPT) tupleLists.clear();
-    tupleLists.set(n, tuples);
-  }
-  return tuples;
+  return tupleLists.get(n, () =>
+    Array.from({ length: n }, (_, i) => `($${3 * i + 1}, $${3 * i + 2}, $${3 * i + 3}::jsonb)`).join(", "),
+  );
 }
 
 const UPSERT = `ON CONFLICT (namespace_path, key)

@@ -14,7 +14,7 @@ import { isRecord, redactUrl } from "../internal.js";
  * schema/table/object, "tuple concurrently updated", deadlock, serialization failure.
  * Setup is idempotent, so it is simply run again.
  */
-const SETUP_RACE_CODES = new Set(["23505", "42P06", "42P07", "42710", "XX000", "40P01", "40001"]);
+const SETUP_RACE_CODES: ReadonlySet<string> = new Set(["23505", "42P06", "42P07", "42710", "XX000", "40P01", "40001"]);
 const SETUP_ATTEMPTS = 5;
 
 /**

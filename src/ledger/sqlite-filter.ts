@@ -4,7 +4,7 @@
  * and which equality tests can narrow the SQL scan (`json_extract`) before the filter runs.
  */
 
-const FILTER_OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
+const FILTER_OPERATORS: ReadonlySet<string> = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
 /** Filter keys simple enough to push into `json_extract` as a quoted path label. */
 export const PUSHDOWN_KEY = /^[A-Za-z0-9_-]+$/;
 const SURROGATE = /[\uD800-\uDFFF]/;

@@ -8,6 +8,7 @@
  * What is refused is recorded with its reason; a part left with nothing says "Not enough data".
  * Pure: the value check comes in as a function.
  */
+import { lazy } from "../memo.js";
 import { oneLine } from "../internal.js";
 import type { EvaluatedCall, GuidelineRefusal, GuidelineRefusalReason } from "../ledger/schema.js";
 import { gateText } from "../text/gate.js";
@@ -113,11 +114,8 @@ export function gateGuidelineLine(text: string, ctx: GuidelineVetContext): LineR
   return { text: kept.text };
 }
 
-let common: AllowedWords | undefined;
 /** The allowed words with no card: the common vocabulary only. */
-function commonOnly(): AllowedWords {
-  return (common ??= allowedWords());
-}
+const commonOnly: () => AllowedWords = lazy(() => allowedWords());
 
 /** One line's first failing rule, or `null` (see {@link gateGuidelineLine}). */
 export function checkGuidelineLine(text: string, ctx: GuidelineVetContext): LineRefusal | null {

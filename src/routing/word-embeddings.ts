@@ -7,6 +7,7 @@
  * The package is an optional dependency (about 300 MB installed, 5 s and ~1 GB of memory to load
  * once per process), loaded lazily on first use.
  */
+import { PureMemo } from "../memo.js";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Embeddings } from "@langchain/core/embeddings";
@@ -56,7 +57,7 @@ interface WinkEmbeddingsFile {
 }
 
 /** One table per package per process: the file is large. */
-const tables = new Map<string, Promise<WordVectorTable>>();
+const tables = new PureMemo<string, Promise<WordVectorTable>>(16);
 
 /**
  * Loads a wink-format word-vector package into a compact table (one Float32Array for all
@@ -66,13 +67,12 @@ const tables = new Map<string, Promise<WordVectorTable>>();
 export function loadWordVectors(
   packageName: string = DEFAULT_SEMANTIC_WORD_EMBEDDINGS.packageName,
 ): Promise<WordVectorTable> {
-  let table = tables.get(packageName);
-  if (table === undefined) {
-    table = readWinkTable(packageName);
-    table.catch(() => tables.delete(packageName));
-    tables.set(packageName, table);
-  }
-  return table;
+  return tables.get(packageName, (name) => {
+    const table = readWinkTable(name);
+    // A failed read is not kept: the next call tries again.
+    table.catch(() => tables.forget(name));
+    return table;
+  });
 }
 
 async function readWinkTable(packageName: string): Promise<WordVectorTable> {

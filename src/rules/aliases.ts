@@ -3,6 +3,7 @@
  * browser"), and the name parts that tell which registered tool they mean (`send_email`,
  * `exec_command`, `browse_web`). An edict that names no tool is scoped through it.
  */
+import { PureMemo, WeakPureMemo } from "../memo.js";
 import { isPrintedAsIs } from "../text/normalize.js";
 import { splitWords, stem } from "../text/tokenize.js";
 
@@ -73,31 +74,28 @@ interface ToolName {
 
 /** Most tool names kept worked out; the memo starts over past it (names are few and stable). */
 const MAX_MEMO = 10_000;
-const toolNames = new Map<string, ToolName>();
-const aliasStems = new WeakMap<ToolAlias, { words: readonly (readonly string[])[]; toolWords: readonly string[] }>();
+const toolNames = new PureMemo<string, ToolName>(MAX_MEMO);
+const aliasStems = new WeakPureMemo<
+  ToolAlias,
+  { words: readonly (readonly string[])[]; toolWords: readonly string[] }
+>();
 
 function toolName(tool: string): ToolName {
-  let known = toolNames.get(tool);
-  if (!known) {
-    if (toolNames.size >= MAX_MEMO) toolNames.clear();
+  return toolNames.get(tool, () => {
     const parts = stems(tool);
-    known = {
+    return {
       parts,
       partSet: new Set(parts),
       literal: new RegExp(`(^|[^\\p{L}\\p{N}_])${escapeRegExp(tool.toLowerCase())}($|[^\\p{L}\\p{N}_])`, "u"),
     };
-    toolNames.set(tool, known);
-  }
-  return known;
+  });
 }
 
 function stemsOf(alias: ToolAlias): { words: readonly (readonly string[])[]; toolWords: readonly string[] } {
-  let known = aliasStems.get(alias);
-  if (!known) {
-    known = { words: alias.words.map(stems), toolWords: alias.toolWords.map((w) => stem(w.toLowerCase())) };
-    aliasStems.set(alias, known);
-  }
-  return known;
+  return aliasStems.get(alias, () => ({
+    words: alias.words.map(stems),
+    toolWords: alias.toolWords.map((w) => stem(w.toLowerCase())),
+  }));
 }
 
 /** Stems of a tool name's parts (`send_email` → send, email; `browseWeb` → brows, web). */

@@ -71,7 +71,7 @@ const NUMBER_WORDS = new RegExp(
   "giu",
 );
 /** Number words kept when alone: they are more often words than numbers ("the one I ordered", "first"). */
-const KEPT_ALONE = new Set(["one", "first", "second"]);
+const KEPT_ALONE: ReadonlySet<string> = new Set(["one", "first", "second"]);
 
 /**
  * Numbers written in words, masked as digits are (`#`): a date of birth in words ("the fourteenth

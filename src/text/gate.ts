@@ -1,3 +1,4 @@
+import { lazy } from "../memo.js";
 import { ToolLessonsError } from "../errors.js";
 import { clip, oneLine } from "../internal.js";
 import { type AimedPattern, findAimedAtModel } from "./injection.js";
@@ -103,7 +104,8 @@ export interface GateResult {
   refused?: GateRefusal;
 }
 
-let defaultAllowed: AllowedWords | undefined;
+/** The allowed words of a lesson with no card: the common vocabulary, built on first use. */
+const defaultAllowed: () => AllowedWords = lazy(() => allowedWords());
 
 /**
  * Pass one text through the gate for one kind of destination. Pure; time linear in the text and
@@ -130,8 +132,7 @@ export function gateText(whole: string, options: GateOptions): GateResult {
   let refused: GateRefusal | undefined;
 
   if (kind === "lesson") {
-    defaultAllowed ??= allowedWords();
-    const kept = keepAllowedWords(out, options.allowed ?? defaultAllowed, {
+    const kept = keepAllowedWords(out, options.allowed ?? defaultAllowed(), {
       maxMaskedShare: options.maxMaskedShare ?? DEFAULT_GATE_OPTIONS.maxMaskedShare,
     });
     out = kept.text;

@@ -5,6 +5,7 @@
  * from the ledger can be rebuilt identically, and a vetting rule such as "shares a word with each
  * request" means the same thing as the routing that it protects.
  */
+import { PureMemo } from "../memo.js";
 
 /**
  * Common English function words that carry no routing signal. Matched on the lowercased surface
@@ -175,10 +176,10 @@ export const STOPWORDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Letters after which "-ly" is an adverb ending (Porter2's valid "li" endings). */
-const LY_ENDINGS = new Set(["c", "d", "e", "g", "h", "k", "m", "n", "r", "t"]);
+const LY_ENDINGS: ReadonlySet<string> = new Set(["c", "d", "e", "g", "h", "k", "m", "n", "r", "t"]);
 
 /** Doubled final consonants undone after stripping ("running" → "run"); l, s, z stay doubled. */
-const UNDOUBLE = new Set(["b", "d", "f", "g", "k", "m", "n", "p", "r", "t"]);
+const UNDOUBLE: ReadonlySet<string> = new Set(["b", "d", "f", "g", "k", "m", "n", "p", "r", "t"]);
 
 const VOWEL = /[aeiouy]/;
 
@@ -221,11 +222,7 @@ const DERIVATIONAL: ReadonlyArray<readonly [suffix: string, replacement: string,
  */
 export function stem(word: string): string {
   if (word.length < 3) return word;
-  const known = STEMS.get(word);
-  if (known !== undefined) return known;
-  const stemmed = stemOnce(word);
-  remember(STEMS, MAX_CACHED.stems, word, stemmed);
-  return stemmed;
+  return STEMS.get(word, stemOnce);
 }
 
 /**
@@ -233,14 +230,9 @@ export function stem(word: string): string {
  * requests over and over (a review reads thousands of requests). Each map is cleared when full,
  * so memory stays bounded (about 16k words and 4k texts).
  */
-const STEMS = new Map<string, string>();
-const WORDS_OF = new Map<string, readonly string[]>();
-const MAX_CACHED = { stems: 16_384, texts: 4_096, textLength: 2_000 };
-
-function remember<V>(cache: Map<string, V>, max: number, key: string, value: V): void {
-  if (cache.size >= max) cache.clear();
-  cache.set(key, value);
-}
+const MAX_CACHED = Object.freeze({ stems: 16_384, texts: 4_096, textLength: 2_000 });
+const STEMS = new PureMemo<string, string>(MAX_CACHED.stems);
+const WORDS_OF = new PureMemo<string, readonly string[]>(MAX_CACHED.texts);
 
 function stemOnce(word: string): string {
   if (!/^[a-z]+$/.test(word)) return word;
@@ -281,11 +273,8 @@ function stemOnce(word: string): string {
  * Stopwords are kept here; see {@link tokenize}.
  */
 export function splitWords(text: string): string[] {
-  const known = WORDS_OF.get(text);
-  if (known !== undefined) return known.slice();
-  const words = splitOnce(text);
-  if (text.length <= MAX_CACHED.textLength) remember(WORDS_OF, MAX_CACHED.texts, text, words.slice());
-  return words;
+  if (text.length > MAX_CACHED.textLength) return splitOnce(text);
+  return WORDS_OF.get(text, splitOnce).slice();
 }
 
 function splitOnce(text: string): string[] {

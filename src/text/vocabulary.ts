@@ -1,3 +1,4 @@
+import { lazy } from "../memo.js";
 import { definedOnly } from "../internal.js";
 import { skeleton } from "./normalize.js";
 import { splitWords, stem, STOPWORDS } from "./tokenize.js";
@@ -178,9 +179,6 @@ const NEWER_WORDS = `
   .split(/\s+/)
   .filter((word) => word !== "");
 
-let common: ReadonlySet<string> | undefined;
-let commonStems: ReadonlySet<string> | undefined;
-
 /**
  * Calendar words: the word list spells them capitalized, so its proper-noun filter drops them,
  * but a weekday or a month names no one.
@@ -208,15 +206,11 @@ const CALENDAR_WORDS = [
 ];
 
 /** The shipped common-word list (vocabulary-words.txt, see vocabulary-words.ts), built once on first use. */
-export function commonWords(): ReadonlySet<string> {
-  common ??= new Set([...vocabularyWords(), ...TECHNICAL_WORDS, ...NEWER_WORDS, ...CALENDAR_WORDS]);
-  return common;
-}
+export const commonWords: () => ReadonlySet<string> = lazy(
+  () => new Set([...vocabularyWords(), ...TECHNICAL_WORDS, ...NEWER_WORDS, ...CALENDAR_WORDS]),
+);
 
-function commonWordStems(): ReadonlySet<string> {
-  commonStems ??= new Set([...commonWords()].map(stem));
-  return commonStems;
-}
+const commonWordStems: () => ReadonlySet<string> = lazy(() => new Set([...commonWords()].map(stem)));
 
 /** A cited request, as the lesson's evidence keeps it (masked text). */
 export interface CitedRequest {

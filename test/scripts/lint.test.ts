@@ -191,6 +191,43 @@ describe("scripts/lint.mjs", () => {
     });
   });
 
+  describe("module-level state", () => {
+    const planted = [
+      ["let", "let planted = 0;"],
+      ["export let", "export let planted: string | undefined;"],
+      ["var", "var planted = 1;"],
+      ["a registry Map", "const planted = new Map<string, number>();"],
+      ["a WeakMap", "const planted = new WeakMap<object, number>();"],
+      ["a Set typed mutable", "const planted: Set<string> = new Set();"],
+    ];
+    it.each(planted)("refuses %s at the top of a module, naming the file and line", (_, statement) => {
+      const root = copyOfSrc();
+      const lines = readFileSync(join(root, "src/routing/router.ts"), "utf8").split("\n").length;
+      plant(root, "src/routing/router.ts", statement);
+      const result = lint(root);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain(`src/routing/router.ts:${lines + 1}: module-level`);
+    });
+
+    it("allows read-only constants, pure caches of src/memo.ts, state inside functions and text in templates", () => {
+      const root = copyOfSrc();
+      plant(
+        root,
+        "src/routing/router.ts",
+        [
+          'import { lazy, PureMemo } from "../memo.js";',
+          'const PLANTED_WORDS: ReadonlySet<string> = new Set(["a"]);',
+          "const PLANTED_MEMO = new PureMemo<string, number>(8);",
+          "const plantedLoad = lazy(() => PLANTED_WORDS.size + PLANTED_MEMO.get('a', () => 1));",
+          "export function planted(): number {\n  let n = plantedLoad();\n  n += 1;\n  return n;\n}",
+          "export const PLANTED_SCRIPT = `\nlet stopping = false;\nconst seen = new Map();\n`;",
+          "// let planted = 0; in a comment",
+        ].join("\n"),
+      );
+      expect(lint(root)).toEqual({ status: 0, output: "lint: clean\n" });
+    });
+  });
+
   describe("file length", () => {
     /** A module of `lines` lines (each its own statement), ending in a newline. */
     const moduleOf = (lines: number): string =>

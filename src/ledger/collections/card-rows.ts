@@ -107,7 +107,7 @@ export class CardRows {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isLine = (l: Record<string, unknown>): boolean => isStr(l.text) && isStr(l.revisionId);
-const EXAMPLE_SOURCES = new Set<unknown>(ExampleSourceSchema.options);
+const EXAMPLE_SOURCES: ReadonlySet<unknown> = new Set<unknown>(ExampleSourceSchema.options);
 
 /**
  * A card as this version writes it (every field present with its type, defaults filled in), read

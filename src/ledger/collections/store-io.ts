@@ -317,7 +317,7 @@ export const isOptStr = (v: unknown): boolean => v === undefined || typeof v ===
 export const isNum = (v: unknown): boolean => typeof v === "number";
 export const isOutcome = (v: unknown): boolean => v === "success" || v === "error";
 
-const ERROR_CLASSES = new Set<unknown>(ErrorClassSchema.options);
+const ERROR_CLASSES: ReadonlySet<unknown> = new Set<unknown>(ErrorClassSchema.options);
 export const isOptErrorClass = (v: unknown): boolean => v === undefined || ERROR_CLASSES.has(v);
 
 /** An array of objects that each pass `ok`. */
