@@ -413,6 +413,13 @@ describe("tool-lessons eval (a real process)", () => {
       "--postgres",
       "postgres://tl:secret@127.0.0.1:1/none",
     ]);
+    // Without the ledger's secret, Postgres is refused before any connection (issue 44, item 4).
+    expect(run.code).toBe(2);
+    expect(failure(run)).toMatch(/TOOL_LESSONS_KEY/);
+    run = await runCliProcess(
+      ["eval", "--tools", tools, "--cases", cases, "--lessons", "--postgres", "postgres://tl:secret@127.0.0.1:1/none"],
+      { env: { TOOL_LESSONS_KEY: "the-secret-of-this-test" } },
+    );
     expect(run.code).toBe(1);
     expect(failure(run)).toMatch(/Cannot open the Postgres ledger at postgres:\/\/tl:\*\*\*@127\.0\.0\.1:1\/none/);
     run = await runCliProcess([

@@ -123,7 +123,10 @@ describe("tool-lessons report (a real process)", () => {
       [["--cases", cases, "--before", broken], 2, /--before .*broken\.jsonl" is not JSON/],
     ] as const;
     for (const [argv, code, message] of attempts) {
-      const run = await runCliProcess(["report", "--tools", tools, "--out", out, ...argv]);
+      // The ledger's secret is given, so a Postgres that is down is what fails (issue 44, item 4).
+      const run = await runCliProcess(["report", "--tools", tools, "--out", out, ...argv], {
+        env: { TOOL_LESSONS_KEY: "the-secret-of-this-test" },
+      });
       expect(run.code, `${argv.join(" ")}: ${run.stderr}`).toBe(code);
       expect(run.stdout).toBe("");
       expect(run.stderr).toMatch(message);
