@@ -27,6 +27,27 @@ export interface NameTrust {
   isArgName(tool: string, name: string): boolean;
 }
 
+/** What {@link isAppToolCall} reads of a recorded call. */
+export interface ToolCallSeen {
+  tool: string;
+  source: string;
+  error?: { message: string };
+}
+
+/**
+ * The refusal LangChain's tool nodes answer a call with when the tool's own schema refused its
+ * arguments (`ToolInputParsingException`): the tool is one the node holds. A name the model made up
+ * is answered "not found" / "is not a valid tool" instead.
+ */
+const SCHEMA_REFUSAL = /did not match expected schema/i;
+
+/** True when a call shows its tool is the app's: it ran through the callbacks, or its schema refused it. */
+export function isAppToolCall(call: ToolCallSeen): boolean {
+  return (
+    call.source === "callback" || (call.error !== undefined && SCHEMA_REFUSAL.test(call.error.message.slice(0, 512)))
+  );
+}
+
 /** How long a partition's cards are used before they are read again, in milliseconds. */
 export const CARDS_TTL_MS = 5_000;
 /** Partitions whose cards are held at once; the one read longest ago is dropped first. */
@@ -58,6 +79,19 @@ export class RegisteredNames {
     if (this.ran.has(tool)) return;
     if (this.ran.size >= MAX_RAN) this.ran.delete(this.ran.values().next().value as string);
     this.ran.add(tool);
+  }
+
+  /**
+   * The trust of one run's names: its calls that show their tool is the app's are noted first
+   * (`isAppToolCall`), then {@link RegisteredNames.of}. Never throws.
+   */
+  async forRun(
+    partition: string,
+    calls: readonly ToolCallSeen[],
+    listCards: (partition: string) => Promise<ToolCard[]>,
+  ): Promise<NameTrust> {
+    for (const call of calls) if (isAppToolCall(call)) this.noteRan(call.tool);
+    return this.of(partition, listCards);
   }
 
   /**

@@ -33,7 +33,7 @@ import { clip, isRecord, SEARCH_TOOLS_NAME } from "../internal.js";
 import { classifyError, type ErrorInfo, type ErrorRule } from "./error-class.js";
 import { captureToolOutput, maskToolOutput } from "./output.js";
 import { type HumanTurn, hashedRequestId } from "../caller/request.js";
-import { FIELD_NAMES_ONLY, type NameTrust } from "./registered-names.js";
+import { FIELD_NAMES_ONLY, isAppToolCall, type NameTrust } from "./registered-names.js";
 
 /** Longest stored error message, in characters (after masking). */
 const MAX_ERROR_LENGTH = 400;
@@ -264,20 +264,6 @@ export function buildRecords(
 /** An output summary with its text through the free-text keeper. */
 function keptOutput(summary: OutputSummary, keep: (text: string) => string): OutputSummary {
   return { ...summary, text: keep(summary.text) };
-}
-
-/**
- * The refusal LangChain's tool nodes answer a call with when the tool's own schema refused its
- * arguments (`ToolInputParsingException`): the tool is one the node holds. A name the model made up
- * is answered "not found" / "is not a valid tool" instead.
- */
-const SCHEMA_REFUSAL = /did not match expected schema/i;
-
-/** True when a call shows its tool is the app's: it ran through the callbacks, or its schema refused it. */
-export function isAppToolCall(call: PendingCall): boolean {
-  return (
-    call.source === "callback" || (call.error !== undefined && SCHEMA_REFUSAL.test(call.error.message.slice(0, 512)))
-  );
 }
 
 /** The names of a run: those the app vouches for (the allow-list's), and the others (values). */

@@ -123,6 +123,17 @@ export class WordReleases {
     return keepFreeText(text, allowed, key, isReleased).text;
   }
 
+  /** {@link WordReleases.keep} for the records of one run: what `buildRecords` calls on each free text. */
+  keeperFor(
+    partition: string,
+    thread: string,
+    caller: string | undefined,
+    key: string,
+  ): (text: string, allowed: AllowedWords) => string {
+    const source: TextSource = { partition, thread, ...(caller !== undefined ? { caller } : {}) };
+    return (text, allowed) => this.keep(text, source, allowed, key);
+  }
+
   /**
    * Store the words released since the last call in the ledger (the writer calls it before a
    * batch's rows). A partition whose write fails keeps its words for the next call; until then its

@@ -12,7 +12,7 @@ import { redactForLog } from "../text/gate.js";
 import { fingerprint } from "../text/fingerprint.js";
 import type { RecordingFailures } from "./failures.js";
 import type { FlushOptions, FlushResult, RecordingStats, RecordWriterOptions } from "./options.js";
-import { buildRecords, isAppToolCall, type RunTrace } from "./rows.js";
+import { buildRecords, type RunTrace } from "./rows.js";
 import { isConnectionFault } from "./store-faults.js";
 import { threadWritesFor, type ThreadWrites } from "./thread-writes.js";
 import { WordReleases } from "./word-releases.js";
@@ -100,8 +100,7 @@ export class RecordWriter {
   private readonly thread: ThreadWrites | undefined;
   /** Which words of stored free text are released: this recorder's own memory (`word-releases.ts`). */
   private readonly releases = new WordReleases();
-  /** The tool and argument names the app vouches for (`registered-names.ts`). */
-  private readonly names = new RegisteredNames();
+  /** The names the app vouches for (`registered-names.ts`). */ private readonly names = new RegisteredNames();
   private readonly counters = {
     calls: 0,
     turns: 0,
@@ -441,22 +440,9 @@ export class RecordWriter {
         try {
           const { trace, partition, caller } = run;
           const key = keys.get(partition)!;
-          const source = {
-            partition,
-            thread: trace.threadId ?? `run\u0000${trace.id}`,
-            ...(caller !== undefined ? { caller } : {}),
-          };
-          for (const call of trace.calls) if (isAppToolCall(call)) this.names.noteRan(call.tool);
-          const trust = await this.names.of(partition, (p) => this.ledger.listCards(p));
-          const rows = buildRecords(
-            trace,
-            partition,
-            key,
-            this.options.errorRules,
-            memo,
-            (text, allowed) => this.releases.keep(text, source, allowed, key),
-            trust,
-          );
+          const keep = this.releases.keeperFor(partition, trace.threadId ?? `run\u0000${trace.id}`, caller, key);
+          const trust = await this.names.forRun(partition, trace.calls, (p) => this.ledger.listCards(p));
+          const rows = buildRecords(trace, partition, key, this.options.errorRules, memo, keep, trust);
           // Effects count distinct callers (`learn/effect.ts`): a keyed digest of the caller, never its id.
           if (caller !== undefined) {
             const digest = fingerprint(`caller ${caller}`, key);

@@ -88,7 +88,7 @@ export const CLAIMS: readonly AimedPattern[] = [
         "\\b(?:from\\s+now\\s+on|henceforth|going\\s+forward),?\\s+you(?:\\s*'re|\\s+are|\\s+will\\s+be|\\s+become)\\s+(?:an?|the|my|your)\\b",
         "\\b(?:become|turn\\s+into|switch\\s+(?:to|into)|transform\\s+into)\\s+(?:an?|the)\\s+(?:\\w+\\s+){0,2}(?:assistant|ai|model|bot|agent|persona|character|admin(?:istrator)?|developer|super\\s*user|root|sysadmin|operator|mode)\\b",
         "\\byour\\s+(?:new\\s+|real\\s+|true\\s+)?(?:role|persona|identity|name|character|job|purpose)\\s+(?:is|will\\s+be|becomes)\\s+(?:now\\s+)?(?:an?|the)\\b",
-        "\\b(?:unfiltered|uncensored|unaligned|jailbroken|without\\s+(?:any\\s+)?(?:filters?|filtering|censorship|guardrails?|safeguards?|content\\s+polic(?:y|ies)))\\b",
+        "\\b(?:unfiltered|uncensored|unaligned|jailbroken|without\\s+(?:\\w+\\s+)?(?:filters?|filtering|censorship|guardrails?|safeguards?|content\\s+polic(?:y|ies)))\\b",
         "\\b(?:do\\s+anything\\s+now|dan\\s+mode|evil\\s+mode|opposite\\s+mode)\\b",
       ].join("|"),
       "i",
