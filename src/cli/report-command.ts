@@ -7,6 +7,7 @@ import { lintDescriptions } from "../evaluate/lint-descriptions.js";
 import { type LedgerSection, renderReport, reportData } from "../evaluate/report.js";
 import { ToolIndex } from "../routing/tool-index.js";
 import { LessonManager } from "../learn/manager.js";
+import { storedVerdict } from "../learn/review/guard.js";
 import { errorMessage } from "../internal.js";
 import type { ToolCard } from "../ledger/schema.js";
 import { flag, nonEmpty, type OptionSpec, parseCommandArgs, stringOption, UsageError } from "./args.js";
@@ -94,15 +95,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const ledger = await openLedgerAt(location, io);
     try {
       const manager = new LessonManager({ ledger, index: new ToolIndex({ ledger }) });
-      const [cards, revisions, rules, flags, effects] = await Promise.all([
+      const [cards, revisions, rules, flags, effects, gate] = await Promise.all([
         ledger.listCards(partition),
         ledger.listRevisions(partition, { status: "proposed" }),
         ledger.listRules(partition),
         manager.flags({ partition }),
         manager.effects({ partition }),
+        ledger.wordingsGate(partition),
       ]);
       lessons = learnedCards(cards, inputs.tools);
-      ledgerSection = { partition, revisions, rules, flags, effects };
+      const guard = storedVerdict(gate);
+      ledgerSection = { partition, revisions, rules, flags, effects, ...(guard ? { guard } : {}) };
     } finally {
       await ledger.close();
     }

@@ -18,6 +18,7 @@ import type { Comparison } from "./compare.js";
 import type { Diagnosis } from "./diagnose.js";
 import type { SelectionReport } from "./harness.js";
 import { LINT_RULE_SUMMARIES, LINT_RULES, type LintReport } from "./lint-descriptions.js";
+import type { GuardVerdict } from "../learn/review/guard.js";
 
 /** What the ledger adds to a report, or why there is none. */
 export type LedgerSection =
@@ -28,6 +29,8 @@ export type LedgerSection =
       flags: UsageFlag[];
       /** The measured effect of each applied revision (`LessonManager.effects`): counts only. */
       effects?: RevisionEffect[];
+      /** What the last review's guard let into routing and held back, and why (`ledger.wordingsGate`). */
+      guard?: GuardVerdict;
     }
   | { missing: string };
 
@@ -352,6 +355,34 @@ ${
 }`;
 }
 
+/** The last review's guard: its held-out slice, what it let in, what it held back and why. */
+function guardHtml(g: GuardVerdict): string {
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+  const head =
+    g.trials === 0
+      ? `<p>Nothing new for routing to learn from${g.refused ? ` (${esc(g.refused)})` : ""}.</p>`
+      : g.refused
+        ? `<p>New wordings refused, not applied: ${esc(g.refused)}.</p>`
+        : `<p>New wordings of ${esc(g.kept.length)} tools let in: top-1 on ${esc(g.slice)} held-out requests ${pct(g.top1.before)} → ${pct(g.top1.after)} (with every new wording ${pct(g.tried)}).</p>`;
+  const held = [
+    ...g.held.map((h) => [
+      h.tool,
+      "wordings",
+      h.reason === "near_duplicate"
+        ? `took held-out requests of its near-duplicate ${h.from ?? ""}`
+        : `pulled ${h.requests} held-out requests of other tools`,
+    ]),
+    ...(g.examples ?? []).map((e) => [e.tool, "examples", e.reason]),
+  ];
+  const table =
+    held.length === 0
+      ? ""
+      : `<table class="list"><tr><th>tool</th><th>held back</th><th>why</th></tr>${held
+          .map(([tool, what, why]) => `<tr><td>${esc(tool)}</td><td>${esc(what)}</td><td>${esc(why)}</td></tr>`)
+          .join("")}</table>`;
+  return `<h2 id="guard">Guard on the whole (last review)</h2>${head}${table}`;
+}
+
 function ledgerSections(ledger: LedgerSection | undefined): string {
   if (!ledger) return "";
   if ("missing" in ledger) return `<h2 id="ledger">Ledger</h2><p>${esc(ledger.missing)}</p>`;
@@ -376,6 +407,7 @@ function ledgerSections(ledger: LedgerSection | undefined): string {
   return `<h2 id="revisions">Pending revisions (partition ${esc(ledger.partition)})</h2>
 ${ledger.revisions.length === 0 ? "<p>No revision is waiting.</p>" : ledger.revisions.map(revisionHtml).join("\n")}
 ${ledger.effects ? effectsHtml(ledger.effects) : ""}
+${ledger.guard ? guardHtml(ledger.guard) : ""}
 <h2 id="rules">Rules</h2>${rules}
 <h2 id="flags">Usage flags</h2>${flags}`;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EffectCountsSchema } from "./effect-counts.js";
 
 /**
  * The rows the ledger stores. Each carries a schema version `v`; a row that does not parse is
@@ -357,17 +358,7 @@ export const EffectTargetSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("confusion"), neighbour: z.string() }),
 ]);
 export type EffectTarget = z.infer<typeof EffectTargetSchema>;
-const count = z.number().int().nonnegative();
-/** A target counted in one window: how often it could happen, and how often it did. Counts only. */
-export const EffectCountsSchema = z.object({
-  opportunities: count,
-  events: count,
-  /** Distinct callers the counted records came from (records with no caller count as one). */
-  callers: count.optional(),
-  /** The counts of the caller whose records, taken out, move the rate most (most events on a tie). */
-  heaviest: z.object({ opportunities: count, events: count }).optional(),
-});
-export type EffectCounts = z.infer<typeof EffectCountsSchema>;
+export { type EffectCounts, EffectCountsSchema } from "./effect-counts.js";
 /** A target with its counts in the window the review read (the window before the revision). */
 export const EffectBaselineSchema = z.object({ target: EffectTargetSchema, before: EffectCountsSchema });
 export type EffectBaseline = z.infer<typeof EffectBaselineSchema>;

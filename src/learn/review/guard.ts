@@ -20,6 +20,7 @@
  * The decisions ({@link heldOutSlice}, {@link judgeSlice}) are pure; {@link guardWordings} runs
  * them against the index.
  */
+import { z } from "zod";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { CallRecord, Revision, ToolCard, TurnRecord } from "../../ledger/schema.js";
 import type { ToolIndex } from "../../routing/tool-index.js";
@@ -130,6 +131,34 @@ export interface GuardVerdict {
   trials: number;
   /** Tools whose proposed examples the same guard held back, and why (absent when none). */
   examples?: HeldExamples[];
+}
+
+const ToolLossSchema = z.object({ tool: z.string(), n: z.number(), top1: z.number(), firstK: z.number() });
+
+/** A {@link GuardVerdict} as the gate row stores it (read back with {@link storedVerdict}). */
+export const GuardVerdictSchema = z.object({
+  slice: z.number(),
+  top1: z.object({ before: z.number(), after: z.number() }),
+  tried: z.number(),
+  kept: z.array(z.string()),
+  held: z.array(
+    z.object({
+      tool: z.string(),
+      reason: z.enum(["pulled", "near_duplicate"]),
+      requests: z.number(),
+      from: z.string().optional(),
+    }),
+  ),
+  worst: ToolLossSchema.optional(),
+  refused: z.string().optional(),
+  trials: z.number(),
+  examples: z.array(z.object({ tool: z.string(), reason: z.string() })).optional(),
+});
+
+/** The last verdict a partition's gate row keeps, or undefined when it has none (or one that does not parse). */
+export function storedVerdict(gate: { verdict?: unknown } | null): GuardVerdict | undefined {
+  const parsed = GuardVerdictSchema.safeParse(gate?.verdict);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** What {@link judgeSlice} found on one trial. */

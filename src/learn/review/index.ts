@@ -45,6 +45,7 @@ export {
   guardWordings,
   heldOutSlice,
   judgeSlice,
+  storedVerdict,
 } from "./guard.js";
 export { type Proposed, proposeLessons } from "./propose.js";
 export { buildRevision, citedEvidence } from "./revision.js";
