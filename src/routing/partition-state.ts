@@ -10,6 +10,7 @@ import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embe
 import { routingTexts } from "./routing-text.js";
 import type { IndexMode } from "./tool-index-options.js";
 import type { Wording } from "./wordings.js";
+import type { WordingBackgrounds } from "./wording-calibration.js";
 
 export interface PartitionState {
   /** Fitted lexical embeddings, when the index owns them. */
@@ -34,6 +35,8 @@ export interface PartitionState {
   wordings: Map<string, Map<string, string>>;
   /** Wordings stored in all. */
   wordingCount: number;
+  /** Each tool's background for the calibrated wording term, until the wordings change (`wording-calibration.ts`). */
+  backgrounds?: WordingBackgrounds;
 }
 
 /**
@@ -51,8 +54,10 @@ export function cardPieces(mode: IndexMode, card: ToolCard): { kind: string; tex
 }
 
 /**
- * A partition's fresh state: the default lexical weights fitted on each tool's text with its
- * wordings, a blend's lexical part on the tools' texts, shared embeddings as they are.
+ * A partition's fresh state: the default lexical weights fitted on the tools' texts alone (a fit
+ * on their wordings too moved the tools without traffic on its own: on MetaTool's long-tail
+ * splits, up to 16-22 requests of one tool by the cards alone), a blend's lexical part on the
+ * same texts, shared embeddings as they are.
  */
 export function freshPartitionState(
   cards: readonly ToolCard[],
@@ -62,12 +67,7 @@ export function freshPartitionState(
   let embeddings = options.shared;
   if (!embeddings) {
     const lexical = new LexicalEmbeddings(options.lexical);
-    for (const card of cards) {
-      const texts = cardPieces(options.mode, card).map((p) => p.text);
-      const taught = wordings.get(card.name);
-      if (taught) texts[0] = [texts[0], ...taught.map((w) => w.text)].join("\n");
-      lexical.partialFit(texts);
-    }
+    for (const card of cards) lexical.partialFit(cardPieces(options.mode, card).map((p) => p.text));
     embeddings = lexical;
   } else if (fitsPerPartition(embeddings)) {
     // A blend with an unfitted lexical part: fitted on this partition's texts, as the default is.

@@ -11,14 +11,15 @@ import {
   type ToolIndexOptions,
 } from "./tool-index-options.js";
 import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
-import { rankWithWordings, wordingsOptions, type WordingsOptions, wordingTerms } from "./wordings.js";
+import { rankWithWordings, wordingsOptions, type WordingsOptions } from "./wordings.js";
 import { fitExampleMean, cosine, mixedToolVectors, type RoutingVector, unit } from "./card-vectors.js";
 import { fitsPerPartition } from "./blended-embeddings.js";
 import { cardPieces, freshPartitionState, type PartitionState } from "./partition-state.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
-import { WORDING_HITS, type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
+import { type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
+import { calibratedWordingTerms, cardScores, type ScoringHost } from "./tool-index-scoring.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { changesSince, type PartitionVersion } from "../ledger/versions.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
@@ -272,6 +273,7 @@ export class ToolIndex {
       await this.store.delete({ ids: [...wordings.keys()].map((key) => wordingId(partition, tool, key)) });
       state.wordings.delete(tool);
       state.wordingCount -= wordings.size;
+      state.backgrounds = undefined;
     }
     state.textHash.delete(tool);
     state.parts.delete(tool);
@@ -340,20 +342,14 @@ export class ToolIndex {
     const tools = state.textHash.size;
     if (tools === 0 || query.k <= 0) return [];
     const exclude = query.exclude ?? new Set<string>();
-    const terms = await this.wordingTermsOf(partition, state, vector);
-    // One vector per tool: k (+ excluded) hits suffice; one per example: more. With wordings,
-    // every card score (a tool's wordings may lift it past cards that score higher).
+    // With wordings, every card score (a tool's wordings may lift it past cards that score
+    // higher); else one vector per tool: k (+ excluded) hits suffice; one per example: more.
     const wanted = query.k + exclude.size;
-    const fetch = terms
-      ? [...state.parts.values()].reduce((a, b) => a + b, 0)
-      : this.mode === "tool"
-        ? Math.min(tools, wanted)
-        : wanted * 8;
-    const best = new Map<string, number>();
-    for (const [tool, score] of await this.search(vector, fetch, this.partitionFilter(partition))) {
-      if (exclude.has(tool)) continue;
-      if (!best.has(tool) || score > best.get(tool)!) best.set(tool, score);
-    }
+    const learned = this.routesWithWordings(state);
+    const few = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
+    const cards = await this.cardScores(partition, state, vector, learned ? undefined : few);
+    const terms = learned ? await this.wordingTermsOf(partition, state, vector, cards) : undefined;
+    const best = new Map([...cards].filter(([tool]) => !exclude.has(tool)));
     return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY, this.wordings.keep).map(
       ([tool, score], i) => ({
         tool,
@@ -363,10 +359,11 @@ export class ToolIndex {
     );
   }
 
-  /** Each tool's wording term for a request vector (added to its card's score); empty without wordings. */
+  /** What each tool's wordings add to its card's score for a request vector (`wording-calibration.ts`). */
   async wordingScores(partition: string, vector: RoutingVector): Promise<Map<string, number>> {
     const state = await this.ensure(partition);
-    return (await this.wordingTermsOf(partition, state, vector)) ?? new Map();
+    if (!this.routesWithWordings(state)) return new Map();
+    return this.wordingTermsOf(partition, state, vector, await this.cardScores(partition, state, vector));
   }
 
   /** A tool's stored wordings (in this process), sorted. */
@@ -392,15 +389,8 @@ export class ToolIndex {
       this.memoOf(partition),
       records,
     );
-    // The default lexical weights are fitted on the wordings too: refitted (the partition
-    // rebuilt) once this share of them is new, as for cards.
-    let fresh = 0;
-    for (const [tool, list] of wanted) fresh += list.filter((w) => !state.wordings.get(tool)?.has(w.key)).length;
-    if (this.ownsEmbeddings && fresh > 0 && fresh >= REFIT_AFTER_CHANGED_SHARE * state.wordingCount) {
-      await this.reindex(partition, records);
-    } else {
-      await this.writeWordings(partition, state, wanted);
-    }
+    // The lexical weights are fitted on the cards alone: new wordings need no refit.
+    await this.writeWordings(partition, state, wanted);
     // Every process serving the partition follows what changed here on its next turn.
     if (this.revision(partition) !== before) {
       const seq = await this.ledger.announce({ partition, kind: "wordings" });
@@ -414,7 +404,10 @@ export class ToolIndex {
   private async writeWordings(partition: string, state: PartitionState, wanted: ReadonlyMap<string, Wording[]>) {
     const host: WordingsHost = {
       store: this.store,
-      bump: () => this.bump(partition),
+      bump: () => {
+        state.backgrounds = undefined;
+        this.bump(partition);
+      },
       embed: (texts) => this.embedTexts(state, texts),
       write: (vectors, docs, ids) => this.write(vectors, docs, ids),
       search: (vector, k, filter) => this.search(vector, k, filter),
@@ -425,16 +418,29 @@ export class ToolIndex {
     await writeGuardedWordings(host, partition, state, wanted, { ...this.wordings, k: routingK });
   }
 
+  private routesWithWordings = (state: PartitionState): boolean => this.wordings.enabled && state.wordingCount > 0;
+
   private async wordingTermsOf(
     partition: string,
     state: PartitionState,
     vector: RoutingVector,
-  ): Promise<Map<string, number> | undefined> {
-    if (!this.wordings.enabled || state.wordingCount === 0) return undefined;
-    const hits = await this.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
-      partition: wordingPartition(partition),
-    });
-    return wordingTerms(hits, this.wordings.best);
+    cards: ReadonlyMap<string, number>,
+  ): Promise<Map<string, number>> {
+    return calibratedWordingTerms(this.scoringHost(partition, state), state, vector, cards, this.wordings);
+  }
+
+  /** Each tool's best card score for a request vector, from the first `k` card vectors (default: all). */
+  private cardScores(partition: string, state: PartitionState, vector: RoutingVector, k?: number) {
+    return cardScores(this.scoringHost(partition, state), state, vector, k);
+  }
+
+  private scoringHost(partition: string, state: PartitionState): ScoringHost {
+    return {
+      partition,
+      embed: (texts) => this.embedTexts(state, texts),
+      search: (vector, k, filter) => this.search(vector, k, filter),
+      listCards: () => this.ledger.listCards(partition),
+    };
   }
 
   /** The store's hits for a request vector, as `[tool, cosine similarity]`. */

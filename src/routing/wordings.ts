@@ -1,8 +1,8 @@
 /**
  * Wordings: what the traffic taught routing. Per partition and tool, the routing index keeps the
- * wordings of requests the tool served, each its own vector, and a tool's score adds the sum of its
- * best {@link WordingsOptions.best} wording similarities to its card's score (see
- * {@link wordingTerms}). Which wordings are kept is decided here, purely, from turn records:
+ * wordings of requests the tool served, each its own vector, and a tool's score is a calibrated
+ * blend of its card's score and its best {@link WordingsOptions.best} wording similarities (see
+ * `wording-calibration.ts`). Which wordings are kept is decided here, purely, from turn records:
  * every wording passes the gate as a learned text does (masked, allow-listed, refused when aimed
  * at the model or holding a value), duplicates are one, and at most {@link WordingsOptions.cap}
  * a tool are kept, spread over the window rather than only the newest.
@@ -51,6 +51,36 @@ export interface WordingsOptions {
    * @default 2
    */
   keep?: number;
+  /**
+   * Most weight a tool's wordings get against its card in its score (many wordings; fewer weigh
+   * less), in [0, 1] (`wording-calibration.ts`).
+   * @default 0.85
+   */
+  weight?: number;
+  /**
+   * Wordings that match a request better than the tool's card weigh `n / (n + lift)` of `weight`:
+   * a few lift a tool fast.
+   * @default 1
+   */
+  lift?: number;
+  /**
+   * Wordings that match worse than the card weigh `n / (n + lower)` of `weight`: many are needed
+   * to pull a tool down.
+   * @default 20
+   */
+  lower?: number;
+  /**
+   * Added to the score of the first five tools of the cards alone. 0: on MetaTool's even folds any
+   * bonus cost top-1 (0.02: 3.5 points without reviews), on the long-tail splits it gained none.
+   * @default 0
+   */
+  sticky?: number;
+  /**
+   * Wordings (a spread over the tools) routed as requests to take each tool's background from,
+   * again whenever the wordings change.
+   * @default 300
+   */
+  sample?: number;
 }
 
 /**
@@ -68,6 +98,11 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   best: 3,
   check: 0,
   keep: CARD_BEST_KEPT,
+  weight: 0.85,
+  lift: 1,
+  lower: 20,
+  sticky: 0,
+  sample: 300,
 });
 
 /** The counts among the options, each with the least it may be. */
@@ -76,12 +111,23 @@ const COUNT_MINIMUMS = [
   ["best", 1],
   ["check", 0],
   ["keep", 0],
+  ["sample", 1],
 ] as const;
 
 /** The options with defaults applied, checked. @throws InvalidInput */
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
+  for (const key of ["weight", "lift", "lower", "sticky"] as const) {
+    if (!Number.isFinite(o[key]) || o[key] < 0 || (key === "weight" && o[key] > 1)) {
+      throw new InvalidInput(
+        `ToolIndex: wordings.${key} must be a number of at least 0 (weight at most 1); got ${String(o[key])}.`,
+        {
+          context: { [key]: o[key] },
+        },
+      );
+    }
+  }
   for (const [key, least] of COUNT_MINIMUMS) {
     if (!Number.isInteger(o[key]) || o[key] < least) {
       throw new InvalidInput(
@@ -239,43 +285,14 @@ export async function wordingsFromLedger(
   return wordings;
 }
 
-/**
- * Each tool's wording term for one request: the sum of its best `best` similarities among the
- * wording hits (`[tool, similarity]`, any order); a tool with fewer hits sums what it has.
- */
-export function wordingTerms(
-  hits: Iterable<readonly [string, number, ...unknown[]]>,
-  best: number,
-): Map<string, number> {
-  const top = new Map<string, number[]>();
-  for (const [tool, score] of hits) {
-    let list = top.get(tool);
-    if (!list) top.set(tool, (list = []));
-    if (list.length < best) {
-      list.push(score);
-      list.sort((a, b) => b - a);
-    } else if (score > list[best - 1]) {
-      list[best - 1] = score;
-      list.sort((a, b) => b - a);
-    }
-  }
-  const out = new Map<string, number>();
-  for (const [tool, list] of top)
-    out.set(
-      tool,
-      list.reduce((s, x) => s + Math.max(0, x), 0),
-    );
-  return out;
+/** The stored wordings gate as a map (undefined before a review guarded the partition: no gate). */
+function gateOf(gate: { tools: Record<string, string> } | null): Map<string, string> | undefined {
+  return gate ? new Map(Object.entries(gate.tools)) : undefined;
 }
 
 /** Best first by score, ties by name (as routing ranks). */
 const byScore = (a: readonly [string, number], b: readonly [string, number]): number =>
   b[1] - a[1] || a[0].localeCompare(b[0]);
-
-/** The stored wordings gate as a map (undefined before a review guarded the partition: no gate). */
-function gateOf(gate: { tools: Record<string, string> } | null): Map<string, string> | undefined {
-  return gate ? new Map(Object.entries(gate.tools)) : undefined;
-}
 
 /**
  * The first `k` tools (score at least `minScore`) by card score plus wording term (`terms`, none

@@ -6,7 +6,7 @@ import { Ledger } from "../../src/ledger/ledger.js";
 import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
 import { wordingPartition } from "../../src/routing/tool-index-ids.js";
-import { selectWordings, wordingsOptions, wordingTerms } from "../../src/routing/wordings.js";
+import { selectWordings, wordingsOptions } from "../../src/routing/wordings.js";
 import { valueFingerprints } from "../../src/text/fingerprint.js";
 
 const P = "p1";
@@ -88,26 +88,24 @@ describe("selectWordings", () => {
   });
 });
 
-describe("wordingTerms", () => {
-  it("sums each tool's best `best` similarities, a negative one counting as zero", () => {
-    const terms = wordingTerms(
-      [
-        ["a", 0.5],
-        ["a", 0.9],
-        ["b", 0.2],
-        ["a", 0.1],
-        ["a", 0.7],
-        ["b", -0.4],
-      ],
-      3,
-    );
-    expect(terms.get("a")).toBeCloseTo(2.1, 10);
-    expect(terms.get("b")).toBeCloseTo(0.2, 10);
-  });
-
+describe("wordingsOptions", () => {
   it("options: true/false turn them on or off; a cap or best below 1 is refused", () => {
     expect(wordingsOptions(false).enabled).toBe(false);
-    expect(wordingsOptions(undefined)).toEqual({ enabled: true, cap: 200, best: 3, check: 0, keep: 2 });
+    expect(wordingsOptions(undefined)).toEqual({
+      enabled: true,
+      cap: 200,
+      best: 3,
+      check: 0,
+      keep: 2,
+      weight: 0.85,
+      lift: 1,
+      lower: 20,
+      sticky: 0,
+      sample: 300,
+    });
+    // The calibration's weight is a share; no number below 0 is taken.
+    expect(() => wordingsOptions({ weight: 1.5 })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ lower: -1 })).toThrow(InvalidInput);
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
@@ -137,7 +135,7 @@ describe("ToolIndex wordings", () => {
     expect(index.revision(P)).toBe(settled);
   });
 
-  it("keeps the card's best tool offered by default; with keep 0 the wordings may push it out", async () => {
+  it("keeps the card's best tool offered; calibrated wordings reorder the rest, with keep 0 too", async () => {
     const request = "please send an email about my stuff and my money back";
     const traffic = [
       ...served("track_shipment", STUFF),
@@ -151,8 +149,10 @@ describe("ToolIndex wordings", () => {
       await index.refreshWordings(P);
       return (await index.route(P, request, { k: 2 })).map((o) => o.tool);
     };
-    expect(await offered()).toEqual([expect.any(String), "send_email"]);
-    expect((await offered(0)).sort()).toEqual(["refund_order", "track_shipment"]);
+    // Calibrated, the wordings lift the refund tool (its wordings match "money back" far better
+    // than its card) but not over the tool the card is surest of, whether it is kept or not.
+    expect(await offered()).toEqual(["send_email", "refund_order"]);
+    expect(await offered(0)).toEqual(["send_email", "refund_order"]);
   });
 
   it("off with one option: the same traffic changes nothing", async () => {
@@ -237,7 +237,9 @@ describe("ToolIndex wordings", () => {
     }
     expect(kept[0]).toHaveLength(2);
     expect(kept[2000].length).toBeLessThan(2);
-    expect(routed).toEqual({ 0: "refund_order", 2000: "track_shipment" });
+    // Calibrated, the two refund wordings do not pull the parcel request either (they match it
+    // no better than the tracking tool's own): the re-check is a second line.
+    expect(routed).toEqual({ 0: "track_shipment", 2000: "track_shipment" });
   });
 
   it("keeps at most `cap` a tool, and removing a tool removes its wordings", async () => {

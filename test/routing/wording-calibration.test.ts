@@ -1,0 +1,194 @@
+import { describe, expect, it } from "vitest";
+import {
+  calibratedTerms,
+  STICKY_TOOLS,
+  type ToolBackground,
+  wordingBackgrounds,
+  wordingEvidence,
+} from "../../src/routing/wording-calibration.js";
+
+describe("wordingEvidence", () => {
+  it("averages each tool's best hits, and fills what the hits stop short of with the last hit", () => {
+    const hits = [
+      ["a", 0.9],
+      ["b", 0.5],
+      ["a", 0.7],
+      ["a", 0.6],
+      ["a", 0.1],
+      ["c", 0.2],
+    ] as const;
+    const counts = new Map([
+      ["a", 10],
+      ["b", 10],
+      ["c", 1],
+      ["d", 4],
+    ]);
+    const full = wordingEvidence({ hits, truncated: false }, counts, 3);
+    expect(full.get("a")).toBeCloseTo((0.9 + 0.7 + 0.6) / 3);
+    // All wordings are among the hits: b's one hit is all it has.
+    expect(full.get("b")).toBeCloseTo(0.5);
+    expect(full.get("c")).toBeCloseTo(0.2);
+    const cut = wordingEvidence({ hits, truncated: true }, counts, 3);
+    // b's two missing best are at most the last hit (0.1); d, with no hit, is at most it too.
+    expect(cut.get("b")).toBeCloseTo((0.5 + 0.1 + 0.1) / 3);
+    expect(cut.get("d")).toBeCloseTo(0.1);
+    // A tool with one wording averages one.
+    expect(cut.get("c")).toBeCloseTo(0.2);
+  });
+});
+
+describe("wordingBackgrounds", () => {
+  it("reads a tool only on other tools' requests, cards and wordings alike", () => {
+    const bg = wordingBackgrounds([
+      {
+        owner: "a",
+        cards: new Map([
+          ["a", 0.9],
+          ["b", 0.1],
+        ]),
+        evidence: new Map([
+          ["a", 0.9],
+          ["b", 0.2],
+        ]),
+      },
+      {
+        owner: "b",
+        cards: new Map([
+          ["a", 0.3],
+          ["b", 0.8],
+        ]),
+        evidence: new Map([
+          ["a", 0.4],
+          ["b", 0.9],
+        ]),
+      },
+      {
+        owner: "c",
+        cards: new Map([
+          ["a", 0.1],
+          ["b", 0.3],
+        ]),
+        evidence: new Map([
+          ["a", 0.2],
+          ["b", 0.4],
+        ]),
+      },
+    ]);
+    expect(bg.get("a")!.samples).toBe(2);
+    expect(bg.get("a")!.mean).toBeCloseTo(0.3);
+    expect(bg.get("a")!.cardMean).toBeCloseTo(0.2);
+    expect(bg.get("b")!.mean).toBeCloseTo(0.3);
+    expect(bg.get("b")!.sd).toBeGreaterThan(0.09);
+  });
+});
+
+const background = (mean: number): ToolBackground => ({ samples: 50, mean, sd: 0.05, cardMean: 0.1, cardSd: 0.04 });
+const OPTIONS = { weight: 0.85, lift: 1, lower: 20, sticky: 0 };
+const rank = (cards: ReadonlyMap<string, number>, terms: ReadonlyMap<string, number>) =>
+  [...cards]
+    .map(([tool, c]) => [tool, c + (terms.get(tool) ?? 0)] as const)
+    .sort((a, b) => b[1] - a[1])
+    .map(([t]) => t);
+
+/** Twenty-two tools: `a`, `b` and ten busy ones may have wordings, ten quiet ones have a card only. */
+function catalogue(cardA: number, cardB: number) {
+  const cards = new Map<string, number>([
+    ["a", cardA],
+    ["b", cardB],
+  ]);
+  for (let i = 0; i < 10; i++) cards.set(`quiet${i}`, 0.05 + i * 0.01);
+  for (let i = 0; i < 10; i++) cards.set(`busy${i}`, 0.02 + i * 0.005);
+  return cards;
+}
+
+describe("calibratedTerms", () => {
+  it("a tool without wordings keeps its card score: only tools with wordings get a term", () => {
+    const cards = catalogue(0.2, 0.1);
+    const terms = calibratedTerms(
+      cards,
+      new Map([
+        ["a", 0.5],
+        ["b", 0.2],
+      ]),
+      new Map([
+        ["a", 30],
+        ["b", 30],
+      ]),
+      new Map(),
+      OPTIONS,
+    );
+    expect([...terms.keys()].sort()).toEqual(["a", "b"]);
+  });
+
+  it("having traffic does not raise a tool by itself: wordings that match no better than others' leave the card order", () => {
+    // The cards put quiet9 (0.14) over a (0.12); a's wordings match this request as the
+    // partition's wordings match any request (its evidence is the others' level).
+    const cards = catalogue(0.12, 0.05);
+    // Most tools have wordings; they match this request at the partition's usual level.
+    const others = ["b", ...Array.from({ length: 10 }, (_, i) => `busy${i}`)];
+    const evidence = new Map([["a", 0.2], ...others.map((t) => [t, 0.2] as [string, number])]);
+    const counts = new Map([["a", 60], ...others.map((t) => [t, 60] as [string, number])]);
+    const terms = calibratedTerms(cards, evidence, counts, new Map(), OPTIONS);
+    expect(rank(cards, terms).indexOf("quiet9")).toBeLessThan(rank(cards, terms).indexOf("a"));
+    // Wordings that match this request clearly better than the other tools' lift it over quiet9.
+    const lifted = calibratedTerms(cards, new Map([...evidence, ["a", 0.6]]), counts, new Map(), OPTIONS);
+    expect(rank(cards, lifted)[0]).toBe("a");
+  });
+
+  it("a few well-matching wordings lift fast; as many that match badly pull down little", () => {
+    const cards = catalogue(0.12, 0.12);
+    const counts = new Map([
+      ["a", 3],
+      ["b", 3],
+    ]);
+    const up = calibratedTerms(
+      cards,
+      new Map([
+        ["a", 0.6],
+        ["b", 0.3],
+      ]),
+      counts,
+      new Map(),
+      OPTIONS,
+    );
+    const down = calibratedTerms(
+      cards,
+      new Map([
+        ["a", 0.0],
+        ["b", 0.3],
+      ]),
+      counts,
+      new Map(),
+      OPTIONS,
+    );
+    expect(up.get("a")!).toBeGreaterThan(0);
+    expect(down.get("a")!).toBeLessThan(0);
+    expect(Math.abs(down.get("a")!)).toBeLessThan(up.get("a")!);
+  });
+
+  it("a tool whose wordings match every request (a high background) is lifted less than a focused one", () => {
+    const cards = catalogue(0.1, 0.1);
+    const evidence = new Map([
+      ["a", 0.45],
+      ["b", 0.45],
+    ]);
+    const counts = new Map([
+      ["a", 30],
+      ["b", 30],
+    ]);
+    const backgrounds = new Map([
+      ["a", background(0.35)],
+      ["b", background(0.1)],
+    ]);
+    const terms = calibratedTerms(cards, evidence, counts, backgrounds, OPTIONS);
+    expect(terms.get("a")!).toBeLessThan(terms.get("b")!);
+  });
+
+  it("gives the sticky bonus to the cards' first five only, ties by name", () => {
+    const cards = new Map(Array.from({ length: 8 }, (_, i) => [`t${i}`, i === 7 ? 0.5 : 0.1] as [string, number]));
+    const terms = calibratedTerms(cards, new Map(), new Map(), new Map(), { ...OPTIONS, sticky: 0.02 });
+    expect([...terms.keys()].sort()).toEqual(["t0", "t1", "t2", "t3", "t7"]);
+    expect(terms.size).toBe(STICKY_TOOLS);
+    expect(terms.get("t7")).toBe(0.02);
+  });
+});
