@@ -14,7 +14,7 @@ import {
   UsageError,
 } from "./args.js";
 import { type FoldedRequest, type JsonlRow, labelled, readRequests, readTools } from "./files.js";
-import { regressedTools, renderSimulation } from "./format.js";
+import { regressedTools, renderSimulation, table } from "./format.js";
 import { type CliIo, type Command, EXIT, println } from "./io.js";
 import { ROUTING_PRESETS, routingPreset, type RoutingPresetName } from "../routing/presets.js";
 import { wordingsOption } from "./ledger-session.js";
@@ -90,6 +90,7 @@ Options:
   --json                  print one JSON object: before, after, lessons, maxExamplesPerTool,
                           perTool, noTool (before/after: auroc, precision, recall),
                           requests (per tool: eval requests gained, lost), maxNetLoss,
+                          buckets (the same by popularity: head, torso, no traffic),
                           regressedTools, k, cycles, seconds, warnings
   -h, --help              this help
 
@@ -190,9 +191,40 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     };
     println(io.stdout, JSON.stringify(out));
   } else {
-    println(io.stdout, [...renderSimulation(report, seconds), ...warnings.map((w) => `note: ${w}`)]);
+    println(io.stdout, [
+      ...renderSimulation(report, seconds),
+      ...renderBuckets(report),
+      ...warnings.map((w) => `note: ${w}`),
+    ]);
   }
   return EXIT.ok;
+}
+
+/**
+ * The figures by popularity bucket: top-1, recall@5 and nDCG@5 before -> after, and the largest
+ * net loss of one tool, for the head, the torso and the tools with no traffic.
+ */
+export function renderBuckets(report: Pick<SimulationReport, "buckets">): string[] {
+  const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+  const pair = (b: number, a: number): string => `${pct(b)} -> ${pct(a)}`;
+  return [
+    "",
+    "by popularity (head: the most-served tools that took half the traffic):",
+    ...table(
+      ["bucket", "tools", "traffic", "eval n", "top1", "recall@5", "ndcg@5", "worst net loss"],
+      report.buckets.map((b) => [
+        b.bucket,
+        String(b.tools),
+        String(b.traffic),
+        String(b.n),
+        b.n === 0 ? "-" : pair(b.before.top1, b.after.top1),
+        b.n === 0 ? "-" : pair(b.before["recall@5"], b.after["recall@5"]),
+        b.n === 0 ? "-" : pair(b.before["ndcg@5"], b.after["ndcg@5"]),
+        String(b.maxNetLoss),
+      ]),
+      [1, 2, 3, 7],
+    ),
+  ];
 }
 
 /** `--embeddings NAME`: one of {@link ROUTING_PRESETS}. */

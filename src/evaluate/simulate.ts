@@ -17,6 +17,7 @@ import { abstainExamples } from "./abstain-model.js";
 import { figuresByKind, fitDecisions, type KindFigures, modelFigures, type RoutedEval } from "./simulate-abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
 import { seededRandom } from "../internal.js";
+import { bucketFigures, type BucketFigures, popularityBuckets } from "./simulate-buckets.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
 export const ToolSpecSchema = z.object({
@@ -126,6 +127,11 @@ export interface SimulationReport {
   requests: { tool: string; n: number; gained: number; lost: number }[];
   /** Largest net loss (`lost - gained`) of any tool, in eval requests (0 when none lost more than it gained). */
   maxNetLoss: number;
+  /**
+   * The routing figures and the largest net loss by popularity bucket (`simulate-buckets.ts`):
+   * the head (the most-served tools that took half the traffic), the torso, the tools with no traffic.
+   */
+  buckets: BucketFigures[];
   cycles: number;
   k: number;
   /** Seed of the replay order, when shuffled. */
@@ -249,6 +255,16 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   const turnsAfter = await ledger.listTurns(PARTITION);
   const decisionsAfter = fitDecisions(await abstainExamples(index, PARTITION, turnsAfter, abstain), abstain);
   const requests = requestCounts(options.eval, beforeRanks, afterRanks, k);
+  const served = new Map<string, number>();
+  for (const r of replayed) if (r.servedBy) served.set(r.servedBy, (served.get(r.servedBy) ?? 0) + 1);
+  const buckets = bucketFigures(
+    options.eval,
+    beforeRanks,
+    afterRanks,
+    popularityBuckets([...known], served),
+    served,
+    new Map(requests.map((r) => [r.tool, r.lost - r.gained])),
+  );
 
   const cards = await ledger.listCards(PARTITION);
   const maxExamplesPerTool = Math.max(0, ...cards.map((c) => c.learned.examples.length));
@@ -265,6 +281,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     ...abstainFigures(options.eval, beforeRoutes, afterRoutes, decisionsBefore, decisionsAfter),
     requests,
     maxNetLoss: Math.max(0, ...requests.map((r) => r.lost - r.gained)),
+    buckets,
     cycles,
     k,
     shuffleSeed: options.shuffleSeed,
