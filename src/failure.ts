@@ -35,9 +35,14 @@ export const DEFAULT_FAILURE_SINK: FailureSink = (failure) =>
 /** The time bound, in milliseconds, of a store, index or model call the user's run waits for. */
 export const DEFAULT_TIME_BOUND_MS = 2_000;
 
+/** Distinct (kind, scope) pairs a reporter remembers as heard; past it the oldest is forgotten. */
+const HEARD_KEPT = 10_000;
+
 /**
- * Reports failures to a sink once per kind (per reporter), redacted. One reporter per adapter
- * instance (a lessons graph, a middleware, a recorder, a manager).
+ * Reports failures to a sink, redacted, under the package's one dedup policy: once per kind and
+ * scope. The scope says what a failure is about when that matters (a partition whose routing fell
+ * back, a ledger row that did not parse); without one, a kind is heard once per reporter. One
+ * reporter per stage of an app (serve, learn, ledger, record, manage), all to the app's one sink.
  */
 export class FailureReporter {
   private readonly heard = new Set<string>();
@@ -47,19 +52,26 @@ export class FailureReporter {
     private readonly sink: FailureSink = DEFAULT_FAILURE_SINK,
   ) {}
 
-  /** Report once per `kind`; later reports of the same kind are dropped. Returns whether it was sent. */
-  report(kind: string, message: string, error?: unknown, context?: ToolLessonsFailure["context"]): boolean {
-    if (this.heard.has(kind)) return false;
-    this.heard.add(kind);
-    this.reportEach(kind, message, error, context);
+  /**
+   * Report once per `kind` and `scope`; later reports of the same pair are dropped (the memory
+   * is bounded: a pair forgotten past 10,000 may be heard again). Returns whether it was sent.
+   */
+  report(
+    kind: string,
+    message: string,
+    error?: unknown,
+    context?: ToolLessonsFailure["context"],
+    scope?: string,
+  ): boolean {
+    const key = scope === undefined ? kind : `${kind}\u0000${scope}`;
+    if (this.heard.has(key)) return false;
+    this.heard.add(key);
+    if (this.heard.size > HEARD_KEPT) this.heard.delete(this.heard.values().next().value as string);
+    this.send(kind, message, error, context);
     return true;
   }
 
-  /**
-   * Report every time, redacted, for a piece whose failures are events to count rather than one
-   * state to hear of (each skipped ledger row, each failed prune).
-   */
-  reportEach(kind: string, message: string, error?: unknown, context?: ToolLessonsFailure["context"]): void {
+  private send(kind: string, message: string, error?: unknown, context?: ToolLessonsFailure["context"]): void {
     const failure: ToolLessonsFailure = {
       stage: this.stage,
       kind,

@@ -13,8 +13,8 @@ export interface LedgerOptions {
    */
   namespaceRoot?: string;
   /**
-   * Where the ledger's failures go, stage `"ledger"`, one report per event (each skipped row,
-   * each failed prune: they are counted, not deduplicated), every string of the context and the
+   * Where the ledger's failures go, stage `"ledger"`, once per kind and what it is about (each
+   * corrupt row once, however often it is read; `skippedRows` counts every skip), every string of the context and the
    * error redacted. The kinds are {@link LedgerFailureKind}. Never throws into the caller: a
    * sink that throws is ignored.
    * @default DEFAULT_FAILURE_SINK (console.warn with a "[tool-lessons]" prefix)

@@ -118,7 +118,14 @@ export class Ledger {
       root: options.namespaceRoot ?? DEFAULT_LEDGER_OPTIONS.namespaceRoot,
       // A context's strings (a namespace, a schema issue) pass the gate: a log line never carries a value.
       report: (kind, message, context, error) =>
-        reporter.reportEach(kind, message, error, redactContext(context) as ToolLessonsFailure["context"]),
+        reporter.report(
+          kind,
+          message,
+          error,
+          redactContext(context) as ToolLessonsFailure["context"],
+          // Once per row, partition or close: what the event is about, as its context names it.
+          JSON.stringify(context ?? {}),
+        ),
       pageSize: options.pageSize ?? DEFAULT_LEDGER_OPTIONS.pageSize,
       counters: { skippedRows: 0 },
       announcer: new Announcer(),

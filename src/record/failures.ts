@@ -39,12 +39,18 @@ export type RecordingFailureKind =
   | "caller_unseen"
   | "partition_mismatch";
 
-/** The recorder's reporter: once per kind, or once per episode for the kinds that clear. */
+/**
+ * The recorder's reporter: the one dedup policy (`FailureReporter`, once per kind and scope), the
+ * scope being the kind's episode: a kind that clears (`rearm`) starts a new episode, heard again.
+ */
 export class RecordingFailures {
-  /** One reporter per kind, so that a kind can be heard again without the others. */
-  private readonly reporters = new Map<RecordingFailureKind, FailureReporter>();
+  private readonly reporter: FailureReporter;
+  /** Per kind, how many times its condition cleared. */
+  private readonly episodes = new Map<RecordingFailureKind, number>();
 
-  constructor(private readonly sink: FailureSink = DEFAULT_FAILURE_SINK) {}
+  constructor(private readonly sink: FailureSink = DEFAULT_FAILURE_SINK) {
+    this.reporter = new FailureReporter("record", sink);
+  }
 
   /** Tell the sink, unless it heard this kind already (in this episode). Returns whether it was sent. */
   report(
@@ -53,12 +59,7 @@ export class RecordingFailures {
     error?: unknown,
     context?: ToolLessonsFailure["context"],
   ): boolean {
-    let reporter = this.reporters.get(kind);
-    if (!reporter) {
-      reporter = new FailureReporter("record", this.sink);
-      this.reporters.set(kind, reporter);
-    }
-    return reporter.report(kind, message, error, context);
+    return this.reporter.report(kind, message, error, context, `episode ${this.episodes.get(kind) ?? 0}`);
   }
 
   /** Pass on a failure another part already shaped (the write thread's ledger): never throws. */
@@ -72,6 +73,6 @@ export class RecordingFailures {
 
   /** The condition these kinds name has cleared: the next occurrence is heard again. */
   rearm(...kinds: RecordingFailureKind[]): void {
-    for (const kind of kinds) this.reporters.delete(kind);
+    for (const kind of kinds) this.episodes.set(kind, (this.episodes.get(kind) ?? 0) + 1);
   }
 }

@@ -110,9 +110,6 @@ export const DEFAULT_TOOL_ROUTER: Readonly<
   failureSink: DEFAULT_FAILURE_SINK,
 });
 
-/** Partitions a router warns about at most (each once); beyond it, no more partition warnings. */
-const MAX_WARNED_PARTITIONS = 1_000;
-
 /** What routing chose for one request. */
 export interface RoutedTools {
   /** Routed tools, best first, with rank and score: what routing offered (and what is recorded). */
@@ -167,8 +164,6 @@ export class ToolRouter extends BaseRetriever {
   readonly fallbackPartition: string | null;
   private readonly spec: PartitionSpec | undefined;
   private readonly failures: FailureReporter;
-  private warnedFailure = false;
-  private readonly warnedPartitions = new Set<string>();
 
   constructor(options: ToolRouterOptions) {
     super(options);
@@ -262,13 +257,13 @@ export class ToolRouter extends BaseRetriever {
           return this.skip(partition, { reason: "no_tools" }, always, sticky);
         }
         routedIn = fallback;
-        this.warnPartition(partition, `fallback`, () =>
-          this.warn(
-            "routing_fallback",
-            `partition "${partition}" has no tools of its own: routed the tools of "${fallback}". ` +
-              `Register the tools there (registerTools(ledger, tools, { partition })), or set fallbackPartition.`,
-            { partition, routedFrom: fallback },
-          ),
+        // Once per partition.
+        this.warn(
+          "routing_fallback",
+          `partition "${partition}" has no tools of its own: routed the tools of "${fallback}". ` +
+            `Register the tools there (registerTools(ledger, tools, { partition })), or set fallbackPartition.`,
+          { partition, routedFrom: fallback },
+          partition,
         );
       }
     } catch (error) {
@@ -312,25 +307,14 @@ export class ToolRouter extends BaseRetriever {
       reason: skipped.reason,
       ...(skipped.errorName ? { errorName: skipped.errorName } : {}),
     };
-    if (skipped.reason === "no_tools")
-      this.warnPartition(partition, "none", () => this.warn("routing_skipped", message, context));
-    else if (!this.warnedFailure) {
-      this.warnedFailure = true;
-      this.warn("routing_skipped", message, context);
-    }
+    // A partition with no tools, once per partition; a failing index, once per router.
+    this.warn("routing_skipped", message, context, skipped.reason === "no_tools" ? `none:${partition}` : undefined);
     return { offered: [], always, sticky, tools: [], allSent: true, skipped };
   }
 
-  /** To the sink every time it is called (the once-per-router and once-per-partition rules are the callers'), redacted. */
-  private warn(kind: RoutingFailureKind, message: string, context: RoutingFailureContext): void {
-    this.failures.reportEach(kind, redactForLog(message), undefined, { ...context });
-  }
-
-  private warnPartition(partition: string, kind: string, warn: () => void): void {
-    const key = `${kind}\u0000${partition}`;
-    if (this.warnedPartitions.has(key) || this.warnedPartitions.size >= MAX_WARNED_PARTITIONS) return;
-    this.warnedPartitions.add(key);
-    warn();
+  /** To the sink once per kind and `scope` (the package's one dedup policy, `FailureReporter`), redacted. */
+  private warn(kind: RoutingFailureKind, message: string, context: RoutingFailureContext, scope?: string): void {
+    this.failures.report(kind, redactForLog(message), undefined, { ...context }, scope);
   }
 
   /**

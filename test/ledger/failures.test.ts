@@ -14,17 +14,19 @@ function setup() {
 }
 
 describe("the ledger's failures, through the one sink shape", () => {
-  it("reports every skipped row (an event, not a state): stage ledger, kind row_skipped, counted alike", async () => {
+  it("reports each skipped row once (the one dedup policy: per kind and row), and counts every skip", async () => {
     const { store, ledger, failures } = setup();
     await store.put([DEFAULT_NAMESPACE_ROOT, encodeLabel("p"), "reviews"], "broken", { through: 42 });
     await ledger.reviewMarks("p");
     await ledger.reviewMarks("p");
     expect(ledger.skippedRows).toBe(2);
-    expect(failures.map((f) => [f.stage, f.kind])).toEqual([
-      ["ledger", "row_skipped"],
-      ["ledger", "row_skipped"],
-    ]);
+    expect(failures.map((f) => [f.stage, f.kind])).toEqual([["ledger", "row_skipped"]]);
     expect(failures[0].context).toMatchObject({ key: "broken" });
+    // Another broken row is another report.
+    await store.put([DEFAULT_NAMESPACE_ROOT, encodeLabel("p"), "reviews"], "broken-too", { through: 43 });
+    await ledger.reviewMarks("p");
+    expect(ledger.skippedRows).toBe(4);
+    expect(failures.map((f) => f.context?.key)).toEqual(["broken", "broken-too"]);
   });
 
   it("redacts the context's strings and the error: no value reaches the sink", async () => {

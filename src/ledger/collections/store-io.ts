@@ -16,7 +16,7 @@ import { BoundedMap, MAX_PARTITIONS_IN_MEMORY } from "../bounded-map.js";
  */
 
 /**
- * The `kind` of each failure the ledger reports (stage `"ledger"`), every time it happens:
+ * The `kind` of each failure the ledger reports (stage `"ledger"`), once per kind and what it is about (its context):
  * - `row_skipped`: a stored row did not match its schema and was skipped (and counted);
  * - `settings_unparsed`: a partition's stored settings did not parse; the defaults were used;
  * - `prune_failed`: pruning old records failed; they are pruned at a later threshold;
