@@ -91,7 +91,8 @@ export const PROPOSER_TIME_BOUND_MS = 30_000;
 /** The scalar options, checked once when the app is made (objects are checked by their own classes). */
 const ScalarOptions = z.object({
   maxTools: z.number().int().positive().optional(),
-  timeoutMs: z.number().positive().optional(),
+  // Infinity waits as long as the store and index take (see `ServeOptions.timeoutMs`).
+  timeoutMs: z.union([z.number().positive(), z.literal(Number.POSITIVE_INFINITY)]).optional(),
   maxTokens: z.number().int().positive().optional(),
   searchResults: z.number().int().positive().optional(),
   memoryEvery: z.number().int().positive().optional(),
