@@ -37,6 +37,6 @@ declare const SYSTEM_PROMPT: string;
 /** Made by an earlier recipe of the same page. */
 declare const ledger: import("tool-lessons").Ledger;
 declare const index: import("tool-lessons").ToolIndex;
-declare const router: import("tool-lessons").ToolRouter;
+declare const router: import("tool-lessons/routing").ToolRouter;
 declare const manager: import("tool-lessons").LessonManager;
 declare const recorder: import("tool-lessons").ToolLessonsCallbackHandler;
