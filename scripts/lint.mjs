@@ -51,7 +51,7 @@ const ALLOWED_IMPORTS = {
   middleware: { folders: ["app", "caller", "ledger", "prompt", "serve"] },
   // The measuring kit and the command line, at the top.
   evaluate: { folders: ["learn", "ledger", "memory", "prompt", "record", "routing", "text"] },
-  cli: { folders: ["evaluate", "learn", "ledger", "prompt", "routing", "rules"] },
+  cli: { folders: ["app", "evaluate", "learn", "ledger", "prompt", "routing", "rules"] },
 };
 /** The shared base imports only itself: a root module importing a folder would pull a stage under everything. */
 const ROOT_MODULE_RULE = { folders: [], rootModules: ROOT_MODULES };

@@ -10,7 +10,9 @@ import { z } from "zod";
 import { readEnv } from "../env.js";
 import { NotFound } from "../errors.js";
 import { ToolIndex } from "../routing/tool-index.js";
-import { LessonManager } from "../learn/manager.js";
+import type { LessonManager } from "../learn/manager.js";
+import { createToolLessons } from "../app/app.js";
+import type { FailureSink } from "../failure.js";
 import { DEFAULT_PARTITION } from "../ledger/keys.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { DEFAULT_OPEN_LEDGER_OPTIONS, openLedger } from "../ledger/open.js";
@@ -96,14 +98,16 @@ export async function openLedgerAt(
       `no ledger at ${file}; pass --ledger PATH (or set TOOL_LESSONS_LEDGER) to the file your application records into.`,
     );
   }
-  return openLedger({
-    ...(file !== undefined ? { path: file } : { postgresUrl }),
-    failureSink: ({ message, context, error }) =>
-      println(
-        io.stderr,
-        `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}${error ? ` (${error.name}: ${error.message})` : ""}`,
-      ),
-  });
+  return openLedger({ ...(file !== undefined ? { path: file } : { postgresUrl }), failureSink: cliSink(io) });
+}
+
+/** The CLI's one failure sink: a warning line on stderr, for the ledger and the manager alike. */
+function cliSink(io: CliIo): FailureSink {
+  return ({ message, context, error }) =>
+    println(
+      io.stderr,
+      `warning: ${message}${context ? ` ${JSON.stringify(context)}` : ""}${error ? ` (${error.name}: ${error.message})` : ""}`,
+    );
 }
 
 /** The --wordings on|off option (undefined: the index's default). @throws UsageError */
@@ -131,8 +135,9 @@ export async function withLedger<T>(
   const ledger = await openLedgerAt(location, io, options);
   try {
     const wordings = wordingsOption(values);
+    // The CLI is a view over an app: its manager reports to the same sink as its ledger.
     const index = new ToolIndex({ ledger, ...(wordings === undefined ? {} : { wordings }) });
-    const manager = new LessonManager({ ledger, index });
+    const manager = createToolLessons({ ledger, index, failureSink: cliSink(io) }).manager();
     return await fn({ ledger, manager, partition });
   } finally {
     await ledger.close();
