@@ -1,9 +1,11 @@
 /**
- * The options of a {@link Ledger} and of its `close`, with their defaults in one place.
+ * The options of a `Ledger` and of its `close`, with their defaults in one place, and the shape
+ * of the runs it appends.
  */
 import { DEFAULT_FAILURE_SINK, type FailureSink } from "../failure.js";
 import type { ToolLessonsEnv } from "../env.js";
 import { DEFAULT_NAMESPACE_ROOT } from "./keys.js";
+import type { CallRecord, NewRecord, TurnRecord } from "./schema.js";
 
 /** Options of `Ledger`. */
 export interface LedgerOptions {
@@ -87,3 +89,11 @@ export const DEFAULT_LEDGER_OPTIONS: Readonly<Required<Omit<LedgerOptions, "secr
   pageSize: 1_000_000,
   ownsStore: false,
 });
+
+/** The records of one finished run, appended together by `Ledger.appendRuns`. */
+export interface RunRecords {
+  /** The run's tool calls. */
+  calls: NewRecord<CallRecord>[];
+  /** What the run did for its request; absent for a run that is not a graph turn (a tool invoked alone). */
+  turn?: NewRecord<TurnRecord>;
+}

@@ -27,6 +27,7 @@ import {
   type LedgerCloseOptions,
   type LedgerOptions,
   type LedgerRecorder,
+  type RunRecords,
 } from "./ledger-options.js";
 import { type Announcement, announce, Announcer, type PartitionVersion, readVersions } from "./versions.js";
 import type {
@@ -49,17 +50,10 @@ export {
   type LedgerCloseOptions,
   type LedgerOptions,
   type LedgerRecorder,
+  type RunRecords,
 } from "./ledger-options.js";
 export type { RuleInput, RuleMoveChanges } from "./collections/rules.js";
 export type { LedgerFailureKind, ListOptions } from "./collections/store-io.js";
-
-/** The records of one finished run, appended together by {@link Ledger.appendRuns}. */
-export interface RunRecords {
-  /** The run's tool calls. */
-  calls: NewRecord<CallRecord>[];
-  /** What the run did for its request; absent for a run that is not a graph turn (a tool invoked alone). */
-  turn?: NewRecord<TurnRecord>;
-}
 
 /**
  * The package's durable truth, written through any LangGraph `BaseStore`: the one the user's
