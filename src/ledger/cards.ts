@@ -190,4 +190,12 @@ export function cardWords(card: Pick<ToolCard, "name" | "author">): string[] {
 }
 
 /** JSON schema keys whose string values are the author's words. */
-const SCHEMA_TEXT_KEYS: ReadonlySet<string> = new Set(["description", "title", "const", "format", "pattern", "default", "examples"]);
+const SCHEMA_TEXT_KEYS: ReadonlySet<string> = new Set([
+  "description",
+  "title",
+  "const",
+  "format",
+  "pattern",
+  "default",
+  "examples",
+]);

@@ -26,7 +26,12 @@ import { RecordWriter } from "./writer.js";
 /** LangGraph's input node: it sees the raw input, before the reducers give messages ids. */
 const START_NODE = "__start__";
 /** Errors LangGraph throws through tools to steer the graph: control flow, not failures. */
-const CONTROL_FLOW_ERRORS: ReadonlySet<string> = new Set(["GraphInterrupt", "NodeInterrupt", "GraphBubbleUp", "ParentCommand"]);
+const CONTROL_FLOW_ERRORS: ReadonlySet<string> = new Set([
+  "GraphInterrupt",
+  "NodeInterrupt",
+  "GraphBubbleUp",
+  "ParentCommand",
+]);
 
 interface StartedTool {
   root: RootRun;

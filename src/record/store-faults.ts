@@ -14,7 +14,16 @@ import { isRecord } from "../internal.js";
  * transaction did nothing and may be tried again).
  */
 const SQLSTATE_CLASSES = ["08"];
-const SQLSTATE_CODES: ReadonlySet<string> = new Set(["57P01", "57P02", "57P03", "57P04", "57P05", "53300", "40001", "40P01"]);
+const SQLSTATE_CODES: ReadonlySet<string> = new Set([
+  "57P01",
+  "57P02",
+  "57P03",
+  "57P04",
+  "57P05",
+  "53300",
+  "40001",
+  "40P01",
+]);
 /** Node's socket errors and SQLite's busy / locked database. */
 const SYSTEM_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",

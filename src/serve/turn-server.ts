@@ -99,8 +99,7 @@ export class TurnServer {
     const ledger = this.backends.ledger(input.store);
     if (!ledger) throw new InvalidInput(SERVE_FAILURES.no_ledger);
     const router = this.backends.router(ledger);
-    const partition =
-      input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, ledger.callers);
+    const partition = input.partition ?? resolveThreadCaller(config, this.options.partition, undefined, ledger.callers);
     if (this.backends.needsRegistering(ledger, partition, input.tools))
       await this.backends.register(ledger, router, partition, input.tools);
     const [own, shared] = await ledger.readVersions([partition, SHARED_SCOPE]);
@@ -143,9 +142,7 @@ export class TurnServer {
     }
     let partition: string;
     try {
-      partition =
-        input.partition ??
-        resolveThreadCaller(config, this.options.partition, threadId, ledger?.callers);
+      partition = input.partition ?? resolveThreadCaller(config, this.options.partition, threadId, ledger?.callers);
     } catch (error) {
       // A caller whose ids are refused gets every tool and nothing recorded: no partition is guessed.
       this.reporter.report("partition", SERVE_FAILURES.partition, error);
