@@ -88,6 +88,8 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
   const recorder = app.recorder;
   // Cache-keeping: search_tools serves through the app's turn server, so it routes over the same index.
   const search = (app.options.cacheKeeping ?? DEFAULT_SERVE.cacheKeeping) ? app.searchTools(tools) : undefined;
+  // Provider-deferred with ChatAnthropic or ChatOpenAI on the Responses API (src/serve/provider-mode.ts), else append.
+  const deferredLoading = app.options.deferredLoading ?? DEFAULT_SERVE.deferredLoading;
   const agent = async (state: ToolLessonsState, config: RunnableConfig) => {
     const system = withLessonsBlock(systemPrompt, state.lessonsPrompt ?? "");
     const messages = system ? [system, ...state.messages] : state.messages;
@@ -97,7 +99,7 @@ export function createToolLessonsAgent(options: ToolLessonsAgentOptions) {
       return { messages: [await bound.invoke(messages, config)] };
     }
     // The thread's kept tools, grown by what search_tools found this turn, each as first sent; search_tools first.
-    const { bound, keptTools } = bindKeptTools(model, tools, state, search);
+    const { bound, keptTools } = bindKeptTools(model, tools, state, search, deferredLoading);
     return { messages: [await bound.invoke(messages, config)], ...(keptTools ? { keptTools } : {}) };
   };
   const toolNodeTools = search ? [...tools, search] : tools;
