@@ -216,9 +216,9 @@ describe("the packed package in a consumer project", () => {
         "openLedger",
         "ToolLessonsCallbackHandler",
         "ToolIndex",
-        "ToolRouter",
         "LessonManager",
-        "createRouteNode",
+        "createToolLessons",
+        "ToolLessons",
       ]),
     );
     for (const internal of [
