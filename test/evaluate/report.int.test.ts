@@ -146,6 +146,8 @@ describe.skipIf(!haveChromium)("the report in Chromium", () => {
         "lint",
         "revisions",
         "effects",
+        // The last review's verdict of the guard on the whole (learn/review/guard.ts).
+        "guard",
         "rules",
         "flags",
       ]);
