@@ -161,16 +161,15 @@ export function createLearnNode(app: ToolLessons) {
         const applied = done.revisions.filter((r) => r.status === "applied");
         report.applied = applied.map((r) => r.id);
         // Just applied: nothing to judge yet; count the tools' evidence from now on.
-        tally?.watch(
+        tally.watch(
           partition,
           applied.map((r) => r.tool),
         );
         for (const r of done.refused) report.refused.push({ tool: r.tool, reason: r.refusal.reason });
-        if (tally)
-          tally.setRules(
-            partition,
-            await withinBound(ledger.getSettings(partition), bound, { stage: "learn", kind: "settings" }),
-          );
+        tally.setRules(
+          partition,
+          await withinBound(ledger.getSettings(partition), bound, { stage: "learn", kind: "settings" }),
+        );
       } catch (error) {
         failed(
           "learn:review",
@@ -208,7 +207,7 @@ export function createLearnNode(app: ToolLessons) {
  */
 class EffectScope {
   private readonly seen = new WeakMap<object, Set<string>>();
-  constructor(private readonly tally: EvidenceTally | undefined) {}
+  constructor(private readonly tally: EvidenceTally) {}
 
   tools(ledger: Ledger, partition: string, tools: readonly string[]): { all: boolean; tools: string[] } | undefined {
     let partitions = this.seen.get(ledger.store);
@@ -223,7 +222,6 @@ class EffectScope {
   }
 
   measured(partition: string, found: readonly RevisionEffect[], check: { all: boolean; tools: string[] }): void {
-    if (!this.tally) return;
     const waiting = new Set(found.filter((e) => e.verdict === "not_enough_data" && !e.undone).map((e) => e.tool));
     const judged = new Set([...(check.all ? [] : check.tools), ...found.map((e) => e.tool)]);
     this.tally.unwatch(
