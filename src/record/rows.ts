@@ -192,7 +192,8 @@ export function buildRecords(
   // One masker per run: its request, calls and errors are masked against the same values, one way.
   const masker = createMasker(runValues);
   // Free text keeps only the words that may be kept: the run's tool and argument names, the
-  // common vocabulary, words released in the partition; any other word is stored as its token.
+  // common vocabulary (not when values went unread: a name of common words may be one of them),
+  // words released in the partition; any other word is stored as its token.
   // A call's masked arguments: names the app vouches for, and shapes whose letter parts are format.
   const maskedOf = new Map<PendingCall, MaskedArg[]>();
   for (const call of calls) {
@@ -200,7 +201,7 @@ export function buildRecords(
     maskedOf.set(call, maskedArgs(argsOf.get(call) ?? {}, trusted));
   }
   const shapes = [...maskedOf.values()].flatMap((args) => args.map((a) => a.shape)).slice(0, MAX_NAMES);
-  const allowed = keepWords ? staticAllowedWords(names.tools, [...names.args, ...shapes]) : undefined;
+  const allowed = keepWords ? staticAllowedWords(names.tools, [...names.args, ...shapes], masker.strict) : undefined;
   const untrustedPrints = names.untrusted.length > 0 ? valueFingerprints({ n: names.untrusted }, key, memo) : [];
   const keep = (text: string): string => (keepWords && allowed ? keepWords(text, allowed) : text);
   const masked = root.turn ? maskRequest(root.turn.text, { masker, maxLength: MAX_REQUEST_LENGTH }) : undefined;

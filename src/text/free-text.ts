@@ -51,9 +51,18 @@ export function wordToken(hash: string): string {
   return `<w:${hash}>`;
 }
 
-/** The static allow-list of stored free text for one run: see the module doc. */
-export function staticAllowedWords(toolNames: readonly string[], argNames: readonly string[]): AllowedWords {
-  return allowedWords({ card: argNames, toolNames });
+/**
+ * The static allow-list of stored free text for one run: see the module doc. `strict` (some of the
+ * run's values were never read, see `Masker.strict`) leaves the common vocabulary out: a value
+ * made of common words could be anywhere in the text, so only the run's names, stopwords, single
+ * letters and released words stay.
+ */
+export function staticAllowedWords(
+  toolNames: readonly string[],
+  argNames: readonly string[],
+  strict = false,
+): AllowedWords {
+  return allowedWords({ card: argNames, toolNames, vocabulary: !strict });
 }
 
 const UNITS =

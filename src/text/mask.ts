@@ -107,7 +107,15 @@ export interface MaskResult {
 export type TextMasker = (text: string) => string;
 
 /** Like {@link TextMasker}, and says what it masked. */
-export type Masker = (text: string) => MaskResult;
+export interface Masker {
+  (text: string): MaskResult;
+  /**
+   * Some of its values were past the budget and never read (`oversize`, an input read in part):
+   * any word of a text may be one of them, a common word included ("Rose Baker"), so what keeps
+   * free text must not keep a word for being common.
+   */
+  readonly strict: boolean;
+}
 
 interface TextToken {
   start: number;
@@ -231,7 +239,7 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
     return out + segment.slice(kept).replace(/\d/g, "#");
   };
 
-  return (raw) => {
+  const mask = (raw: string): MaskResult => {
     const text = normalizeText(withinBudget(raw));
     const masked: string[] = [];
     let out = "";
@@ -243,6 +251,7 @@ export function createMasker(values?: unknown, options: MaskOptions = {}): Maske
     }
     return { text: out + maskPlain(text.slice(last), masked), masked };
   };
+  return Object.assign(mask, { strict: v.strict });
 }
 
 /**

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { ToolLessonsCallbackHandler } from "../../src/record/handler.js";
 import { buildRecords, type RunTrace } from "../../src/record/rows.js";
+import { keepFreeText } from "../../src/text/free-text.js";
 import { MASK_BUDGET } from "../../src/text/mask.js";
 import { buildAgent, echoTool, planScript, ScriptedChatModel } from "../helpers/record-agent.js";
 
@@ -92,8 +93,10 @@ describe("recording past the masking budget", () => {
       expect(chars(row)).toBeLessThan(8_192);
     }
     const [bigTurn] = turns.filter((t) => t.calls.length === 2);
-    expect(bigTurn.request.length).toBeLessThanOrEqual(2_001);
-    expect(bigTurn.request).toMatch(/^Please refund <value> at <email> for order/);
+    // Clipped to 2,000 characters, then each word not kept read back as `<word>` (at most 3× a 2-letter word).
+    expect(bigTurn.request.length).toBeLessThanOrEqual(3 * 2_001);
+    // Values went unread (the million numbers), so common words are no reason to keep a word.
+    expect(bigTurn.request).toMatch(/^Please <word> <value> at <email> for <word> <value>/);
     expect(calls.find((c) => c.tool === "echo")?.outcome).toBe("success");
   }, 120_000);
 
@@ -154,5 +157,40 @@ describe("recording past the masking budget", () => {
     }
     // The largest, for the record: how close the worst case comes to the cap.
     expect(chars(big)).toBeGreaterThan(MASK_BUDGET.maxCallRowChars / 2);
+  });
+
+  it("values left unread: a name made of common words, repeated by the tool's error, is not kept for being common", () => {
+    // Past the budget, the values are not all read (`oversize`): the name at the end of the array
+    // could be any word of the error, so the common vocabulary is no reason to keep one.
+    const filler = Array.from({ length: 3_000 }, (_, i) => `recipient number ${i} of the list`);
+    const traceWith = (recipients: string[]): RunTrace => ({
+      id: "run-1",
+      threadId: "t",
+      isChain: false,
+      requested: new Map(),
+      calls: [
+        {
+          tool: "lookup",
+          args: { recipients },
+          outcome: "error",
+          error: { message: "refund the order for Rose Baker", name: "Error" },
+          source: "callback",
+          at: 1,
+          order: 1,
+        },
+      ],
+    });
+    const key = "k".repeat(64);
+    const keep = (text: string, allowed: Parameters<typeof keepFreeText>[1]): string =>
+      keepFreeText(text, allowed, key, () => false).text;
+    const stored = (recipients: string[]): string =>
+      buildRecords(traceWith(recipients), "p", key, [], new Map(), keep).calls[0].errorMessage ?? "";
+
+    const unread = stored([...filler, "Rose Baker"]);
+    expect(unread).not.toMatch(/rose|baker/i);
+    // Its other words are tokens (or values), never the words.
+    expect(unread).toMatch(/^<w:[a-p]{12}> /);
+    // Every value read: the name is masked as a value, and common words are kept as ever.
+    expect(stored(["Rose Baker"])).toBe("refund the order for <value>");
   });
 });
