@@ -376,12 +376,51 @@ export interface WordRun {
   verdict: WordVerdict;
 }
 
+/** Joins the pieces of a compound word: `Whit-field`, `Whit/field`. */
+const COMPOUND_JOINER = /[-‐/]/u;
+/** A letter piece of a compound (no digits: `ORD-12345` and `COVID-19` are shapes, not names). */
+const LETTER_PIECE = /\p{L}[\p{L}\p{M}]*/uy;
+
+/**
+ * The word at `start..end` and the letter pieces joined to it by `-` or `/` with no space, when one
+ * of them is written capitalized (`Whit-field`, `Rose/Baker`): a name split into common words
+ * reads as the one word it is, not as its pieces. Lower-case compounds (`follow-up`, `and/or`) are
+ * judged piece by piece as ever.
+ */
+function nameCompound(line: string, start: number, end: number): { parts: string[]; end: number } | undefined {
+  if (!COMPOUND_JOINER.test(line.charAt(end))) return undefined;
+  const parts = [line.slice(start, end)];
+  let at = end;
+  while (COMPOUND_JOINER.test(line.charAt(at))) {
+    LETTER_PIECE.lastIndex = at + 1;
+    const piece = LETTER_PIECE.exec(line);
+    if (!piece) break;
+    parts.push(piece[0]);
+    at = at + 1 + piece[0].length;
+  }
+  if (parts.length < 2 || !parts.every((p) => /^[\p{L}\p{M}]+$/u.test(p))) return undefined;
+  // Followed by more word characters: not a clean compound, left to the word-by-word reading.
+  if (/[\p{L}\p{M}\p{N}_]/u.test(line.charAt(at))) return undefined;
+  return parts.some((p) => /^\p{Lu}/u.test(p)) ? { parts, end: at } : undefined;
+}
+
+/**
+ * A capitalized compound's verdict: a value when a piece is one; allowed when it is one allowed
+ * word written joined (`E-mail`); otherwise unknown, however common its pieces.
+ */
+function compoundVerdict(parts: readonly string[], allowed: AllowedWords): WordVerdict {
+  for (const part of parts) if (allowed.verdict(part) === "value") return "value";
+  return allowed.verdict(parts.join("")) === "allowed" ? "allowed" : "unknown";
+}
+
 /** The verdict of one word run: an identifier is allowed whole (a tool name) or when all its parts are. */
 function runVerdict(run: string, allowed: AllowedWords): WordVerdict {
   const base = run.replace(/['’][\p{L}]{1,2}$/u, "");
   const whole = allowed.verdict(base);
   if (whole !== "unknown") return whole;
   if (!/[_\p{N}]/u.test(base) && !/\p{Ll}\p{Lu}/u.test(base)) return whole;
+  // A capitalized word run together from common words (`RoseBaker`) is a name, not an identifier.
+  if (!/[_\p{N}]/u.test(base) && /^\p{Lu}/u.test(base)) return whole;
   const parts = splitWords(base);
   if (parts.length <= 1) return whole;
   let out: WordVerdict = "allowed";
@@ -424,6 +463,12 @@ export function wordRuns(line: string, allowed: AllowedWords): WordRun[] {
     const word = WORD.exec(line);
     if (word) {
       const end = i + word[0].length;
+      const compound = nameCompound(line, i, end);
+      if (compound !== undefined) {
+        runs.push({ start: i, end: compound.end, verdict: compoundVerdict(compound.parts, allowed) });
+        i = compound.end;
+        continue;
+      }
       const verdict = isFormatPrefix(word[0], line, end) ? "allowed" : runVerdict(word[0], allowed);
       runs.push({ start: i, end, verdict });
       i += word[0].length;

@@ -27,6 +27,24 @@ describe("keepFreeText", () => {
     expect(kept.unlisted.map((u) => u.word)).toEqual(["Margaret", "Whitfield"]);
   });
 
+  it("a name split into common words by '-' or '/', or run together, is one word: tokened whole unless released", () => {
+    // Common pieces, capitalized: a name however it is cut (`Whit-field`, `Rose/Baker`, `RoseBaker`).
+    const names = ["Whit-field", "Rose/Baker", "Sun-Flower-Field", "RoseBaker", "Mar‐garet"];
+    for (const name of names) {
+      const kept = keepFreeText(`Please write to ${name} today`, ALLOWED, KEY, never);
+      expect(kept.text).toBe(`Please write to ${wordToken(wordHash(name, KEY))} today`);
+      expect(kept.unlisted.map((u) => u.word)).toEqual([name]);
+      // Released (three callers showed it), it is kept as written.
+      const hash = wordHash(name, KEY);
+      expect(keepFreeText(`Please write to ${name} today`, ALLOWED, KEY, (h) => h === hash).text).toBe(
+        `Please write to ${name} today`,
+      );
+    }
+    // Lower-case compounds and one allowed word written joined are words, as ever; shapes stay shapes.
+    const plain = "a follow-up and/or read/write check, E-mail ORD-##### and COVID-##, lookup_order";
+    expect(keepFreeText(plain, ALLOWED, KEY, never).text).toBe(plain);
+  });
+
   it("keeps a released word in the clear", () => {
     const released = new Set([wordHash("Springfield", KEY)]);
     const kept = keepFreeText("moved to Springfield from Shelbyville", ALLOWED, KEY, (h) => released.has(h));

@@ -137,7 +137,11 @@ describe("keepAllowedWords and checkAllowedWords", () => {
   });
 
   it("does not take a key's letter fragments for shape prefixes", () => {
+    // `sk-proj-Qv` has a capitalized piece: one compound word, masked whole.
     expect(keepAllowedWords("ORD-##### and sk-proj-Qv#TbLm#Nv", allowed).text).toBe(
+      "ORD-##### and <word>#<word>#<word>",
+    );
+    expect(keepAllowedWords("ORD-##### and sk-proj-qv#TbLm#Nv", allowed).text).toBe(
       "ORD-##### and <word>-<word>-<word>#<word>#<word>",
     );
   });
