@@ -10,7 +10,7 @@ import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embe
 import { routingTexts } from "./routing-text.js";
 import type { IndexMode } from "./tool-index-options.js";
 import type { Wording } from "./wordings.js";
-import type { WordingBackgrounds } from "./wording-calibration.js";
+import type { WordingModel } from "./tool-index-scoring.js";
 
 export interface PartitionState {
   /** Fitted lexical embeddings, when the index owns them. */
@@ -35,8 +35,8 @@ export interface PartitionState {
   wordings: Map<string, Map<string, string>>;
   /** Wordings stored in all. */
   wordingCount: number;
-  /** Each tool's background for the calibrated wording term, until the wordings change (`wording-calibration.ts`). */
-  backgrounds?: WordingBackgrounds;
+  /** What is fitted from the wordings (each tool's background, the classifier), until they change (`tool-index-scoring.ts`). */
+  backgrounds?: WordingModel;
 }
 
 /**

@@ -1,16 +1,29 @@
 /**
  * How the routing index (`tool-index.ts`) scores a request with its wordings: every card's score,
- * each tool's wording evidence, and the calibrated term the wordings add (`wording-calibration.ts`),
- * read against each tool's background, which is taken once per change of the wordings.
+ * each tool's wording evidence, the calibrated term the wordings add (`wording-calibration.ts`),
+ * read against each tool's background, what the classifier over the wordings takes from the tools
+ * it ranks low (`wording-classifier.ts`), and the raise every score gets alike from the best
+ * wording evidence. The backgrounds and the classifier are fitted once per change of the wordings.
  */
 import type { ToolCard } from "../ledger/schema.js";
 import type { RoutingVector } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { wordingPartition } from "./tool-index-ids.js";
 import { WORDING_HITS } from "./tool-index-wordings.js";
+import { isSparse } from "./sparse-vector.js";
+import {
+  type ClassifierSample,
+  classifierTerms,
+  classifierZ,
+  fitWordingClassifier,
+  type WordingClassifier,
+  type WordingClassifierOptions,
+} from "./wording-classifier.js";
 import {
   type BackgroundSample,
   calibratedTerms,
+  confidenceRaise,
+  scoreSpread,
   MIN_BACKGROUND_SAMPLES,
   wordingBackgrounds,
   type WordingBackgrounds,
@@ -28,13 +41,25 @@ export interface ScoringHost {
   listCards(): Promise<ToolCard[]>;
 }
 
-/** The part of a partition's index state scoring reads (and where it keeps the backgrounds). */
+/** What is fitted from a partition's wordings, once per change: the backgrounds and the classifier. */
+export interface WordingModel {
+  backgrounds: WordingBackgrounds;
+  /** Absent with fewer than two tools with wordings, with the classifier off, or with dense vectors. */
+  classifier?: WordingClassifier;
+}
+
+/** The part of a partition's index state scoring reads (and where it keeps the wordings' model). */
 export interface ScoringState {
   parts: ReadonlyMap<string, number>;
   wordings: ReadonlyMap<string, ReadonlyMap<string, string>>;
   wordingCount: number;
-  backgrounds?: WordingBackgrounds;
+  /** The wordings' model (named for its first part), until the wordings change. */
+  backgrounds?: WordingModel;
 }
+
+/** The options scoring with wordings reads. */
+export type WordingScoringOptions = WordingCalibrationOptions &
+  WordingClassifierOptions & { sample: number; confidence: number };
 
 /** Each tool's best card score for a request vector, from the first `k` card vectors (default: all of them). */
 export async function cardScores(
@@ -63,31 +88,44 @@ export async function evidenceOf(
   return wordingEvidence({ hits, truncated: state.wordingCount > hits.length }, counts, best);
 }
 
-/** What each tool's wordings add to its card's score (`cards`) for a request vector. */
+/**
+ * What each tool's wordings add to its card's score (`cards`) for a request vector: the
+ * calibrated term, less what the classifier takes (sparse vectors only), plus the raise every
+ * tool of `cards` gets alike (see `confidenceRaise`).
+ */
 export async function calibratedWordingTerms(
   host: ScoringHost,
   state: ScoringState,
   vector: RoutingVector,
   cards: ReadonlyMap<string, number>,
-  options: WordingCalibrationOptions & { sample: number },
+  options: WordingScoringOptions,
 ): Promise<Map<string, number>> {
-  const backgrounds = await backgroundsOf(host, state, options);
+  const model = await wordingModelOf(host, state, options);
   const evidence = await evidenceOf(host, state, vector, options.best);
   const counts = new Map([...state.wordings].map(([tool, kept]) => [tool, kept.size]));
-  return calibratedTerms(cards, evidence, counts, backgrounds, options);
+  const terms = calibratedTerms(cards, evidence, counts, model.backgrounds, options);
+  if (model.classifier && isSparse(vector)) {
+    const spread = scoreSpread(cards, terms);
+    const taken = classifierTerms(classifierZ(model.classifier, vector), counts, spread, options);
+    for (const [tool, t] of taken) terms.set(tool, (terms.get(tool) ?? 0) + t);
+  }
+  const raise = confidenceRaise(evidence, options.confidence);
+  if (raise !== 0) for (const tool of cards.keys()) terms.set(tool, (terms.get(tool) ?? 0) + raise);
+  return terms;
 }
 
 /**
- * Each tool's background (`wordingBackgrounds`), kept in the state until its wordings change: a
- * spread of `sample` stored wordings routed as requests; where a tool has fewer than
- * {@link MIN_BACKGROUND_SAMPLES} of other tools' (one tool has them all), the other tools' own
- * texts (name, description, argument names) are routed too.
+ * The wordings' model, kept in the state until the wordings change: each tool's background
+ * (`wordingBackgrounds`) from a spread of `sample` stored wordings routed as requests (where a
+ * tool has fewer than {@link MIN_BACKGROUND_SAMPLES} of other tools', as when one tool has them
+ * all, the other tools' own texts are routed too), and the classifier fitted on every stored
+ * wording's vector (when the vectors are sparse and `classifier` is above 0).
  */
-export async function backgroundsOf(
+export async function wordingModelOf(
   host: ScoringHost,
   state: ScoringState,
-  options: { best: number; sample: number },
-): Promise<WordingBackgrounds> {
+  options: { best: number; sample: number; classifier: number },
+): Promise<WordingModel> {
   if (state.backgrounds) return state.backgrounds;
   const wordings = state.wordings;
   const routed = async (sample: readonly { tool: string; text: string }[]) => {
@@ -109,7 +147,29 @@ export async function backgroundsOf(
     const texts = cards.map((card) => ({ tool: card.name, text: routingTexts(card).tool }));
     backgrounds = wordingBackgrounds([...samples, ...(await routed(texts))]);
   }
+  const classifier = options.classifier > 0 ? await classifierOf(host, wordings) : undefined;
+  const model: WordingModel = { backgrounds, ...(classifier ? { classifier } : {}) };
   // Until the wordings change (the index forgets it then).
-  state.backgrounds = backgrounds;
-  return backgrounds;
+  state.backgrounds = model;
+  return model;
+}
+
+/** The classifier over every stored wording (tools and texts sorted); none when the vectors are dense. */
+async function classifierOf(
+  host: ScoringHost,
+  wordings: ReadonlyMap<string, ReadonlyMap<string, string>>,
+): Promise<WordingClassifier | undefined> {
+  const texts: { tool: string; text: string }[] = [];
+  for (const tool of [...wordings.keys()].sort()) {
+    for (const text of [...wordings.get(tool)!.values()].sort()) texts.push({ tool, text });
+  }
+  if (new Set(texts.map((t) => t.tool)).size < 2) return undefined;
+  const vectors = await host.embed(texts.map((t) => t.text));
+  const samples: ClassifierSample[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const vector = vectors[i];
+    if (!isSparse(vector)) return undefined;
+    samples.push({ tool: texts[i].tool, vector });
+  }
+  return fitWordingClassifier(samples);
 }

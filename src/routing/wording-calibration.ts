@@ -237,3 +237,26 @@ export function calibratedTerms(
   }
   return out;
 }
+
+/**
+ * The raise every score of a request gets alike: `confidence` times the best wording evidence
+ * of any tool (0 when none is positive). Ranks stay as they are; the best score then says how
+ * well the request matches anything the partition served, which tells "no tool" apart better
+ * than the best score alone (a request no tool ever served matches no wording well).
+ */
+export function confidenceRaise(evidence: ReadonlyMap<string, number>, confidence: number): number {
+  let best = 0;
+  for (const e of evidence.values()) if (e > best) best = e;
+  return confidence * best;
+}
+
+/** Spread (population) of each tool's card score plus its term so far, for one request. */
+export function scoreSpread(cards: ReadonlyMap<string, number>, terms: ReadonlyMap<string, number>): number {
+  if (cards.size === 0) return 0;
+  let sum = 0;
+  for (const [tool, card] of cards) sum += card + (terms.get(tool) ?? 0);
+  const mean = sum / cards.size;
+  let squares = 0;
+  for (const [tool, card] of cards) squares += (card + (terms.get(tool) ?? 0) - mean) ** 2;
+  return Math.sqrt(squares / cards.size);
+}

@@ -46,9 +46,9 @@ export interface WordingsOptions {
    */
   check?: number;
   /**
-   * The {@link CARD_BEST_KEPT} count: tools the cards alone rank first that stay offered; 0 lets the
-   * wordings re-rank freely, as the sentence-encoder preset does (docs/routing.md, "Wordings").
-   * @default 2
+   * The {@link CARD_BEST_KEPT} count: tools the cards alone rank first that stay offered whatever
+   * the wordings say; 0, the default, lets the wordings re-rank freely (docs/learning.md).
+   * @default 0
    */
   keep?: number;
   /**
@@ -59,8 +59,9 @@ export interface WordingsOptions {
   weight?: number;
   /**
    * Wordings that match a request better than the tool's card weigh `n / (n + lift)` of `weight`:
-   * a few lift a tool fast.
-   * @default 1
+   * a few lift a tool fast (1 let one wording that happened to match lift a tool into the first
+   * five on MetaTool's long-tail splits, docs/learning.md).
+   * @default 3
    */
   lift?: number;
   /**
@@ -81,15 +82,35 @@ export interface WordingsOptions {
    * @default 300
    */
   sample?: number;
+  /**
+   * Weight of the classifier over the wordings (`wording-classifier.ts`): a tool it ranks below
+   * its first choice for a request is pulled down by up to this many spreads of the request's
+   * scores (times its share, see `classifierHalf`); it never lifts a tool, and never moves a tool
+   * without wordings. Read from sparse (lexical) vectors only. 0 turns it off.
+   * @default 1.5
+   */
+  classifier?: number;
+  /** A tool's share of `classifier` is `(n / (n + classifierHalf))²` for its `n` wordings. @default 10 */
+  classifierHalf?: number;
+  /**
+   * Every score of a request is raised alike by this many times the best wording evidence of any
+   * tool (how well the request matches past served requests): ranks stay as they are, and the
+   * best score reads as "needs a tool" better for abstaining (in a study of MetaTool's
+   * even fold 1, all traffic as wordings, "no tool" AUROC of the best score 0.82 → 0.93; see
+   * docs/learning.md). 0 leaves the scores as the cards and terms give them.
+   * @default 2
+   */
+  confidence?: number;
 }
 
 /**
  * How many of the tools the cards alone rank first stay offered whatever the wording terms say
- * (see {@link rankWithWordings}). Two: on MetaTool (wordings alone, no review; traffic the other
- * folds) keeping the cards' best one left one tool losing 3 eval requests net on fold 2, keeping
- * two left at most 2 on folds 1-2, for 0.7 points of recall@5 and no top-1 (docs/routing.md).
+ * (see {@link rankWithWordings}). None: with the calibrated terms (a tool's wordings move it by
+ * how much better or worse they match than its card) keeping the cards' best two cost even fold 1
+ * a point of recall@5 and saved no long-tail request (docs/learning.md). With the old additive
+ * bonus, two had been needed (docs/routing.md).
  */
-export const CARD_BEST_KEPT = 2;
+export const CARD_BEST_KEPT = 0;
 
 /** The defaults of {@link WordingsOptions}. */
 export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.freeze({
@@ -99,10 +120,13 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   check: 0,
   keep: CARD_BEST_KEPT,
   weight: 0.85,
-  lift: 1,
+  lift: 3,
   lower: 20,
   sticky: 0,
   sample: 300,
+  classifier: 1.5,
+  classifierHalf: 10,
+  confidence: 2,
 });
 
 /** The counts among the options, each with the least it may be. */
@@ -118,7 +142,7 @@ const COUNT_MINIMUMS = [
 export function wordingsOptions(options: WordingsOptions | boolean | undefined): Required<WordingsOptions> {
   const given = typeof options === "boolean" ? { enabled: options } : options ? { enabled: true, ...options } : {};
   const o = { ...DEFAULT_WORDINGS, ...definedOnly(given) };
-  for (const key of ["weight", "lift", "lower", "sticky"] as const) {
+  for (const key of ["weight", "lift", "lower", "sticky", "classifier", "classifierHalf", "confidence"] as const) {
     if (!Number.isFinite(o[key]) || o[key] < 0 || (key === "weight" && o[key] > 1)) {
       throw new InvalidInput(
         `ToolIndex: wordings.${key} must be a number of at least 0 (weight at most 1); got ${String(o[key])}.`,

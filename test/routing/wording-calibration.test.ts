@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   calibratedTerms,
+  confidenceRaise,
+  scoreSpread,
   STICKY_TOOLS,
   type ToolBackground,
   wordingBackgrounds,
@@ -190,5 +192,36 @@ describe("calibratedTerms", () => {
     expect([...terms.keys()].sort()).toEqual(["t0", "t1", "t2", "t3", "t7"]);
     expect(terms.size).toBe(STICKY_TOOLS);
     expect(terms.get("t7")).toBe(0.02);
+  });
+});
+
+describe("confidenceRaise", () => {
+  it("is the best wording evidence of any tool times the weight, never below 0", () => {
+    expect(
+      confidenceRaise(
+        new Map([
+          ["a", 0.3],
+          ["b", 0.6],
+        ]),
+        2,
+      ),
+    ).toBeCloseTo(1.2);
+    expect(confidenceRaise(new Map([["a", -0.1]]), 2)).toBe(0);
+    expect(confidenceRaise(new Map(), 2)).toBe(0);
+    expect(confidenceRaise(new Map([["a", 0.5]]), 0)).toBe(0);
+  });
+});
+
+describe("scoreSpread", () => {
+  it("is the spread of card plus term over every tool of the cards", () => {
+    const cards = new Map([
+      ["a", 0.1],
+      ["b", 0.3],
+    ]);
+    expect(scoreSpread(cards, new Map())).toBeCloseTo(0.1);
+    // A term on a tool not among the cards is not read; one on a card tool moves the spread.
+    expect(scoreSpread(cards, new Map([["z", 5]]))).toBeCloseTo(0.1);
+    expect(scoreSpread(cards, new Map([["a", 0.2]]))).toBeCloseTo(0);
+    expect(scoreSpread(new Map(), new Map())).toBe(0);
   });
 });

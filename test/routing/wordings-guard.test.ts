@@ -73,24 +73,24 @@ describe("rankWithWordings", () => {
     ["trip", 0.2],
     ["fuel", 0.1],
   ]);
-  it("ranks by card plus wording term, and keeps the card's best tool offered in the last place", () => {
+  it("ranks by card plus wording term, and with keep 2 keeps the card's best tool offered in the last place", () => {
     const terms = new Map([
       ["weather", 1.5],
       ["trip", 1.2],
       ["fuel", 0.9],
     ]);
-    expect(rankWithWordings(cardScores, terms, 2, -Infinity).map(([t]) => t)).toEqual(["weather", "clock"]);
-    expect(rankWithWordings(cardScores, terms, 3, -Infinity).map(([t]) => t)).toEqual(["weather", "trip", "clock"]);
+    expect(rankWithWordings(cardScores, terms, 2, -Infinity, 2).map(([t]) => t)).toEqual(["weather", "clock"]);
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity, 2).map(([t]) => t)).toEqual(["weather", "trip", "clock"]);
     // Without wordings, or with k 1, the ranking is the scores' alone.
     expect(rankWithWordings(cardScores, undefined, 2, -Infinity).map(([t]) => t)).toEqual(["clock", "weather"]);
-    expect(rankWithWordings(cardScores, terms, 1, -Infinity).map(([t]) => t)).toEqual(["weather"]);
+    expect(rankWithWordings(cardScores, terms, 1, -Infinity, 2).map(([t]) => t)).toEqual(["weather"]);
   });
-  it("keeps the cards' best two when k leaves room: each pushed out takes a place at the end, in score order", () => {
+  it("with keep 2, keeps the cards' best two when k leaves room: each pushed out takes a place at the end, in score order", () => {
     const terms = new Map([
       ["trip", 1.5],
       ["fuel", 1.2],
     ]);
-    expect(rankWithWordings(cardScores, terms, 3, -Infinity).map(([t]) => t)).toEqual(["trip", "clock", "weather"]);
+    expect(rankWithWordings(cardScores, terms, 3, -Infinity, 2).map(([t]) => t)).toEqual(["trip", "clock", "weather"]);
     expect(rankWithWordings(cardScores, terms, 3, -Infinity, 1).map(([t]) => t)).toEqual(["trip", "fuel", "clock"]);
     // keep 0: the scores alone.
     expect(rankWithWordings(cardScores, terms, 3, -Infinity, 0).map(([t]) => t)).toEqual(["trip", "fuel", "clock"]);
@@ -99,7 +99,7 @@ describe("rankWithWordings", () => {
 
   it("keeps the card's best out when it is under minScore, and changes nothing when it is offered", () => {
     const terms = new Map([["weather", 1.5]]);
-    expect(rankWithWordings(cardScores, terms, 2, 0.65).map(([t]) => t)).toEqual(["weather"]);
-    expect(rankWithWordings(cardScores, terms, 2, -Infinity).map(([t]) => t)).toEqual(["weather", "clock"]);
+    expect(rankWithWordings(cardScores, terms, 2, 0.65, 2).map(([t]) => t)).toEqual(["weather"]);
+    expect(rankWithWordings(cardScores, terms, 2, -Infinity, 2).map(([t]) => t)).toEqual(["weather", "clock"]);
   });
 });

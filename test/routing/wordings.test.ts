@@ -96,16 +96,21 @@ describe("wordingsOptions", () => {
       cap: 200,
       best: 3,
       check: 0,
-      keep: 2,
+      keep: 0,
       weight: 0.85,
-      lift: 1,
+      lift: 3,
       lower: 20,
       sticky: 0,
       sample: 300,
+      classifier: 1.5,
+      classifierHalf: 10,
+      confidence: 2,
     });
     // The calibration's weight is a share; no number below 0 is taken.
     expect(() => wordingsOptions({ weight: 1.5 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ lower: -1 })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ classifier: -1 })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ confidence: Number.NaN })).toThrow(InvalidInput);
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
