@@ -410,6 +410,24 @@ export class InMemoryVectorIndex extends VectorStore {
   }
 
   /**
+   * {@link similaritySearchVectorWithScore} (dense or sparse query) as `[tool, score, text]`: the
+   * stored document's `metadata.tool` and `pageContent`, read where they are, with no copy of the
+   * document (the router reads these three from every hit of every search it makes).
+   */
+  async searchToolHits(
+    query: readonly number[] | SparseVector,
+    k: number,
+    filter?: InMemoryFilter,
+  ): Promise<[string, number, string][]> {
+    const top = this.searchTop(query, k, filter, false);
+    if (top === undefined) return [];
+    return top.sorted().map(([row, score]) => {
+      const doc = this.rowDocs[row]!;
+      return [String(doc.metadata.tool), score, doc.pageContent];
+    });
+  }
+
+  /**
    * {@link similaritySearchVectorWithScore} scoring every stored vector, in either layout: the
    * reference the inverted search and the candidate pass are checked against (tests,
    * `bench/routing-latency.ts`).
@@ -428,18 +446,28 @@ export class InMemoryVectorIndex extends VectorStore {
     filter: InMemoryFilter | undefined,
     exhaustive: boolean,
   ): Promise<[DocumentInterface, number][]> {
-    if (this.rowOf.size === 0 || k <= 0) return [];
+    const top = this.searchTop(query, k, filter, exhaustive);
+    return top === undefined ? [] : this.finish(top);
+  }
+
+  /** The best rows of a search (undefined when the index is empty or k is not positive). */
+  private searchTop(
+    query: readonly number[] | SparseVector,
+    k: number,
+    filter: InMemoryFilter | undefined,
+    exhaustive: boolean,
+  ): TopK | undefined {
+    if (this.rowOf.size === 0 || k <= 0) return undefined;
     const plan = this.plan(query);
     if (this.current === "dense") {
-      return this.finish(this.select(this.columns.score(this.rowIds.length, plan), k, toPredicate(filter)));
+      return this.select(this.columns.score(this.rowIds.length, plan), k, toPredicate(filter));
     }
     // The exhaustive scan, the reference, reads each document; the other searches read the masks.
     const docs = this.rowDocs;
     const byDoc = toPredicate(filter);
-    const top = exhaustive
+    return exhaustive
       ? this.searcher.scan(this.view, plan, k, byDoc && ((slot) => byDoc(docs[slot]!)))
       : this.searcher.search(this.view, plan, k, this.masks.rowFilter(filter, docs));
-    return this.finish(top);
   }
 
   /**

@@ -93,6 +93,14 @@ export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.f
   requireProof: false,
 });
 
+/**
+ * A filtered search asking for at least this share of the live rows (k × 64 >= live) first counts
+ * the rows its filter keeps; when they are at most k, every search above answers with all of them,
+ * each scored exactly, so they are scored exactly and nothing else is walked. The router asks this
+ * of every card of a partition whose wordings share the store (many more rows than its cards).
+ */
+export const FEW_KEPT_SHARE = 1 / 64;
+
 /** How much deeper each round of the candidate pass walks the common lists (and how many more tools it rescores). */
 export const DEEPEN = 4;
 
@@ -108,6 +116,8 @@ export interface SearchStats {
   fallbacks: number;
   /** Rounds walked again deeper because the bound did not prove the answer (see `postingBudget`). */
   deepened: number;
+  /** Searches whose filter kept at most k rows, each scored exactly (see {@link FEW_KEPT_SHARE}). */
+  fewKept: number;
 }
 
 /**
@@ -136,7 +146,7 @@ export interface SearchCost {
 
 /** The sparse layout's searches, with the scratch buffers they reuse. */
 export class SparseSearcher {
-  readonly stats: SearchStats = { exact: 0, proven: 0, unproven: 0, fallbacks: 0, deepened: 0 };
+  readonly stats: SearchStats = { exact: 0, proven: 0, unproven: 0, fallbacks: 0, deepened: 0, fewKept: 0 };
   private scores = new Float64Array(0);
   /**
    * Partial scores of the candidate pass: zero everywhere between searches. Float32: they only
@@ -240,6 +250,11 @@ export class SparseSearcher {
 
   /** The default search: the candidate pass when it is on and some term is common, else the exact walk. */
   search(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: RowFilter | undefined): TopK {
+    const few = keep !== undefined && k >= FEW_KEPT_SHARE * view.live ? keptRows(view, keep, k) : undefined;
+    if (few !== undefined) {
+      this.stats.fewKept++;
+      return this.scoreRows(view, plan, k, few);
+    }
     const options = this.options;
     if (options === undefined || plan === undefined) return this.walkAll(view, plan, k, keep);
     const cap = this.cap(view, options);
@@ -266,6 +281,27 @@ export class SparseSearcher {
     }
     this.stats.fallbacks++;
     return this.walkAll(view, plan, k, keep);
+  }
+
+  /**
+   * The given rows, each scored exactly: what the exact walk, the scan and the candidate pass give
+   * when the filter keeps at most k rows (every kept row is in their answer; the walk's sums and
+   * the rescoring's are the same float64 sums in ascending dimension order, see `SparseRows.dot`;
+   * ties ranked by id in every case).
+   */
+  scoreRows(view: SparseRowsView, plan: QueryPlan | undefined, k: number, rows: Int32Array): TopK {
+    const top = this.topK(view, k);
+    if (plan === undefined) {
+      for (const row of rows) top.push(0, row);
+      return top;
+    }
+    if (this.weightOf.length < view.dimension) this.weightOf = new Float64Array(view.dimension);
+    const weightOf = this.weightOf;
+    const { dims, weights } = plan;
+    for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = weights[p];
+    for (const row of rows) top.push(this.exact(view, row, weightOf), row);
+    for (let p = 0; p < dims.length; p++) weightOf[dims[p]] = 0;
+    return top;
   }
 
   private walkAll(view: SparseRowsView, plan: QueryPlan | undefined, k: number, keep: RowFilter | undefined) {
@@ -429,6 +465,18 @@ export class SparseSearcher {
     }
     return cost;
   }
+}
+
+/** The live rows `keep` keeps, in slot order, or undefined as soon as there are more than `k`. */
+export function keptRows(view: SparseRowsView, keep: RowFilter, k: number): Int32Array | undefined {
+  const ids = view.rowIds;
+  const out: number[] = [];
+  for (let row = 0; row < ids.length; row++) {
+    if (ids[row] === undefined || !keep(row)) continue;
+    if (out.length >= k) return undefined;
+    out.push(row);
+  }
+  return Int32Array.from(out);
 }
 
 /**

@@ -20,6 +20,7 @@ import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import { type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
 import { calibratedWordingTerms, cardScores, type ScoringHost } from "./tool-index-scoring.js";
+import { IndexSearches, type Scored } from "./tool-index-search.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { changesSince, type PartitionVersion } from "../ledger/versions.js";
 import type { Offer, ToolCard } from "../ledger/schema.js";
@@ -36,12 +37,7 @@ export {
 } from "./tool-index-options.js";
 import { InMemoryVectorIndex } from "./memory-vector-store.js";
 import { denseOf, isSparse, type SparseVector, sparseUnit } from "./sparse-vector.js";
-import {
-  type CheckedVectorStore,
-  checkVectorStore,
-  type ScoreKindOption,
-  toSimilarity,
-} from "./vector-store-contract.js";
+import { type CheckedVectorStore, checkVectorStore, type ScoreKindOption } from "./vector-store-contract.js";
 
 /**
  * With the default lexical embeddings, a partition's term weights are refitted (and its tools
@@ -86,6 +82,7 @@ export class ToolIndex {
   private readonly revisions = new Map<string, number>();
   /** Partition → the version of the ledger's partition its state is caught up with (see {@link ToolIndex.follow}). */
   private readonly followed = new Map<string, number>();
+  private readonly searches: IndexSearches;
 
   constructor(options: ToolIndexOptions) {
     this.ledger = options.ledger;
@@ -107,6 +104,7 @@ export class ToolIndex {
     const storeEmbeddings = options.embeddings ?? new LexicalEmbeddings(this.lexical);
     this.store = (options.vectorStore ?? DEFAULT_TOOL_INDEX.vectorStore)(storeEmbeddings);
     this.checked = checkVectorStore(this.store, options.scores ?? DEFAULT_TOOL_INDEX.scores);
+    this.searches = new IndexSearches(this.store, this.checked, () => this.sparseStore);
   }
 
   /**
@@ -345,10 +343,10 @@ export class ToolIndex {
     // With wordings, every card score (a tool's wordings may lift it past cards that score
     // higher); else one vector per tool: k (+ excluded) hits suffice; one per example: more.
     const wanted = query.k + exclude.size;
-    const learned = this.routesWithWordings(state);
     const few = this.mode === "tool" ? Math.min(tools, wanted) : wanted * 8;
-    const cards = await this.cardScores(partition, state, vector, learned ? undefined : few);
-    const terms = learned ? await this.wordingTermsOf(partition, state, vector, cards) : undefined;
+    const { cards, terms } = this.routesWithWordings(state)
+      ? await this.scored(partition, state, vector)
+      : { cards: await this.cardScores(partition, state, vector, few), terms: undefined };
     const best = new Map([...cards].filter(([tool]) => !exclude.has(tool)));
     return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY, this.wordings.keep).map(
       ([tool, score], i) => ({
@@ -363,7 +361,20 @@ export class ToolIndex {
   async wordingScores(partition: string, vector: RoutingVector): Promise<Map<string, number>> {
     const state = await this.ensure(partition);
     if (!this.routesWithWordings(state)) return new Map();
-    return this.wordingTermsOf(partition, state, vector, await this.cardScores(partition, state, vector));
+    return new Map((await this.scored(partition, state, vector)).terms);
+  }
+
+  /** Every card's score and the wordings' terms for a request vector (the last few kept: `IndexSearches.scored`). */
+  private scored(partition: string, state: PartitionState, vector: RoutingVector): Promise<Scored> {
+    return this.searches.scored(
+      partition,
+      vector,
+      () => this.revision(partition),
+      async () => {
+        const cards = await this.cardScores(partition, state, vector);
+        return { cards, terms: await this.wordingTermsOf(partition, state, vector, cards) };
+      },
+    );
   }
 
   /** A tool's stored wordings (in this process), sorted. */
@@ -410,7 +421,7 @@ export class ToolIndex {
       },
       embed: (texts) => this.embedTexts(state, texts),
       write: (vectors, docs, ids) => this.write(vectors, docs, ids),
-      search: (vector, k, filter) => this.search(vector, k, filter),
+      search: (vector, k, filter) => this.searches.search(vector, k, filter),
     };
     if (this.wordings.check <= 0) return writeWordings(host, partition, state, wanted);
     // The re-check routes as the partition routes: its `routingK` (one settings read a write).
@@ -438,24 +449,9 @@ export class ToolIndex {
     return {
       partition,
       embed: (texts) => this.embedTexts(state, texts),
-      search: (vector, k, filter) => this.search(vector, k, filter),
+      search: (vector, k, filter) => this.searches.search(vector, k, filter),
       listCards: () => this.ledger.listCards(partition),
     };
-  }
-
-  /** The store's hits for a request vector, as `[tool, cosine similarity]`. */
-  private async search(
-    vector: RoutingVector,
-    k: number,
-    filter: Record<string, string>,
-  ): Promise<[string, number, string][]> {
-    const kind = await this.checked.scoreKind();
-    const hits = !isSparse(vector)
-      ? await this.store.similaritySearchVectorWithScore(unit(vector), k, filter)
-      : this.sparseStore
-        ? await this.sparseStore.similaritySearchSparseWithScore(sparseUnit(vector), k, filter)
-        : await this.store.similaritySearchVectorWithScore(unit(denseOf(vector)), k, filter);
-    return hits.map(([doc, raw]) => [String(doc.metadata.tool), toSimilarity(kind, raw), doc.pageContent]);
   }
 
   /** Writes unit vectors (sparse ones as they are to the in-memory store). */

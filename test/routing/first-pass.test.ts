@@ -94,6 +94,43 @@ describe("the candidate pass of the in-memory index", () => {
     expect(index.searchStats).toMatchObject({ proven: 1, fallbacks: 0, exact: 0 });
   });
 
+  it("scores only the rows a filter keeps when they are at most k, as every other search would answer", async () => {
+    // Two partitions in one store: "few" (6 rows) beside "many" (200 rows sharing the common terms).
+    const random = rng(7);
+    const dim = 8;
+    const vectors: number[][] = [];
+    const docs: Document[] = [];
+    for (let i = 0; i < 206; i++) {
+      vectors.push(Array.from({ length: dim }, (_, d) => (d < 3 || random() < 0.3 ? random() : 0)));
+      docs.push(new Document({ pageContent: `r${i}`, metadata: { partition: i < 6 ? "few" : "many" }, id: `r${i}` }));
+    }
+    for (const firstPass of [narrow, {}, false as const]) {
+      const index = new InMemoryVectorIndex(unused, { firstPass, layout: "sparse" });
+      await index.addVectors(vectors, docs, { ids: docs.map((d) => d.id!) });
+      // A tie with a row of the other partition, and exact zeros, ranked as the scan ranks them.
+      for (const query of [onBoth, [0, 0, 0, 0, 0, 0, 0, 1], Array.from({ length: dim }, () => random())]) {
+        for (const k of [6, 9]) {
+          const got = await index.similaritySearchVectorWithScore(query, k, { partition: "few" });
+          expect(shape(got)).toEqual(
+            shape(await index.exhaustiveSearchVectorWithScore(query, k, { partition: "few" })),
+          );
+          expect(got).toHaveLength(6);
+        }
+        // k below the rows kept: the usual searches.
+        expect(shape(await index.similaritySearchVectorWithScore(query, 5, { partition: "few" }))).toHaveLength(5);
+      }
+      expect(index.searchStats.fewKept).toBe(6);
+      expect(
+        (await index.searchToolHits(onBoth, 6, { partition: "few" })).map(([, score, text]) => [text, score]),
+      ).toEqual(
+        (await index.similaritySearchVectorWithScore(onBoth, 6, { partition: "few" })).map(([d, score]) => [
+          d.pageContent,
+          score,
+        ]),
+      );
+    }
+  });
+
   it("walks every list when every term is selective (small indexes: exact)", async () => {
     const index = await store({});
     expect(ids(await index.similaritySearchVectorWithScore(onBoth, 1))).toEqual(["both"]);

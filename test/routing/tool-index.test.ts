@@ -297,3 +297,58 @@ describe("ToolRouter", () => {
     expect(routed.offered).toHaveLength(TOOLS.length);
   });
 });
+
+describe("ToolIndex with wordings: each route searched once", () => {
+  const turns = (tool: string, requests: string[], from: number) =>
+    requests.map((request, i) => ({
+      partition: "p1",
+      threadId: `t${from + i}`,
+      requestId: `r${from + i}`,
+      request,
+      calls: [],
+      servedBy: tool,
+    }));
+  async function learned() {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    const index = new ToolIndex({ ledger, wordings: true });
+    await index.reindex("p1");
+    await ledger.appendTurns([
+      ...turns("track_shipment", ["my stuff never showed up", "where did my stuff go", "stuff still not here"], 1),
+      ...turns("refund_order", ["I want my money back", "money back please", "give me my money back"], 10),
+    ]);
+    await index.refreshWordings("p1");
+    return { ledger, index };
+  }
+  const requests = ["where is my stuff", "money back for my order", "send an email about my stuff", "zzz"];
+
+  it("answers wordingScores after routeVector from what the route searched, the same as a fresh index", async () => {
+    const { index } = await learned();
+    const fresh = (await learned()).index;
+    for (const request of requests) {
+      const vector = await index.embedQuery("p1", request);
+      const routed = await index.routeVector("p1", vector, { k: 5 });
+      const terms = await index.wordingScores("p1", vector);
+      expect(terms.size).toBeGreaterThan(0);
+      expect(terms).toEqual(await fresh.wordingScores("p1", await fresh.embedQuery("p1", request)));
+      expect(routed).toEqual(await fresh.route("p1", request, { k: 5 }));
+      // The map handed out is the caller's: changing it changes nothing kept.
+      terms.clear();
+      expect((await index.wordingScores("p1", vector)).size).toBeGreaterThan(0);
+    }
+  });
+
+  it("searches again once the partition changed", async () => {
+    const { ledger, index } = await learned();
+    const vector = await index.embedQuery("p1", "where is my stuff");
+    const before = await index.wordingScores("p1", vector);
+    await ledger.appendTurns(turns("track_shipment", ["my stuff is lost", "lost stuff again"], 20));
+    await index.refreshWordings("p1");
+    const after = await index.wordingScores("p1", vector);
+    const fresh = (await learned()).index;
+    await fresh.ledger.appendTurns(turns("track_shipment", ["my stuff is lost", "lost stuff again"], 20));
+    await fresh.refreshWordings("p1");
+    expect(after).toEqual(await fresh.wordingScores("p1", await fresh.embedQuery("p1", "where is my stuff")));
+    expect(after).not.toEqual(before);
+  });
+});
