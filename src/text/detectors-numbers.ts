@@ -1,4 +1,5 @@
 import { type PIIDetector, type PIIMatch, regexSpans, span } from "./detector-spans.js";
+import { DIGIT_WORDS as SPELLED_DIGIT_WORDS } from "./detectors-spelled.js";
 
 const isAsciiAlnum = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
@@ -77,20 +78,8 @@ const PASSPORT =
 export const detectPassportIds: PIIDetector = (content) =>
   regexSpans(content, PASSPORT, (text) => (text.match(/\d/g)?.length ?? 0) >= 2, 1);
 
-const DIGIT_WORDS: Readonly<Record<string, string>> = {
-  zero: "0",
-  oh: "0",
-  o: "0",
-  one: "1",
-  two: "2",
-  three: "3",
-  four: "4",
-  five: "5",
-  six: "6",
-  seven: "7",
-  eight: "8",
-  nine: "9",
-};
+/** The spelled values' digit words, and `o` read as zero. */
+const DIGIT_WORDS: Readonly<Record<string, string>> = { ...SPELLED_DIGIT_WORDS, o: "0" };
 
 /** A run of seven or more digits read out in words (or digits), split by spaces, commas or dashes. */
 const SPELLED = /\b(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|\d)(?:[\s,\-]+|(?=[.!?;:)]|$))){7,}/gi;

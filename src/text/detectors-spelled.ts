@@ -22,7 +22,8 @@ import { skeletonOfNormalized } from "./normalize.js";
  * their confusables skeleton, so a Cyrillic `а` does not hide `alpha`.
  */
 
-const DIGIT_WORDS: Readonly<Record<string, string>> = {
+/** Digit words, each the digit it reads as (the number detectors read a phone number out with them too). */
+export const DIGIT_WORDS: Readonly<Record<string, string>> = {
   zero: "0",
   oh: "0",
   nought: "0",
