@@ -366,8 +366,8 @@ export interface KeptWords {
 
 /** Placeholders put in by earlier stages (`<value>`, `<email>`): not words. */
 const PLACEHOLDER = /<[a-z_]{1,20}>/y;
-/** A word: letters, marks, digits and underscores, with an optional contraction (`don't`). */
-const WORD = /[\p{L}\p{M}\p{N}_]+(?:['’][\p{L}]{1,2})?/uy;
+/** A word: letters, marks, digits and underscores, with an optional contraction (`don't`, not the `O'Br` of `O'Brien`). */
+const WORD = /[\p{L}\p{M}\p{N}_]+(?:['’][\p{L}]{1,2}(?![\p{L}\p{M}]))?/uy;
 
 /** One run of word characters in a line, and its verdict. */
 export interface WordRun {
@@ -376,10 +376,13 @@ export interface WordRun {
   verdict: WordVerdict;
 }
 
-/** Joins the pieces of a compound word: `Whit-field`, `Whit/field`. */
-const COMPOUND_JOINER = /[-‐/]/u;
-/** A letter piece of a compound (no digits: `ORD-12345` and `COVID-19` are shapes, not names). */
-const LETTER_PIECE = /\p{L}[\p{L}\p{M}]*/uy;
+/** Joins the pieces of a compound word: `Whit-field`, `Whit–field`, `Whit/field`, `Whit.field`, `Rose&Baker`. */
+const COMPOUND_JOINER = /[-‐‑‒–—/.+&]/u;
+/**
+ * A letter piece of a compound, two letters or more: no digits (`ORD-12345` and `COVID-19` are
+ * shapes, not names), no single letters (`E-mail`, `R&D` and `U.S.` are read as ever).
+ */
+const LETTER_PIECE = /\p{L}[\p{L}\p{M}]+/uy;
 
 /**
  * The word at `start..end` and the letter pieces joined to it by `-` or `/` with no space, when one
@@ -398,7 +401,7 @@ function nameCompound(line: string, start: number, end: number): { parts: string
     parts.push(piece[0]);
     at = at + 1 + piece[0].length;
   }
-  if (parts.length < 2 || !parts.every((p) => /^[\p{L}\p{M}]+$/u.test(p))) return undefined;
+  if (parts.length < 2 || !parts.every((p) => /^\p{L}[\p{L}\p{M}]+$/u.test(p))) return undefined;
   // Followed by more word characters: not a clean compound, left to the word-by-word reading.
   if (/[\p{L}\p{M}\p{N}_]/u.test(line.charAt(at))) return undefined;
   return parts.some((p) => /^\p{Lu}/u.test(p)) ? { parts, end: at } : undefined;
@@ -419,8 +422,10 @@ function runVerdict(run: string, allowed: AllowedWords): WordVerdict {
   const whole = allowed.verdict(base);
   if (whole !== "unknown") return whole;
   if (!/[_\p{N}]/u.test(base) && !/\p{Ll}\p{Lu}/u.test(base)) return whole;
-  // A capitalized word run together from common words (`RoseBaker`) is a name, not an identifier.
+  // A capitalized word run together from common words (`RoseBaker`), or joined by underscores
+  // (`Rose_Baker`), is a name, not an identifier; `ORDER_ID` and `order_id` are read by parts.
   if (!/[_\p{N}]/u.test(base) && /^\p{Lu}/u.test(base)) return whole;
+  if (!/\p{N}/u.test(base) && /(?:^|_)\p{Lu}\p{Ll}/u.test(base)) return whole;
   const parts = splitWords(base);
   if (parts.length <= 1) return whole;
   let out: WordVerdict = "allowed";

@@ -29,7 +29,19 @@ describe("keepFreeText", () => {
 
   it("a name split into common words by '-' or '/', or run together, is one word: tokened whole unless released", () => {
     // Common pieces, capitalized: a name however it is cut (`Whit-field`, `Rose/Baker`, `RoseBaker`).
-    const names = ["Whit-field", "Rose/Baker", "Sun-Flower-Field", "RoseBaker", "Mar‐garet"];
+    const names = [
+      "Whit-field",
+      "Rose/Baker",
+      "Sun-Flower-Field",
+      "RoseBaker",
+      "Rose_Baker",
+      "Mar‐garet",
+      "Whit–field",
+      "Whit.field",
+      "Rose&Baker",
+      "WHIT-FIELD",
+      "whit-Field",
+    ];
     for (const name of names) {
       const kept = keepFreeText(`Please write to ${name} today`, ALLOWED, KEY, never);
       expect(kept.text).toBe(`Please write to ${wordToken(wordHash(name, KEY))} today`);
@@ -41,8 +53,14 @@ describe("keepFreeText", () => {
       );
     }
     // Lower-case compounds and one allowed word written joined are words, as ever; shapes stay shapes.
-    const plain = "a follow-up and/or read/write check, E-mail ORD-##### and COVID-##, lookup_order";
+    const plain = "a follow-up and/or read/write check, E-mail R&D U.S. ORD-##### and COVID-##, ORDER_ID lookup_order";
     expect(keepFreeText(plain, ALLOWED, KEY, never).text).toBe(plain);
+  });
+
+  it("a contraction ends a word; an apostrophe inside a name does not keep its first letters", () => {
+    expect(keepFreeText("we didn't, they'll, O'Brien", ALLOWED, KEY, never).text).toBe(
+      `we didn't, they'll, O'${wordToken(wordHash("Brien", KEY))}`,
+    );
   });
 
   it("keeps a released word in the clear", () => {
