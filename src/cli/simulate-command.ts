@@ -242,7 +242,8 @@ function simulateIndexOptions(
   wordings: boolean | undefined,
   textCache: number,
 ): SimulateOptions["index"] {
-  const preset = routingPreset(name, { textCache });
+  // The encoder on its own core, encoding the requests the replay announces ahead of it.
+  const preset = routingPreset(name, { textCache, encoderWorker: true });
   const withWordings = wordings === undefined ? {} : { wordings: { ...preset.wordings, enabled: wordings } };
   if (center === undefined)
     return name === "lexical" && wordings === undefined ? undefined : { ...preset, ...withWordings };

@@ -17,6 +17,7 @@ import { abstainExamples } from "./abstain-model.js";
 import { figuresByKind, fitDecisions, type KindFigures, modelFigures, type RoutedEval } from "./simulate-abstain.js";
 import { hitAtK, mean, ndcgAtK, type NoToolFigures, noToolFigures } from "./metrics.js";
 import { seededRandom } from "../internal.js";
+import type { Prefetching } from "../routing/blended-embeddings.js";
 import { bucketFigures, type BucketFigures, popularityBuckets } from "./simulate-buckets.js";
 
 /** A tool as the simulation reads it (the MetaTool `tools.jsonl` format). */
@@ -177,9 +178,6 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     exampleObjective: options.exampleObjective,
   });
 
-  const beforeRoutes = await routeAll(index, options.eval, k);
-  const beforeRanks = beforeRoutes.map((r) => r.tools);
-  const abstain = { maxSamples: options.traffic.length, ...options.abstain };
   const replayed = options.traffic.map((r) => {
     const servedBy = r.expect.find((t) => known.has(t));
     return {
@@ -188,9 +186,19 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       calls: servedBy ? [{ tool: servedBy, outcome: "success" as const }] : [],
     };
   });
+  const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
+  // Embeddings that encode ahead (the sentence encoder on its own core) get the requests in the
+  // order they are routed first: the eval requests, the traffic for the "no tool" fit, the replay.
+  (options.index?.embeddings as Partial<Prefetching> | undefined)?.prefetch?.([
+    ...options.eval.map((c) => c.query),
+    ...replayed.map((r) => r.request),
+    ...traffic.map((r) => r.query),
+  ]);
+  const beforeRoutes = await routeAll(index, options.eval, k);
+  const beforeRanks = beforeRoutes.map((r) => r.tools);
+  const abstain = { maxSamples: options.traffic.length, ...options.abstain };
   const decisionsBefore = fitDecisions(await abstainExamples(index, PARTITION, replayed, abstain), abstain);
   const lessons = { examplesAdded: 0, notForAdded: 0, withdrawn: 0 };
-  const traffic = options.shuffleSeed === undefined ? options.traffic : shuffled(options.traffic, options.shuffleSeed);
   const slices = split(traffic, cycles);
   let seq = 0;
   // Requests are stored as the recorder stores them: each its own thread and caller (MetaTool's

@@ -180,4 +180,14 @@ export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbe
   async embedQuery(document: string): Promise<number[]> {
     return this.blend(await Promise.all(this.parts.map((p) => p.embeddings.embedQuery(document))));
   }
+
+  /** Passes texts soon to be embedded to the parts that can encode ahead (`SentenceEncoderEmbeddings.prefetch`). */
+  prefetch(texts: readonly string[]): void {
+    for (const { embeddings } of this.parts) (embeddings as Partial<Prefetching>).prefetch?.(texts);
+  }
+}
+
+/** Embeddings that can be told what they will be asked next, to encode it ahead. */
+export interface Prefetching {
+  prefetch(texts: readonly string[]): void;
 }

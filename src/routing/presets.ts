@@ -51,12 +51,23 @@ export interface RoutingPresetOptions {
    * @default 10000 (DEFAULT_SENTENCE_ENCODER.cacheSize)
    */
   textCache?: number;
+  /**
+   * `use` only: run the sentence encoder in a worker thread (the encoder's `worker`), so that the
+   * texts a replay announces are encoded on another core while it routes (`simulate`).
+   * @default false
+   */
+  encoderWorker?: boolean;
 }
 
 /** The index options of a named preset. */
 export function routingPreset(name: RoutingPresetName, options: RoutingPresetOptions = {}): RoutingPreset {
   if (name === "use")
-    return sentenceEncoderRouting(options.textCache === undefined ? {} : { encoder: { cacheSize: options.textCache } });
+    return sentenceEncoderRouting({
+      encoder: {
+        ...(options.textCache === undefined ? {} : { cacheSize: options.textCache }),
+        ...(options.encoderWorker === undefined ? {} : { worker: options.encoderWorker }),
+      },
+    });
   if (name === "word-vectors") return wordVectorRouting();
   return {};
 }

@@ -43,6 +43,14 @@ export interface SentenceEncoderEmbeddingsOptions {
    * @default 10000
    */
   cacheSize?: number;
+  /**
+   * Run the bundled model in a worker thread (its own core), so that texts given to
+   * {@link SentenceEncoderEmbeddings.prefetch} are encoded while the caller's thread routes:
+   * `simulate` knows every request it will route. Each call to the model is the same as without
+   * it (the same texts together), so are the vectors. Ignored when `load` is given.
+   * @default false
+   */
+  worker?: boolean;
 }
 
 /** The defaults of {@link SentenceEncoderEmbeddingsOptions}. */
@@ -50,6 +58,7 @@ export const DEFAULT_SENTENCE_ENCODER: Readonly<Required<SentenceEncoderEmbeddin
   load: () => loadSentenceEncoder(),
   batchSize: 64,
   cacheSize: 10_000,
+  worker: false,
 });
 
 /** The optional packages, in the order they are loaded. */
@@ -108,6 +117,79 @@ export const loadSentenceEncoder: () => Promise<SentenceEncoderModel> = lazy(asy
 });
 
 /**
+ * The worker thread's code: loads the bundled model from the modules the main thread resolved and
+ * answers each request (`{ id, texts }`) in the order received, one at a time.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const ready = (async () => {
+  await import(workerData.modules[0]);
+  const { initModel } = await import(workerData.modules[1]);
+  const { modelSource } = await import(workerData.modules[2]);
+  return initModel(modelSource);
+})();
+let chain = ready.then(() => undefined, () => undefined);
+parentPort.on("message", ({ id, texts }) => {
+  chain = chain.then(async () => {
+    try {
+      const vectors = await (await ready).embed(texts);
+      parentPort.postMessage({ id, vectors: vectors.map((v) => Float32Array.from(v)) });
+    } catch (e) {
+      parentPort.postMessage({ id, error: String((e && e.message) || e) });
+    }
+  });
+});
+`;
+
+/**
+ * {@link loadSentenceEncoder} in a worker thread, started once per process: the same model and
+ * the same calls, on another core. The worker keeps the process alive only while a call is
+ * pending. A failure to start or load is a {@link SentenceEncoderUnavailable} at the first call.
+ */
+export const loadSentenceEncoderWorker: () => Promise<SentenceEncoderModel> = lazy(async () => {
+  const modules = SENTENCE_ENCODER_PACKAGES.map((name) => {
+    try {
+      return import.meta.resolve(name);
+    } catch (cause) {
+      throw new SentenceEncoderUnavailable(
+        `The sentence encoder needs the optional package "${name}", which could not be found (${errorMessage(cause)}).`,
+        { cause, context: { packageName: name } },
+      );
+    }
+  });
+  const { Worker } = await import("node:worker_threads");
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { modules } });
+  worker.unref();
+  const waiting = new Map<number, { resolve: (v: number[][]) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  const fail = (message: string) => {
+    for (const w of waiting.values())
+      w.reject(new SentenceEncoderUnavailable(`The sentence-encoder worker failed: ${message}.`));
+    waiting.clear();
+    worker.unref();
+  };
+  worker.on("message", (m: { id: number; vectors?: Float32Array[]; error?: string }) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (waiting.size === 0) worker.unref();
+    if (m.error !== undefined) w.reject(new SentenceEncoderUnavailable(`The sentence encoder failed: ${m.error}.`));
+    else w.resolve(m.vectors!.map((v) => Array.from(v)));
+  });
+  worker.on("error", (e) => fail(errorMessage(e)));
+  worker.on("exit", (code) => fail(`exited with code ${code}`));
+  return {
+    embed: (texts: string[]) =>
+      new Promise<number[][]>((resolve, reject) => {
+        const id = next++;
+        if (waiting.size === 0) worker.ref();
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ id, texts });
+      }),
+  };
+});
+
+/**
  * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It
  * knows that "film" is near "movie" and "cheap flight" near "inexpensive airfare", which lexical
  * embeddings cannot; it costs tens of ms of CPU a request against well under 1 ms (docs/benchmarks.md).
@@ -122,12 +204,61 @@ export class SentenceEncoderEmbeddings extends Embeddings {
   private readonly cacheSize: number;
   /** Text → vector, oldest first (a Map keeps insertion order). */
   private readonly cache = new Map<string, Float32Array>();
+  /** Texts {@link prefetch} was given, not yet sent to the model, first needed first. */
+  private readonly queued: string[] = [];
+  /** Prefetched texts the model is encoding now. */
+  private readonly inflight = new Map<string, Promise<Float32Array | undefined>>();
 
   constructor(options: SentenceEncoderEmbeddingsOptions = {}) {
     super({});
-    this.load = options.load ?? DEFAULT_SENTENCE_ENCODER.load;
+    this.load =
+      options.load ??
+      ((options.worker ?? DEFAULT_SENTENCE_ENCODER.worker) ? loadSentenceEncoderWorker : DEFAULT_SENTENCE_ENCODER.load);
     this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SENTENCE_ENCODER.batchSize));
     this.cacheSize = Math.max(0, Math.floor(options.cacheSize ?? DEFAULT_SENTENCE_ENCODER.cacheSize));
+  }
+
+  /**
+   * Encode these texts in the background, in this order, each on its own (as
+   * {@link embedQuery} encodes it), into the cache: with the `worker` option they are encoded on
+   * another core while this thread goes on, one at a time, so a text asked for meanwhile waits
+   * for one text at most. Texts already kept or queued are skipped; nothing is prefetched past
+   * the cache's size.
+   */
+  prefetch(texts: readonly string[]): void {
+    const seen = new Set(this.queued);
+    for (const text of texts) {
+      const t = text.trim() === "" ? " " : text;
+      if (this.cache.size + this.inflight.size + seen.size >= this.cacheSize) break;
+      if (seen.has(t) || this.cache.has(t) || this.inflight.has(t)) continue;
+      seen.add(t);
+      this.queued.push(t);
+    }
+    if (this.inflight.size === 0) this.pump();
+  }
+
+  /** Sends the next queued text to the model (one in flight at a time). */
+  private pump(): void {
+    let text = this.queued.shift();
+    while (text !== undefined && this.cache.has(text)) text = this.queued.shift();
+    if (text === undefined) return;
+    const t = text;
+    const done = this.load()
+      .then((model) => model.embed([t]))
+      .then(
+        (vectors) => {
+          const vector = Float32Array.from(vectors[0]);
+          this.remember(t, vector);
+          return vector;
+        },
+        // A failed prefetch is no answer: the text is encoded again when asked for.
+        () => undefined,
+      )
+      .finally(() => {
+        this.inflight.delete(t);
+        this.pump();
+      });
+    this.inflight.set(t, done);
   }
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
@@ -136,7 +267,7 @@ export class SentenceEncoderEmbeddings extends Embeddings {
     const texts = documents.map((d) => (d.trim() === "" ? " " : d));
     const known = new Map<string, number[]>();
     for (const t of texts) {
-      const hit = this.cache.get(t);
+      const hit = this.cache.get(t) ?? (await this.inflight.get(t));
       if (hit !== undefined) known.set(t, Array.from(hit));
     }
     const missing = [...new Set(texts.filter((t) => !known.has(t)))];

@@ -84,6 +84,36 @@ describe("SentenceEncoderEmbeddings", () => {
   });
 });
 
+describe("SentenceEncoderEmbeddings.prefetch", () => {
+  it("encodes announced texts one by one, ahead, in order; a text asked for meanwhile is not encoded twice", async () => {
+    const model = fakeEncoder();
+    const e = new SentenceEncoderEmbeddings({ load: async () => model, batchSize: 8 });
+    e.prefetch(["film", "cash", "film", "  ", "parcel"]);
+    // Asked while "film" is in flight, "cash" queued: each its own call, as embedQuery makes it.
+    const [film] = await e.embedDocuments(["film"]);
+    expect(film).toEqual(await new SentenceEncoderEmbeddings({ load: async () => fakeEncoder() }).embedQuery("film"));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(model.texts).toEqual([["film"], ["cash"], [" "], ["parcel"]]);
+    // All kept: nothing more is asked of the model, and a text kept is not prefetched again.
+    await e.embedDocuments(["cash", "parcel", "film"]);
+    e.prefetch(["cash", "movie"]);
+    await e.embedQuery("movie");
+    expect(model.texts.slice(4)).toEqual([["movie"]]);
+  });
+
+  it("prefetches nothing past its cache, and the blend passes the texts to its encoder part", async () => {
+    const model = fakeEncoder();
+    const none = new SentenceEncoderEmbeddings({ load: async () => model, cacheSize: 0 });
+    none.prefetch(["film"]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(model.texts).toEqual([]);
+    const blended = sentenceEncoderRouting({ encoder: { load: async () => model } }).embeddings;
+    blended.prefetch(["cash"]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(model.texts).toEqual([["cash"]]);
+  });
+});
+
 describe("sentenceEncoderRouting (the lexical + sentence encoder preset)", () => {
   it("is a half and half blend with an unfitted lexical part, examples embedded one by one", () => {
     const preset = sentenceEncoderRouting({ encoder: { load: async () => fakeEncoder() } });
@@ -180,6 +210,19 @@ describe("the bundled Universal Sentence Encoder (optional dev dependency)", () 
       Math.sqrt(a.reduce((s, x) => s + x * x, 0) * b.reduce((s, x) => s + x * x, 0));
     expect(cos(film, movie)).toBeGreaterThan(cos(film, refund) + 0.1);
     expect(calls).toEqual([]);
+  }, 120_000);
+});
+
+describe("the bundled encoder in a worker thread (the encoder's worker option)", () => {
+  it("gives the vectors the same calls give in this thread, and lets the process exit when idle", async () => {
+    const texts = ["recommend a good film to watch tonight", "suggest a movie for this evening", "refund me"];
+    const here = new SentenceEncoderEmbeddings({ cacheSize: 0 });
+    const there = new SentenceEncoderEmbeddings({ cacheSize: 0, worker: true });
+    expect(await there.embedDocuments(texts)).toEqual(await here.embedDocuments(texts));
+    expect(await there.embedQuery(texts[1])).toEqual(await here.embedQuery(texts[1]));
+    const ahead = new SentenceEncoderEmbeddings({ worker: true });
+    ahead.prefetch(texts);
+    expect(await ahead.embedQuery(texts[2])).toEqual(await here.embedQuery(texts[2]));
   }, 120_000);
 });
 
