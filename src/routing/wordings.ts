@@ -184,11 +184,11 @@ export function wordingKey(text: string): string {
  * is left out), duplicates once, at most `cap` a tool in spread order (newest first).
  * `containsValue` is the fingerprint check of the partition's recorded argument values (as the
  * review's vet uses it): a word it flags is never allowed, and a wording it flags is left out.
- * With `through` (the wordings gate), a tool's turns after its gate's id, or of a tool it does
- * not name, give no wording.
+ * With `through` (the wordings gate), a tool's turns after its gate's turn id, or of a tool it
+ * does not name, give no wording.
  */
 export function selectWordings(
-  turns: readonly Pick<TurnRecord, "requestId" | "threadId" | "request" | "servedBy">[],
+  turns: readonly Pick<TurnRecord, "id" | "requestId" | "threadId" | "request" | "servedBy">[],
   cards: readonly ToolCard[],
   cap: number,
   containsValue: (text: string) => boolean = () => false,
@@ -201,7 +201,7 @@ export function selectWordings(
     if (t.servedBy === undefined || !known.has(t.servedBy) || t.request.trim() === "") continue;
     if (corrected.has(t.requestId)) continue;
     // The review's gate: only turns its guard let routing learn from (`learn/review/guard.ts`).
-    if (through && !(t.requestId <= (through.get(t.servedBy) ?? ""))) continue;
+    if (through && !(t.id <= (through.get(t.servedBy) ?? ""))) continue;
     let list = byTool.get(t.servedBy);
     if (!list) byTool.set(t.servedBy, (list = []));
     list.push({ id: t.requestId, text: t.request, group: t.threadId ?? t.requestId });

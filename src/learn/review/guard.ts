@@ -6,12 +6,15 @@
  * per-tool check alone misses damage spread over many tools with one request each; this one
  * counts the slice as a whole.
  *
- * - The slice: each tool's newest served turns that routing has not learned from yet (a quarter of
- *   its turns, at least one), so traffic sorted by tool or arriving in bursts is tested for every
- *   tool, not only for the last few. The learned part stops before them: what is tested is never
- *   what was learned from.
+ * - The slice: each tool's newest served turns among those that arrived since the last guard ran
+ *   (a quarter of its turns, at least one), so traffic sorted by tool or arriving in bursts is
+ *   tested for every tool, not only for the last few. The learned part stops before them: what is
+ *   tested is never what was learned from. A turn held out once is let in by the next review (it
+ *   was tested as the held-out slice then, and other tools' new turns test it now), so a tool whose
+ *   traffic stopped, or that has one request, still learns.
  * - What is kept is stored as the partition's wordings gate (`ledger.wordingsGate`): per tool, the
- *   newest turn routing may take wordings from. Every index reads its wordings through it.
+ *   newest turn routing may take wordings from, by turn record id (ids sort by time; request ids
+ *   do not). Every index reads its wordings through it.
  * - When the whole fails, the tools whose new wordings pulled the lost requests are held back
  *   (round after round); a tool whose wordings take a request its near-duplicate served (another
  *   version of the same function, `near-duplicates.ts`) is held back whatever the totals say. What
@@ -25,6 +28,7 @@ import type { Ledger } from "../../ledger/ledger.js";
 import type { CallRecord, Revision, ToolCard, TurnRecord } from "../../ledger/schema.js";
 import type { ToolIndex } from "../../routing/tool-index.js";
 import { definedOnly, oneLine, spreadOrder } from "../../internal.js";
+import { idFloorAt } from "../../ledger/keys.js";
 import { withExamples } from "../card-examples.js";
 import { nearDuplicatesOf } from "../near-duplicates.js";
 
@@ -62,6 +66,8 @@ export const DEFAULT_GUARD: Readonly<Required<GuardOptions>> = Object.freeze({
 
 /** A held-out request: the tool that served it and its (stored, masked) text. */
 export interface SliceRequest {
+  /** The turn record's id. */
+  id: string;
   requestId: string;
   owner: string;
   request: string;
@@ -181,33 +187,36 @@ export interface Judgement {
 
 /**
  * The held-out slice and the candidate gate. For each registered tool with served turns in the
- * window (oldest first): the turns after its gate's id (all, with no gate) are new; its newest
- * `max(1, round(share × turns))` new ones are held out, and the candidate lets in the new ones
- * before them. A tool all of whose new turns are held out keeps its gate.
+ * window (by turn id, oldest first): the turns after its gate's id (all, with no gate) are new;
+ * of those that arrived since the last guard ran (ids from `arrivedFrom`; all, without it), the
+ * newest `max(1, round(share × turns))` are held out, and the candidate lets in every new one
+ * before them: a tool with nothing arrived lets in what the last guard held out.
  */
 export function heldOutSlice(
-  turns: readonly Pick<TurnRecord, "requestId" | "request" | "servedBy">[],
+  turns: readonly Pick<TurnRecord, "id" | "requestId" | "request" | "servedBy">[],
   tools: readonly string[],
   gate: ReadonlyMap<string, string>,
   options: Pick<Required<GuardOptions>, "share" | "maxSlice">,
+  arrivedFrom = "",
 ): HeldOut {
   const known = new Set(tools);
-  const byTool = new Map<string, { requestId: string; request: string }[]>();
+  const byTool = new Map<string, { id: string; requestId: string; request: string }[]>();
   for (const t of turns) {
     if (t.servedBy === undefined || !known.has(t.servedBy) || t.request.trim() === "") continue;
     let list = byTool.get(t.servedBy);
     if (!list) byTool.set(t.servedBy, (list = []));
-    list.push({ requestId: t.requestId, request: t.request });
+    list.push({ id: t.id, requestId: t.requestId, request: t.request });
   }
   const candidate = new Map(gate);
   const perTool: SliceRequest[][] = [];
   for (const [tool, list] of [...byTool].sort((a, b) => a[0].localeCompare(b[0]))) {
-    list.sort((a, b) => (a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0));
+    list.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const through = gate.get(tool) ?? "";
-    const fresh = list.filter((t) => t.requestId > through);
-    const hold = Math.min(fresh.length, Math.max(1, Math.round(options.share * list.length)));
+    const fresh = list.filter((t) => t.id > through);
+    const arrived = fresh.filter((t) => t.id >= arrivedFrom).length;
+    const hold = arrived === 0 ? 0 : Math.min(arrived, Math.max(1, Math.round(options.share * list.length)));
     const learn = fresh.length - hold;
-    if (learn > 0) candidate.set(tool, fresh[learn - 1].requestId);
+    if (learn > 0) candidate.set(tool, fresh[learn - 1].id);
     perTool.push(
       fresh
         .slice(learn)
@@ -368,7 +377,8 @@ export async function guardWordings(input: GuardInput): Promise<{ verdict: Guard
   const stored = await ledger.wordingsGate(partition);
   const gate = new Map(Object.entries(stored?.tools ?? {}));
   const tools = input.cards.map((c) => c.name);
-  const { slice, candidate } = heldOutSlice(input.turns, tools, gate, o);
+  const arrivedFrom = stored?.at !== undefined ? idFloorAt(stored.at) : "";
+  const { slice, candidate } = heldOutSlice(input.turns, tools, gate, o, arrivedFrom);
   const servedTools = new Set(input.turns.flatMap((t) => (t.servedBy === undefined ? [] : [t.servedBy])));
   const probes = cardProbes(input.cards, servedTools, o.maxSlice);
   const replayed: Replayed[] = [...slice, ...probes.map((p) => ({ ...p, probe: true }))];
@@ -445,7 +455,12 @@ export async function guardWordings(input: GuardInput): Promise<{ verdict: Guard
     verdict.refused = "no served request to hold out yet";
   }
   verdict.kept = [...changedFrom(kept)].sort();
-  await ledger.setWordingsGate(partition, { tools: Object.fromEntries(kept), verdict, at: Date.now() });
+  await ledger.setWordingsGate(partition, {
+    tools: Object.fromEntries(kept),
+    order: "turn-id",
+    verdict,
+    at: Date.now(),
+  });
   await index.refreshWordings(partition, records(kept));
   // The trials may have been announced before the gate was stored: announce what was kept.
   if (verdict.trials > 0) await ledger.announce({ partition, kind: "wordings" });

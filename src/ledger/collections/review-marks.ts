@@ -44,6 +44,11 @@ export class ReviewMarkRows {
 /** The wordings gate row: per tool, the newest turn record id routing may take its wordings from, and the last guard verdict. */
 export const WordingsGateSchema = z.object({
   tools: z.record(z.string(), z.string()),
+  /**
+   * What the gate's ids are: turn record ids, which sort by time. A gate without it (written
+   * before, with request ids, which do not) is read as a gate that lets nothing in yet.
+   */
+  order: z.literal("turn-id").optional(),
   /** The last review's verdict (JSON of the guard's verdict, for the operator). */
   verdict: z.unknown().optional(),
   at: z.number().optional(),
@@ -53,10 +58,19 @@ export type WordingsGate = z.infer<typeof WordingsGateSchema>;
 const GATE_LABEL = "gate";
 const GATE_KEY = "wordings";
 
-/** The wordings gate of a partition (null before its first guarded review; a corrupt row counts as none). */
+/**
+ * The wordings gate of a partition (null before its first guarded review; a corrupt row counts as
+ * none). A gate of request ids (before `order`) comes back with no tools: nothing let in until
+ * the next review's guard.
+ */
 export async function readWordingsGate(ctx: LedgerContext, partition: string): Promise<WordingsGate | null> {
   const item = await ctx.store.get(namespaceOf(ctx, partition, "reviews", GATE_LABEL), GATE_KEY);
-  return item ? parseItem(ctx, WordingsGateSchema, item) : null;
+  const gate = item ? parseItem(ctx, WordingsGateSchema, item) : null;
+  if (gate && gate.order !== "turn-id") {
+    const { at: _at, ...rest } = gate;
+    return { ...rest, tools: {}, order: "turn-id" };
+  }
+  return gate;
 }
 
 /** Write the wordings gate of a partition (last write wins). */

@@ -147,7 +147,27 @@ describe("the guard on the whole in a review", () => {
     expect(review.guard?.kept).toEqual(["travel_agent"]);
     // Seven of ten are learned from; the newest three (a quarter, rounded) were the slice.
     expect(index.wordingsOf(P, "travel_agent")).toHaveLength(7);
-    expect((await ledger.wordingsGate(P))?.tools["travel_agent"]).toBe("r0007");
+    // The gate holds the seventh turn's record id (turn ids sort by time; request ids need not).
+    const turns = await ledger.listTurns(P);
+    const seventh = turns.find((t) => t.requestId === "r0007")!;
+    expect((await ledger.wordingsGate(P))?.tools["travel_agent"]).toBe(seventh.id);
+  });
+
+  it("lets in, at the next review, what the last held out: judged then by the traffic that arrived since", async () => {
+    const { ledger, index, serve } = await world();
+    for (const request of POPULAR) await serve(request, "travel_agent");
+    await runReview({ ledger, index, proposer: new DeterministicProposer() }, { partition: P });
+    expect(index.wordingsOf(P, "travel_agent")).toHaveLength(7);
+    // Nothing new to hold out: no slice to judge by, so the gate stays where it was.
+    const idle = await runReview({ ledger, index, proposer: new DeterministicProposer() }, { partition: P });
+    expect(idle.guard?.refused).toBe("no served request to hold out yet");
+    expect(index.wordingsOf(P, "travel_agent")).toHaveLength(7);
+    // Other tools' requests arrive: they are the slice, and the popular tool's three held-out turns go in.
+    for (const [tool, request] of TAIL) await serve(request, tool);
+    const next = await runReview({ ledger, index, proposer: new DeterministicProposer() }, { partition: P });
+    expect(next.guard?.slice).toBeGreaterThan(0);
+    expect(next.guard?.kept).toContain("travel_agent");
+    expect(index.wordingsOf(P, "travel_agent")).toHaveLength(POPULAR.length);
   });
 
   it("is off with guard: false (every wording in, as before the guard)", async () => {

@@ -8,6 +8,7 @@ import { cardProbes, heldOutSlice, judgeSlice, type SliceRoute } from "../../../
  */
 
 const turn = (requestId: string, servedBy: string, request = `request ${requestId}`) => ({
+  id: requestId,
   requestId,
   servedBy,
   request,
@@ -39,6 +40,31 @@ describe("heldOutSlice", () => {
     const { slice, candidate } = heldOutSlice(turns, ["popular"], gate, { share: 0.25, maxSlice: 100 });
     expect(slice).toEqual([]);
     expect(candidate.get("popular")).toBe("a3");
+  });
+
+  it("orders by turn id, not request id, and lets in next time what it held out, when nothing new arrived", () => {
+    // Request ids are the model's or the client's (a uuid, a hash): they do not sort by time.
+    const turns = ["zz", "aa", "mm", "bb"].map((requestId, i) => ({ ...turn(`0${i}`, "tail_one"), requestId }));
+    const first = heldOutSlice(turns, ["tail_one"], new Map(), { share: 0.25, maxSlice: 100 });
+    expect(first.slice.map((s) => s.requestId)).toEqual(["bb"]);
+    expect(first.candidate.get("tail_one")).toBe("02");
+    // The next review, nothing arrived since (ids below `arrivedFrom`): the held-out turn is let in.
+    const next = heldOutSlice(turns, ["tail_one"], first.candidate, { share: 0.25, maxSlice: 100 }, "10");
+    expect(next.slice).toEqual([]);
+    expect(next.candidate.get("tail_one")).toBe("03");
+    // A one-request tool learns the review after its request arrived.
+    const one = [turn("05", "tail_two")];
+    expect(heldOutSlice(one, ["tail_two"], new Map(), { share: 0.25, maxSlice: 100 }).candidate.has("tail_two")).toBe(
+      false,
+    );
+    expect(
+      heldOutSlice(one, ["tail_two"], new Map(), { share: 0.25, maxSlice: 100 }, "10").candidate.get("tail_two"),
+    ).toBe("05");
+    // New turns arrived: the newest of them are held out, the one held out before is let in.
+    const more = [...turns, turn("11", "tail_one"), turn("12", "tail_one")];
+    const third = heldOutSlice(more, ["tail_one"], next.candidate, { share: 0.25, maxSlice: 100 }, "10");
+    expect(third.slice.map((s) => s.id)).toEqual(["12", "11"]);
+    expect(third.candidate.get("tail_one")).toBe("03");
   });
 
   it("leaves out turns of unregistered tools and caps the slice round-robin over the tools", () => {
