@@ -120,6 +120,12 @@ export function scoreWarnings(tools: number, k: number): string[] {
   return out;
 }
 
+/**
+ * Worker threads running the sentence encoder in `simulate --embeddings use`: while the replay
+ * waits for the first requests' vectors its own thread is idle, so two keep both cores busy.
+ */
+export const SIMULATE_ENCODER_WORKERS = 2;
+
 /** The `--json` output of `simulate`. */
 export interface SimulateJson extends SimulationReport {
   /** What the scores cannot say with these options (see {@link scoreWarnings}). */
@@ -242,8 +248,8 @@ function simulateIndexOptions(
   wordings: boolean | undefined,
   textCache: number,
 ): SimulateOptions["index"] {
-  // The encoder on its own core, encoding the requests the replay announces ahead of it.
-  const preset = routingPreset(name, { textCache, encoderWorker: true });
+  // The encoder on the other cores, encoding the requests the replay announces ahead of it.
+  const preset = routingPreset(name, { textCache, encoderWorkers: SIMULATE_ENCODER_WORKERS });
   const withWordings = wordings === undefined ? {} : { wordings: { ...preset.wordings, enabled: wordings } };
   if (center === undefined)
     return name === "lexical" && wordings === undefined ? undefined : { ...preset, ...withWordings };

@@ -52,11 +52,11 @@ export interface RoutingPresetOptions {
    */
   textCache?: number;
   /**
-   * `use` only: run the sentence encoder in a worker thread (the encoder's `worker`), so that the
-   * texts a replay announces are encoded on another core while it routes (`simulate`).
-   * @default false
+   * `use` only: worker threads running the sentence encoder (the encoder's `workers`), so that the
+   * texts a replay announces are encoded on other cores while it routes (`simulate`).
+   * @default 0 (in the caller's thread)
    */
-  encoderWorker?: boolean;
+  encoderWorkers?: number;
 }
 
 /** The index options of a named preset. */
@@ -65,7 +65,7 @@ export function routingPreset(name: RoutingPresetName, options: RoutingPresetOpt
     return sentenceEncoderRouting({
       encoder: {
         ...(options.textCache === undefined ? {} : { cacheSize: options.textCache }),
-        ...(options.encoderWorker === undefined ? {} : { worker: options.encoderWorker }),
+        ...(options.encoderWorkers === undefined ? {} : { workers: options.encoderWorkers }),
       },
     });
   if (name === "word-vectors") return wordVectorRouting();

@@ -9,7 +9,7 @@
  * {@link sentenceEncoderRouting} is the preset the index takes: lexical + sentence encoder,
  * examples embedded one by one.
  */
-import { lazy } from "../memo.js";
+import { lazy, PureMemo } from "../memo.js";
 import { Embeddings } from "@langchain/core/embeddings";
 import { SentenceEncoderUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
@@ -44,13 +44,14 @@ export interface SentenceEncoderEmbeddingsOptions {
    */
   cacheSize?: number;
   /**
-   * Run the bundled model in a worker thread (its own core), so that texts given to
-   * {@link SentenceEncoderEmbeddings.prefetch} are encoded while the caller's thread routes:
-   * `simulate` knows every request it will route. Each call to the model is the same as without
-   * it (the same texts together), so are the vectors. Ignored when `load` is given.
-   * @default false
+   * Worker threads running the bundled model (each its own core and copy of the model), so that
+   * texts given to {@link SentenceEncoderEmbeddings.prefetch} are encoded, this many at a time,
+   * while the caller's thread routes: `simulate` knows every request it will route. Each call to
+   * the model is the same as without them (the same texts together), so are the vectors. 0 runs
+   * the model in this thread. Ignored when `load` is given.
+   * @default 0
    */
-  worker?: boolean;
+  workers?: number;
 }
 
 /** The defaults of {@link SentenceEncoderEmbeddingsOptions}. */
@@ -58,7 +59,7 @@ export const DEFAULT_SENTENCE_ENCODER: Readonly<Required<SentenceEncoderEmbeddin
   load: () => loadSentenceEncoder(),
   batchSize: 64,
   cacheSize: 10_000,
-  worker: false,
+  workers: 0,
 });
 
 /** The optional packages, in the order they are loaded. */
@@ -141,53 +142,81 @@ parentPort.on("message", ({ id, texts }) => {
 });
 `;
 
-/**
- * {@link loadSentenceEncoder} in a worker thread, started once per process: the same model and
- * the same calls, on another core. The worker keeps the process alive only while a call is
- * pending. A failure to start or load is a {@link SentenceEncoderUnavailable} at the first call.
- */
-export const loadSentenceEncoderWorker: () => Promise<SentenceEncoderModel> = lazy(async () => {
-  const modules = SENTENCE_ENCODER_PACKAGES.map((name) => {
-    try {
-      return import.meta.resolve(name);
-    } catch (cause) {
-      throw new SentenceEncoderUnavailable(
-        `The sentence encoder needs the optional package "${name}", which could not be found (${errorMessage(cause)}).`,
-        { cause, context: { packageName: name } },
-      );
-    }
-  });
+/** One worker thread running the bundled model, and the calls it has not answered yet. */
+interface EncoderThread {
+  pending: number;
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+/** A worker thread running {@link WORKER_SOURCE}; it keeps the process alive only while a call is pending. */
+async function startThread(modules: readonly string[]): Promise<EncoderThread> {
   const { Worker } = await import("node:worker_threads");
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { modules } });
   worker.unref();
   const waiting = new Map<number, { resolve: (v: number[][]) => void; reject: (e: Error) => void }>();
   let next = 0;
+  const thread: EncoderThread = {
+    pending: 0,
+    embed: (texts) =>
+      new Promise<number[][]>((resolve, reject) => {
+        const id = next++;
+        if (waiting.size === 0) worker.ref();
+        waiting.set(id, { resolve, reject });
+        thread.pending = waiting.size;
+        worker.postMessage({ id, texts });
+      }),
+  };
   const fail = (message: string) => {
     for (const w of waiting.values())
       w.reject(new SentenceEncoderUnavailable(`The sentence-encoder worker failed: ${message}.`));
     waiting.clear();
+    thread.pending = 0;
     worker.unref();
   };
   worker.on("message", (m: { id: number; vectors?: Float32Array[]; error?: string }) => {
     const w = waiting.get(m.id);
     if (!w) return;
     waiting.delete(m.id);
+    thread.pending = waiting.size;
     if (waiting.size === 0) worker.unref();
     if (m.error !== undefined) w.reject(new SentenceEncoderUnavailable(`The sentence encoder failed: ${m.error}.`));
     else w.resolve(m.vectors!.map((v) => Array.from(v)));
   });
   worker.on("error", (e) => fail(errorMessage(e)));
   worker.on("exit", (code) => fail(`exited with code ${code}`));
-  return {
-    embed: (texts: string[]) =>
-      new Promise<number[][]>((resolve, reject) => {
-        const id = next++;
-        if (waiting.size === 0) worker.ref();
-        waiting.set(id, { resolve, reject });
-        worker.postMessage({ id, texts });
-      }),
-  };
-});
+  return thread;
+}
+
+/** Pools of worker threads by their size, started once per process (a pool that failed to start is forgotten). */
+const POOLS = new PureMemo<number, Promise<SentenceEncoderModel>>(8);
+
+/**
+ * {@link loadSentenceEncoder} in `threads` worker threads, started once per process for each
+ * size: the same model and the same calls, on other cores; a call goes to the thread with the
+ * fewest calls pending. A failure to start or load is a {@link SentenceEncoderUnavailable} at the
+ * first call.
+ */
+export function loadSentenceEncoderWorkers(threads: number): Promise<SentenceEncoderModel> {
+  const size = Math.max(1, Math.floor(threads));
+  const pool = POOLS.get(size, async () => {
+    const modules = SENTENCE_ENCODER_PACKAGES.map((name) => {
+      try {
+        return import.meta.resolve(name);
+      } catch (cause) {
+        throw new SentenceEncoderUnavailable(
+          `The sentence encoder needs the optional package "${name}", which could not be found (${errorMessage(cause)}).`,
+          { cause, context: { packageName: name } },
+        );
+      }
+    });
+    const all = await Promise.all(Array.from({ length: size }, () => startThread(modules)));
+    return {
+      embed: (texts: string[]) => all.reduce((a, b) => (b.pending < a.pending ? b : a)).embed(texts),
+    };
+  });
+  pool.catch(() => POOLS.forget(size));
+  return pool;
+}
 
 /**
  * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It
@@ -208,20 +237,23 @@ export class SentenceEncoderEmbeddings extends Embeddings {
   private readonly queued: string[] = [];
   /** Prefetched texts the model is encoding now. */
   private readonly inflight = new Map<string, Promise<Float32Array | undefined>>();
+  /** Prefetched texts sent to the model at a time (one per worker thread). */
+  private readonly parallel: number;
 
   constructor(options: SentenceEncoderEmbeddingsOptions = {}) {
     super({});
+    const workers = Math.max(0, Math.floor(options.workers ?? DEFAULT_SENTENCE_ENCODER.workers));
     this.load =
-      options.load ??
-      ((options.worker ?? DEFAULT_SENTENCE_ENCODER.worker) ? loadSentenceEncoderWorker : DEFAULT_SENTENCE_ENCODER.load);
+      options.load ?? (workers > 0 ? () => loadSentenceEncoderWorkers(workers) : DEFAULT_SENTENCE_ENCODER.load);
+    this.parallel = Math.max(1, workers);
     this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SENTENCE_ENCODER.batchSize));
     this.cacheSize = Math.max(0, Math.floor(options.cacheSize ?? DEFAULT_SENTENCE_ENCODER.cacheSize));
   }
 
   /**
    * Encode these texts in the background, in this order, each on its own (as
-   * {@link embedQuery} encodes it), into the cache: with the `worker` option they are encoded on
-   * another core while this thread goes on, one at a time, so a text asked for meanwhile waits
+   * {@link embedQuery} encodes it), into the cache: with `workers` they are encoded on other
+   * cores while this thread goes on, one a worker at a time, so a text asked for meanwhile waits
    * for one text at most. Texts already kept or queued are skipped; nothing is prefetched past
    * the cache's size.
    */
@@ -234,10 +266,10 @@ export class SentenceEncoderEmbeddings extends Embeddings {
       seen.add(t);
       this.queued.push(t);
     }
-    if (this.inflight.size === 0) this.pump();
+    while (this.inflight.size < this.parallel && this.queued.length > 0) this.pump();
   }
 
-  /** Sends the next queued text to the model (one in flight at a time). */
+  /** Sends the next queued text to the model (one a worker thread in flight at a time). */
   private pump(): void {
     let text = this.queued.shift();
     while (text !== undefined && this.cache.has(text)) text = this.queued.shift();

@@ -213,14 +213,14 @@ describe("the bundled Universal Sentence Encoder (optional dev dependency)", () 
   }, 120_000);
 });
 
-describe("the bundled encoder in a worker thread (the encoder's worker option)", () => {
+describe("the bundled encoder in worker threads (the encoder's workers option)", () => {
   it("gives the vectors the same calls give in this thread, and lets the process exit when idle", async () => {
     const texts = ["recommend a good film to watch tonight", "suggest a movie for this evening", "refund me"];
     const here = new SentenceEncoderEmbeddings({ cacheSize: 0 });
-    const there = new SentenceEncoderEmbeddings({ cacheSize: 0, worker: true });
+    const there = new SentenceEncoderEmbeddings({ cacheSize: 0, workers: 2 });
     expect(await there.embedDocuments(texts)).toEqual(await here.embedDocuments(texts));
     expect(await there.embedQuery(texts[1])).toEqual(await here.embedQuery(texts[1]));
-    const ahead = new SentenceEncoderEmbeddings({ worker: true });
+    const ahead = new SentenceEncoderEmbeddings({ workers: 1 });
     ahead.prefetch(texts);
     expect(await ahead.embedQuery(texts[2])).toEqual(await here.embedQuery(texts[2]));
   }, 120_000);
