@@ -10,7 +10,7 @@ import type { RoutingVector } from "./card-vectors.js";
 import { routingTexts } from "./routing-text.js";
 import { wordingPartition } from "./tool-index-ids.js";
 import { WORDING_HITS } from "./tool-index-wordings.js";
-import { isSparse } from "./sparse-vector.js";
+import { isSparse, sparseOf, type SparseVector } from "./sparse-vector.js";
 import {
   type ClassifierSample,
   classifierTerms,
@@ -44,7 +44,7 @@ export interface ScoringHost {
 /** What is fitted from a partition's wordings, once per change: the backgrounds and the classifier. */
 export interface WordingModel {
   backgrounds: WordingBackgrounds;
-  /** Absent with fewer than two tools with wordings, with the classifier off, or with dense vectors. */
+  /** Absent with fewer than two tools with wordings or with the classifier off. */
   classifier?: WordingClassifier;
 }
 
@@ -104,9 +104,9 @@ export async function calibratedWordingTerms(
   const evidence = await evidenceOf(host, state, vector, options.best);
   const counts = new Map([...state.wordings].map(([tool, kept]) => [tool, kept.size]));
   const terms = calibratedTerms(cards, evidence, counts, model.backgrounds, options);
-  if (model.classifier && isSparse(vector)) {
+  if (model.classifier) {
     const spread = scoreSpread(cards, terms);
-    const taken = classifierTerms(classifierZ(model.classifier, vector), counts, spread, options);
+    const taken = classifierTerms(classifierZ(model.classifier, sparse(vector)), counts, spread, options);
     for (const [tool, t] of taken) terms.set(tool, (terms.get(tool) ?? 0) + t);
   }
   const raise = confidenceRaise(evidence, options.confidence);
@@ -154,7 +154,15 @@ export async function wordingModelOf(
   return model;
 }
 
-/** The classifier over every stored wording (tools and texts sorted); none when the vectors are dense. */
+/**
+ * A routing vector as the classifier reads it: its nonzero entries (a dense vector, such as the
+ * sentence-encoder blend's, is mostly the lexical part's zeros and its encoder's few hundred).
+ */
+function sparse(vector: RoutingVector): SparseVector {
+  return isSparse(vector) ? vector : sparseOf(vector);
+}
+
+/** The classifier over every stored wording (tools and texts sorted), on sparse and dense vectors alike. */
 async function classifierOf(
   host: ScoringHost,
   wordings: ReadonlyMap<string, ReadonlyMap<string, string>>,
@@ -168,8 +176,7 @@ async function classifierOf(
   const samples: ClassifierSample[] = [];
   for (let i = 0; i < texts.length; i++) {
     const vector = vectors[i];
-    if (!isSparse(vector)) return undefined;
-    samples.push({ tool: texts[i].tool, vector });
+    samples.push({ tool: texts[i].tool, vector: sparse(vector) });
   }
   return fitWordingClassifier(samples);
 }
