@@ -8,6 +8,8 @@ import { InvalidInput } from "../errors.js";
 import { norm } from "../internal.js";
 import { addToMean, centered } from "./card-vectors.js";
 import { LexicalEmbeddings } from "./lexical-embeddings.js";
+import { isSparse, type SparseVector } from "./sparse-vector.js";
+import { ownLexical } from "./tool-index-ids.js";
 
 /** One part of a blend. */
 export interface BlendPart {
@@ -99,6 +101,30 @@ function minusMean(v: number[], mean: readonly number[]): number[] {
   return mean.length !== v.length || norm(v) === 0 ? v : centered(v, mean, 1);
 }
 
+/**
+ * The parts' vectors (sparse or dense), each at unit length times its scale, concatenated, by
+ * their nonzero entries: {@link scaleInto}'s numbers, summed in the same order.
+ */
+function blendSparse(parts: readonly (readonly [SparseVector | readonly number[], number])[]): SparseVector {
+  const index: number[] = [];
+  const value: number[] = [];
+  let offset = 0;
+  for (const [v, scale] of parts) {
+    const values = isSparse(v) ? v.value : v;
+    let s = 0;
+    for (const x of values) s += x * x;
+    const k = s > 0 ? scale / Math.sqrt(s) : 0;
+    for (let j = 0; j < values.length; j++) {
+      const x = values[j] * k;
+      if (x === 0) continue;
+      index.push(offset + (isSparse(v) ? v.index[j] : j));
+      value.push(x);
+    }
+    offset += isSparse(v) ? v.dimension : v.length;
+  }
+  return { dimension: offset, index: Int32Array.from(index), value: Float64Array.from(value) };
+}
+
 function scaleInto(out: number[], v: readonly number[], scale: number): void {
   let s = 0;
   for (const x of v) s += x * x;
@@ -181,10 +207,40 @@ export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbe
     return this.blend(await Promise.all(this.parts.map((p) => p.embeddings.embedQuery(document))));
   }
 
+  /**
+   * The blend's vectors by their nonzero entries, each the nonzero entries of the vector
+   * {@link embedDocuments} (or, with `query`, {@link embedQuery}) gives, to the bit: the package's
+   * own lexical parts give theirs without a dense array (a few hundred of thousands of
+   * dimensions), the other parts their dense vectors. What the routing index holds and searches
+   * with when its store is the package's in-memory index.
+   */
+  async embedSparse(texts: string[], query = false): Promise<SparseVector[]> {
+    const perPart = await Promise.all(
+      this.parts.map(async ({ embeddings }): Promise<readonly (SparseVector | readonly number[])[]> => {
+        if (ownLexical(embeddings)) return texts.map((t) => embeddings.embedSparse(t));
+        return query ? Promise.all(texts.map((t) => embeddings.embedQuery(t))) : embeddings.embedDocuments(texts);
+      }),
+    );
+    return texts.map((_, j) => blendSparse(perPart.map((vs, i) => [vs[j], Math.sqrt(this.parts[i].weight)] as const)));
+  }
+
   /** Passes texts soon to be embedded to the parts that can encode ahead (`SentenceEncoderEmbeddings.prefetch`). */
   prefetch(texts: readonly string[]): void {
     for (const { embeddings } of this.parts) (embeddings as Partial<Prefetching>).prefetch?.(texts);
   }
+}
+
+/**
+ * True for a {@link BlendedEmbeddings} as it is (a subclass overriding how it embeds gets its own
+ * methods called, densely): its vectors can be taken by their nonzero entries (`embedSparse`).
+ */
+export function ownBlend(embeddings: EmbeddingsInterface): embeddings is BlendedEmbeddings {
+  const own = BlendedEmbeddings.prototype;
+  return (
+    embeddings instanceof BlendedEmbeddings &&
+    embeddings.embedDocuments === own.embedDocuments &&
+    embeddings.embedQuery === own.embedQuery
+  );
 }
 
 /** Embeddings that can be told what they will be asked next, to encode it ahead. */

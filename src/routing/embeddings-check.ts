@@ -5,6 +5,7 @@
  * unlike the tools meets nothing.
  */
 import { InvalidEmbeddings } from "../errors.js";
+import type { SparseVector } from "./sparse-vector.js";
 
 /** Why a batch of vectors cannot be routed with. */
 export type EmbeddingsProblem = "all_zero" | "non_finite" | "wrong_size";
@@ -44,6 +45,27 @@ export function embeddingsProblem(
   return undefined;
 }
 
+/** {@link embeddingsProblem} for vectors given by their nonzero entries. */
+export function sparseProblem(
+  vectors: readonly SparseVector[],
+  dimension: number | undefined,
+  allZeroRefused: boolean,
+): EmbeddingsFinding | undefined {
+  if (vectors.length === 0) return undefined;
+  const size = dimension ?? vectors[0].dimension;
+  let nonzero = false;
+  for (const v of vectors) {
+    if (v.dimension !== size || v.dimension === 0) return { problem: "wrong_size", dimension: size, got: v.dimension };
+    for (let j = 0; j < v.value.length; j++) {
+      const x = v.value[j];
+      if (!Number.isFinite(x)) return { problem: "non_finite" };
+      if (x !== 0) nonzero = true;
+    }
+  }
+  if (allZeroRefused && !nonzero) return { problem: "all_zero" };
+  return undefined;
+}
+
 const HOW_TO_FIX: Readonly<Record<EmbeddingsProblem, string>> = Object.freeze({
   all_zero: "every vector of the first batch is all zeros, so every tool would score 0",
   non_finite: "a vector holds a number that is not finite (NaN or Infinity)",
@@ -63,7 +85,21 @@ export class EmbeddingsGuard {
    */
   check<V extends readonly (readonly number[])[]>(vectors: V, kind: "documents" | "query"): V {
     const first = this.dimension === undefined && kind === "documents";
-    const finding = embeddingsProblem(vectors, this.dimension, first);
+    this.refuse(embeddingsProblem(vectors, this.dimension, first), kind);
+    if (this.dimension === undefined && vectors.length > 0 && kind === "documents") this.dimension = vectors[0].length;
+    return vectors;
+  }
+
+  /** {@link check} for vectors given by their nonzero entries (a blend the index holds sparse). */
+  checkSparse<V extends readonly SparseVector[]>(vectors: V, kind: "documents" | "query"): V {
+    const first = this.dimension === undefined && kind === "documents";
+    this.refuse(sparseProblem(vectors, this.dimension, first), kind);
+    if (this.dimension === undefined && vectors.length > 0 && kind === "documents")
+      this.dimension = vectors[0].dimension;
+    return vectors;
+  }
+
+  private refuse(finding: EmbeddingsFinding | undefined, kind: "documents" | "query"): void {
     if (finding !== undefined) {
       const sizes = finding.problem === "wrong_size" ? ` (expected ${finding.dimension}, got ${finding.got})` : "";
       throw new InvalidEmbeddings(
@@ -72,7 +108,5 @@ export class EmbeddingsGuard {
         { context: { ...finding, kind } },
       );
     }
-    if (this.dimension === undefined && vectors.length > 0 && kind === "documents") this.dimension = vectors[0].length;
-    return vectors;
   }
 }

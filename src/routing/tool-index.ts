@@ -13,7 +13,7 @@ import {
 import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedger } from "./wordings.js";
 import { rankWithWordings, wordingsOptions, type WordingsOptions } from "./wordings.js";
 import { fitExampleMean, cosine, mixedToolVectors, type RoutingVector, unit } from "./card-vectors.js";
-import { fitsPerPartition } from "./blended-embeddings.js";
+import { fitsPerPartition, ownBlend } from "./blended-embeddings.js";
 import { cardPieces, freshPartitionState, type PartitionState } from "./partition-state.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
@@ -322,9 +322,9 @@ export class ToolIndex {
    */
   async embedQuery(partition: string, request: string): Promise<RoutingVector> {
     const state = await this.ensure(partition);
-    const lexical = this.sparseEmbeddings(state);
-    return lexical
-      ? lexical.embedSparse(request)
+    const sparse = this.sparseEmbedder(state);
+    return sparse
+      ? (await sparse([request], "query"))[0]
       : this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
   }
 
@@ -483,14 +483,22 @@ export class ToolIndex {
   }
 
   /**
-   * The lexical embeddings whose sparse vectors the partition's store holds as they are (the
-   * in-memory store, centering off: a centered vector is dense), else undefined (dense vectors).
+   * How the partition's texts are embedded by their nonzero entries when its store holds them as
+   * they are (the in-memory store, centering off: a centered vector is dense): the package's
+   * lexical embeddings, or a blend of them with other parts (the sentence-encoder preset), whose
+   * dense parts are checked like any caller's vectors. Else undefined (dense vectors).
    */
-  private sparseEmbeddings(state: PartitionState): LexicalEmbeddings | undefined {
+  private sparseEmbedder(
+    state: PartitionState,
+  ): ((texts: string[], kind: "documents" | "query") => Promise<SparseVector[]>) | undefined {
     const { embeddings } = state;
-    return this.sparseStore !== undefined && this.examples.center === 0 && ownLexical(embeddings)
-      ? embeddings
-      : undefined;
+    if (this.sparseStore === undefined || this.examples.center !== 0) return undefined;
+    if (ownLexical(embeddings)) return async (texts) => texts.map((t) => embeddings.embedSparse(t));
+    if (!ownBlend(embeddings)) return undefined;
+    return async (texts, kind) => {
+      const vectors = await embeddings.embedSparse(texts, kind === "query");
+      return this.guard ? this.guard.checkSparse(vectors, kind) : vectors;
+    };
   }
 
   /**
@@ -509,10 +517,8 @@ export class ToolIndex {
 
   private async embedTexts(state: PartitionState, texts: string[]): Promise<RoutingVector[]> {
     if (texts.length === 0) return [];
-    const lexical = this.sparseEmbeddings(state);
-    return lexical
-      ? texts.map((t) => lexical.embedSparse(t))
-      : this.checkedDocuments(await state.embeddings.embedDocuments(texts));
+    const sparse = this.sparseEmbedder(state);
+    return sparse ? sparse(texts, "documents") : this.checkedDocuments(await state.embeddings.embedDocuments(texts));
   }
 
   /** The caller's document vectors, checked ({@link EmbeddingsGuard}); the index's own lexical ones as they are. */
@@ -520,7 +526,7 @@ export class ToolIndex {
     return this.guard ? this.guard.check(vectors, kind) : vectors;
   }
 
-  /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbeddings} says so). */
+  /** Each card's vectors, in the order of its pieces (sparse when {@link sparseEmbedder} says so). */
   private async embedAll(state: PartitionState, cards: readonly ToolCard[]): Promise<RoutingVector[][]> {
     if (this.mode === "examples") {
       const pieces = cards.map((c) => cardPieces(this.mode, c).map((p) => p.text));

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInput } from "../../src/errors.js";
 import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
+import { denseOf } from "../../src/routing/sparse-vector.js";
 import {
   SemanticWordEmbeddings,
   WordVectorsUnavailable,
@@ -104,6 +105,28 @@ describe("BlendedEmbeddings", () => {
     expect(lexicalPart).toBeInstanceOf(LexicalEmbeddings);
     expect((lexicalPart as LexicalEmbeddings).isFitted).toBe(true);
     expect((both.parts[0].embeddings as LexicalEmbeddings).isFitted).toBe(false);
+  });
+
+  it("embedSparse gives the nonzero entries of embedDocuments and embedQuery, to the bit", async () => {
+    const lexical = new LexicalEmbeddings({ dimension: 256 }).fit(["watch a film tonight", "open a bank account"]);
+    const blended = new BlendedEmbeddings({
+      parts: [
+        { embeddings: lexical, weight: 7 },
+        { embeddings: new SemanticWordEmbeddings({ table }), weight: 3 },
+      ],
+    });
+    // The last text has no word the table knows: its semantic part is all zeros and adds nothing.
+    const texts = ["watch a film tonight", "movie at the bank", "zzyzx quux"];
+    const dense = await blended.embedDocuments(texts);
+    const sparse = await blended.embedSparse(texts);
+    sparse.forEach((v, i) => {
+      expect(v.dimension).toBe(256 + 3);
+      expect(denseOf(v)).toEqual(dense[i]);
+      expect([...v.value].every((x) => x !== 0)).toBe(true);
+    });
+    expect(sparse[2].index.every((d) => d < 256)).toBe(true);
+    const [query] = await blended.embedSparse([texts[1]], true);
+    expect(denseOf(query)).toEqual(await blended.embedQuery(texts[1]));
   });
 
   it("refuses no parts and non-positive weights", () => {

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { InvalidEmbeddings, InvalidInput } from "../../src/errors.js";
 import { embeddingsProblem, EmbeddingsGuard } from "../../src/routing/embeddings-check.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
+import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
+import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 
@@ -136,6 +138,23 @@ describe("ToolIndex refuses embeddings it cannot route with, at first use", () =
     await expect(index.route("p", "track my parcel", { k: 1 })).rejects.toMatchObject({
       name: "InvalidEmbeddings",
       context: { problem: "wrong_size", dimension: 26, got: 10 },
+    });
+  });
+
+  it("a blend's dense part, held by its nonzero entries: non-finite numbers, then a request sized unlike the tools'", async () => {
+    const blendOf = (part: Embeddings) =>
+      new BlendedEmbeddings({
+        parts: [
+          { embeddings: new LexicalEmbeddings({ dimension: 64 }), weight: 1 },
+          { embeddings: part, weight: 1 },
+        ],
+      });
+    const poisoned = await indexWith(blendOf(new ScriptedEmbeddings((t) => [...letters(t).slice(0, 25), Number.NaN])));
+    await expect(poisoned.reindex("p")).rejects.toMatchObject({ context: { problem: "non_finite" } });
+    const short = await indexWith(blendOf(new ScriptedEmbeddings(letters, (t) => letters(t).slice(0, 10))));
+    await short.reindex("p");
+    await expect(short.route("p", "track my parcel", { k: 1 })).rejects.toMatchObject({
+      context: { problem: "wrong_size", dimension: 64 + 26, got: 64 + 10 },
     });
   });
 

@@ -6,6 +6,11 @@ import { ToolRouter } from "../../src/routing/router.js";
 import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
+import { Embeddings, type EmbeddingsInterface } from "@langchain/core/embeddings";
+import type { VectorStore } from "@langchain/core/vectorstores";
+import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
+import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
+import { isSparse } from "../../src/routing/sparse-vector.js";
 
 const TOOLS = [
   { name: "lookup_order", description: "Look up an order's status and items by its order id." },
@@ -295,6 +300,75 @@ describe("ToolRouter", () => {
     const routed = await new ToolRouter({ index, partition: "p1", maxTools: 10 }).route("anything");
     expect(routed.allSent).toBe(true);
     expect(routed.offered).toHaveLength(TOOLS.length);
+  });
+});
+
+describe("ToolIndex with a blend of lexical and dense parts", () => {
+  /** A dense part: letters counted, so texts that share letters meet. */
+  class Letters extends Embeddings {
+    async embedDocuments(texts: string[]) {
+      return texts.map((t) =>
+        [...t.toLowerCase()].reduce(
+          (v, ch) => (v[(ch.charCodeAt(0) - 97 + 26) % 26]++, v),
+          new Array<number>(26).fill(0),
+        ),
+      );
+    }
+    async embedQuery(text: string) {
+      return (await this.embedDocuments([text]))[0];
+    }
+  }
+  /** The in-memory index with its search overridden (as it is): the routing index then gives it dense vectors. */
+  class DenseOnly extends InMemoryVectorIndex {
+    override similaritySearchVectorWithScore(
+      ...args: Parameters<InMemoryVectorIndex["similaritySearchVectorWithScore"]>
+    ) {
+      return super.similaritySearchVectorWithScore(...args);
+    }
+  }
+  async function learned(vectorStore?: (e: EmbeddingsInterface) => VectorStore) {
+    const ledger = new Ledger(new InMemoryStore());
+    await registerTools(ledger, TOOLS, { partition: "p1" });
+    const embeddings = new BlendedEmbeddings({
+      parts: [
+        { embeddings: new LexicalEmbeddings(), weight: 0.6 },
+        { embeddings: new Letters({}), weight: 0.4 },
+      ],
+    });
+    const index = new ToolIndex({ ledger, embeddings, wordings: true, ...(vectorStore ? { vectorStore } : {}) });
+    await index.reindex("p1");
+    const served = [
+      ["track_shipment", "my stuff never showed up"],
+      ["track_shipment", "where did my stuff go"],
+      ["refund_order", "I want my money back"],
+      ["refund_order", "money back please"],
+    ];
+    await ledger.appendTurns(
+      served.map(([tool, request], i) => ({
+        partition: "p1",
+        threadId: `t${i}`,
+        requestId: `r${i}`,
+        request,
+        calls: [],
+        servedBy: tool,
+      })),
+    );
+    await index.refreshWordings("p1");
+    return index;
+  }
+
+  it("holds it by its nonzero entries and routes as it routes the dense vectors", async () => {
+    const sparse = await learned();
+    const dense = await learned((e) => new DenseOnly(e));
+    for (const request of ["where is my stuff", "money back for my order", "send an email", "zzz"]) {
+      const vector = await sparse.embedQuery("p1", request);
+      expect(isSparse(vector)).toBe(true);
+      expect(isSparse(await dense.embedQuery("p1", request))).toBe(false);
+      const a = await sparse.route("p1", request, { k: 5 });
+      const b = await dense.route("p1", request, { k: 5 });
+      expect(a.map((o) => o.tool)).toEqual(b.map((o) => o.tool));
+      a.forEach((o, i) => expect(o.score).toBeCloseTo(b[i].score, 12));
+    }
   });
 });
 
