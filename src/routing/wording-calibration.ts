@@ -28,15 +28,24 @@ export interface WordingCalibrationOptions {
   lift: number;
   /** Wordings that match worse than the card weigh `n / (n + lower)` of `weight`. */
   lower: number;
-  /** Added to the score of the tools the cards alone rank first (the first {@link STICKY_TOOLS}). */
+  /** Added to the score of the tools the cards alone rank first (the first {@link FIRST_CARDS}). */
   sticky: number;
+  /**
+   * Background spreads a tool's wording evidence must stand above its background's mean before
+   * its wordings lift it over the tools without wordings among the cards' first {@link FIRST_CARDS}
+   * (see {@link liftShare}); -Infinity: never held back.
+   */
+  standOut: number;
 }
 
 /** How many of the best card scores and wording evidences set the card's place on the wordings' scale. */
 export const MAP_TOP = 10;
 
-/** How many of the cards' best tools get the sticky bonus. */
-export const STICKY_TOOLS = 5;
+/** How many of the cards' best tools get the sticky bonus, and are looked at for tools without wordings. */
+export const FIRST_CARDS = 5;
+
+/** Background spreads over which a lift grows from held back to whole (from `standOut` up). */
+export const STAND_OUT_RAMP = 2;
 
 /**
  * Fewest sampled requests of other tools a background is taken from; below it (a partition where
@@ -200,19 +209,44 @@ function backgroundScale(backgrounds: WordingBackgrounds) {
 }
 
 /**
+ * How much of a tool's lift counts for one request. A tool without wordings has no evidence for
+ * the request either way, so wordings that match a little better than a card are no reason to pass
+ * it: the tool's wordings may match such requests often (a general search tool's "find me…", a
+ * tool whose traffic is long first-person requests). So where `unknown` (the share of the cards'
+ * first {@link FIRST_CARDS} without wordings) is above 0, that share of the lift counts only as
+ * far as the tool's evidence stands out from its background: none below `standOut` spreads above
+ * the background's mean, all from {@link STAND_OUT_RAMP} more. A tool without background (no
+ * sampled request of another tool reached its wordings) stands out by definition.
+ */
+export function liftShare(
+  evidence: number,
+  background: ToolBackground | undefined,
+  unknown: number,
+  standOut: number,
+): number {
+  if (unknown <= 0 || background === undefined) return 1;
+  const z = (evidence - background.mean) / background.sd;
+  const standing = Math.min(1, Math.max(0, (z - standOut) / STAND_OUT_RAMP));
+  return 1 - unknown * (1 - standing);
+}
+
+/**
  * What each tool adds to its card's score for one request (`cards`: every tool's card score;
  * `evidence`: each tool with wordings, see {@link wordingEvidence}; `counts`: its wordings), on
- * the card scale: negative where its wordings pull it down. Plus the sticky bonus for the first
- * {@link STICKY_TOOLS} tools of the cards. A tool without wordings adds nothing.
+ * the card scale: negative where its wordings pull it down, a lift held back by {@link liftShare}.
+ * Plus the sticky bonus for the first {@link FIRST_CARDS} tools of the cards. A tool without
+ * wordings adds nothing.
  */
 export function calibratedTerms(
   cards: ReadonlyMap<string, number>,
   evidence: ReadonlyMap<string, number>,
   counts: ReadonlyMap<string, number>,
   backgrounds: WordingBackgrounds,
-  options: Pick<WordingCalibrationOptions, "weight" | "lift" | "lower" | "sticky">,
+  options: Pick<WordingCalibrationOptions, "weight" | "lift" | "lower" | "sticky" | "standOut">,
 ): Map<string, number> {
   const out = new Map<string, number>();
+  const first = [...cards].sort(byScore).slice(0, FIRST_CARDS);
+  const unknown = first.filter(([tool]) => !((counts.get(tool) ?? 0) > 0)).length / Math.max(1, first.length);
   const median = backgroundMedian(backgrounds);
   const moved = new Map<string, number>();
   for (const [tool, e] of evidence) {
@@ -226,15 +260,17 @@ export function calibratedTerms(
       if (card === undefined) continue;
       const mapped = a * card + b;
       const n = counts.get(tool) ?? 0;
-      const share = options.weight * (m > mapped ? n / (n + options.lift) : n / (n + options.lower));
+      const share =
+        m > mapped
+          ? options.weight *
+            (n / (n + options.lift)) *
+            liftShare(evidence.get(tool)!, backgrounds.get(tool), unknown, options.standOut)
+          : options.weight * (n / (n + options.lower));
       const term = (share * (m - mapped)) / a;
       if (term !== 0) out.set(tool, term);
     }
   }
-  if (options.sticky !== 0) {
-    const first = [...cards].sort(byScore).slice(0, STICKY_TOOLS);
-    for (const [tool] of first) out.set(tool, (out.get(tool) ?? 0) + options.sticky);
-  }
+  if (options.sticky !== 0) for (const [tool] of first) out.set(tool, (out.get(tool) ?? 0) + options.sticky);
   return out;
 }
 

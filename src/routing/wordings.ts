@@ -77,6 +77,17 @@ export interface WordingsOptions {
    */
   sticky?: number;
   /**
+   * Where some of the cards' first five tools have no wordings, a tool's wordings lift it over
+   * them only as far as their evidence stands out from its background: not below this many
+   * background spreads above the background's mean, wholly from 2 more (`liftShare` in
+   * `wording-calibration.ts`). A tool without traffic knows nothing of the request either way;
+   * wordings that match many requests a little (a general search tool's, long first-person
+   * requests) no longer push it out. Moves nothing where every one of the five has wordings (the
+   * even folds). -Infinity turns it off.
+   * @default 3
+   */
+  standOut?: number;
+  /**
    * Wordings (a spread over the tools) routed as requests to take each tool's background from,
    * again whenever the wordings change.
    * @default 300
@@ -86,7 +97,7 @@ export interface WordingsOptions {
    * Weight of the classifier over the wordings (`wording-classifier.ts`): a tool it ranks below
    * its first choice for a request is pulled down by up to this many spreads of the request's
    * scores (times its share, see `classifierHalf`); it never lifts a tool, and never moves a tool
-   * without wordings. Read from sparse (lexical) vectors only. 0 turns it off.
+   * without wordings. 0 turns it off.
    * @default 1.5
    */
   classifier?: number;
@@ -123,6 +134,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   lift: 3,
   lower: 20,
   sticky: 0,
+  standOut: 3,
   sample: 300,
   classifier: 1.5,
   classifierHalf: 10,
@@ -161,6 +173,12 @@ export function wordingsOptions(options: WordingsOptions | boolean | undefined):
         },
       );
     }
+  }
+  if (Number.isNaN(o.standOut) || o.standOut === Number.POSITIVE_INFINITY || typeof o.standOut !== "number") {
+    throw new InvalidInput(
+      `ToolIndex: wordings.standOut must be a number (-Infinity: off); got ${String(o.standOut)}.`,
+      { context: { standOut: o.standOut } },
+    );
   }
   return o;
 }

@@ -3,7 +3,8 @@ import {
   calibratedTerms,
   confidenceRaise,
   scoreSpread,
-  STICKY_TOOLS,
+  FIRST_CARDS,
+  liftShare,
   type ToolBackground,
   wordingBackgrounds,
   wordingEvidence,
@@ -85,7 +86,7 @@ describe("wordingBackgrounds", () => {
 });
 
 const background = (mean: number): ToolBackground => ({ samples: 50, mean, sd: 0.05, cardMean: 0.1, cardSd: 0.04 });
-const OPTIONS = { weight: 0.85, lift: 1, lower: 20, sticky: 0 };
+const OPTIONS = { weight: 0.85, lift: 1, lower: 20, sticky: 0, standOut: 3 };
 const rank = (cards: ReadonlyMap<string, number>, terms: ReadonlyMap<string, number>) =>
   [...cards]
     .map(([tool, c]) => [tool, c + (terms.get(tool) ?? 0)] as const)
@@ -186,11 +187,37 @@ describe("calibratedTerms", () => {
     expect(terms.get("a")!).toBeLessThan(terms.get("b")!);
   });
 
+  it("lifts a tool over cards without wordings only as far as its evidence stands out from its background", () => {
+    // quiet9..quiet5 (no wordings) lead the cards; a's wordings match most requests at 0.3 (spread 0.05).
+    const cards = catalogue(0.09, 0.01);
+    const counts = new Map([["a", 30]]);
+    const backgrounds = new Map([["a", background(0.3)]]);
+    const termOf = (evidence: number, standOut: number) =>
+      calibratedTerms(cards, new Map([["a", evidence]]), counts, backgrounds, { ...OPTIONS, standOut }).get("a") ?? 0;
+    // 0.4 is 2 spreads above its background: below standOut 3, the lift is held back by the share
+    // of the first five without wordings (all five here: none of it counts).
+    expect(termOf(0.4, -Infinity)).toBeGreaterThan(0);
+    expect(termOf(0.4, 3)).toBe(0);
+    // Half-way up the ramp, half of it; 5 spreads above and more, all of it.
+    expect(termOf(0.5, 3)).toBeCloseTo(termOf(0.5, -Infinity) / 2, 12);
+    expect(termOf(0.6, 3)).toBe(termOf(0.6, -Infinity));
+    expect(liftShare(0.4, background(0.3), 0.6, 3)).toBeCloseTo(0.4, 12);
+    // With wordings for every one of the first five, nothing is held back.
+    const all = new Map([...cards.keys()].map((t) => [t, 30] as [string, number]));
+    const evidence = new Map([...cards.keys()].map((t) => [t, t === "a" ? 0.4 : 0.2] as [string, number]));
+    const held = calibratedTerms(cards, evidence, all, backgrounds, OPTIONS);
+    expect(held.get("a")).toBe(
+      calibratedTerms(cards, evidence, all, backgrounds, { ...OPTIONS, standOut: -Infinity }).get("a"),
+    );
+    // A pull down is never held back.
+    expect(termOf(0.0, 3)).toBe(termOf(0.0, -Infinity));
+  });
+
   it("gives the sticky bonus to the cards' first five only, ties by name", () => {
     const cards = new Map(Array.from({ length: 8 }, (_, i) => [`t${i}`, i === 7 ? 0.5 : 0.1] as [string, number]));
     const terms = calibratedTerms(cards, new Map(), new Map(), new Map(), { ...OPTIONS, sticky: 0.02 });
     expect([...terms.keys()].sort()).toEqual(["t0", "t1", "t2", "t3", "t7"]);
-    expect(terms.size).toBe(STICKY_TOOLS);
+    expect(terms.size).toBe(FIRST_CARDS);
     expect(terms.get("t7")).toBe(0.02);
   });
 });

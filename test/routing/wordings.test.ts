@@ -105,6 +105,7 @@ describe("wordingsOptions", () => {
       lift: 3,
       lower: 20,
       sticky: 0,
+      standOut: 3,
       sample: 300,
       classifier: 1.5,
       classifierHalf: 10,
@@ -115,6 +116,11 @@ describe("wordingsOptions", () => {
     expect(() => wordingsOptions({ lower: -1 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ classifier: -1 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ confidence: Number.NaN })).toThrow(InvalidInput);
+    // standOut is any number of spreads, -Infinity (never held back) too; not NaN or +Infinity.
+    expect(wordingsOptions({ standOut: -Infinity }).standOut).toBe(-Infinity);
+    expect(wordingsOptions({ standOut: -1 }).standOut).toBe(-1);
+    expect(() => wordingsOptions({ standOut: Number.NaN })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ standOut: Infinity })).toThrow(InvalidInput);
     // Options given as an object turn them on unless they say otherwise.
     expect(wordingsOptions({ cap: 50 }).enabled).toBe(true);
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
