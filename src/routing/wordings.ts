@@ -82,9 +82,11 @@ export interface WordingsOptions {
    * background spreads above the background's mean, wholly from 2 more (`liftShare` in
    * `wording-calibration.ts`). A tool without traffic knows nothing of the request either way;
    * wordings that match many requests a little (a general search tool's, long first-person
-   * requests) no longer push it out. Moves nothing where every one of the five has wordings (the
-   * even folds). -Infinity turns it off.
-   * @default 3
+   * requests) then no longer push it out. Off by default: at 3 it kept the long-tail splits'
+   * tools without traffic at or near their recall@5, but cost even fold 2 2.6 top-1 points,
+   * through what the reviews learned while part of the tools had no wordings yet
+   * (docs/learning.md). -Infinity: off.
+   * @default -Infinity
    */
   standOut?: number;
   /**
@@ -134,7 +136,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   lift: 3,
   lower: 20,
   sticky: 0,
-  standOut: 3,
+  standOut: Number.NEGATIVE_INFINITY,
   sample: 300,
   classifier: 1.5,
   classifierHalf: 10,
