@@ -9,7 +9,7 @@ import { norm } from "../internal.js";
 import { addToMean, centered } from "./card-vectors.js";
 import { LexicalEmbeddings } from "./lexical-embeddings.js";
 import { isSparse, type SparseVector } from "./sparse-vector.js";
-import { ownLexical } from "./tool-index-ids.js";
+import { embedsAs, ownLexical } from "./tool-index-ids.js";
 
 /** One part of a blend. */
 export interface BlendPart {
@@ -235,12 +235,7 @@ export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbe
  * methods called, densely): its vectors can be taken by their nonzero entries (`embedSparse`).
  */
 export function ownBlend(embeddings: EmbeddingsInterface): embeddings is BlendedEmbeddings {
-  const own = BlendedEmbeddings.prototype;
-  return (
-    embeddings instanceof BlendedEmbeddings &&
-    embeddings.embedDocuments === own.embedDocuments &&
-    embeddings.embedQuery === own.embedQuery
-  );
+  return embedsAs(embeddings, BlendedEmbeddings);
 }
 
 /** Embeddings that can be told what they will be asked next, to encode it ahead. */

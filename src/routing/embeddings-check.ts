@@ -29,20 +29,8 @@ export function embeddingsProblem(
   dimension: number | undefined,
   allZeroRefused: boolean,
 ): EmbeddingsFinding | undefined {
-  if (vectors.length === 0) return undefined;
-  const size = dimension ?? vectors[0].length;
-  let nonzero = false;
-  for (const v of vectors) {
-    if (!Array.isArray(v) || v.length !== size || v.length === 0)
-      return { problem: "wrong_size", dimension: size, got: Array.isArray(v) ? v.length : 0 };
-    for (let i = 0; i < v.length; i++) {
-      const x = v[i];
-      if (!Number.isFinite(x)) return { problem: "non_finite" };
-      if (x !== 0) nonzero = true;
-    }
-  }
-  if (allZeroRefused && !nonzero) return { problem: "all_zero" };
-  return undefined;
+  const entries = vectors.map((v) => (Array.isArray(v) ? { length: v.length, values: v } : { length: 0, values: [] }));
+  return entriesProblem(entries, dimension, allZeroRefused);
 }
 
 /** {@link embeddingsProblem} for vectors given by their nonzero entries. */
@@ -51,13 +39,26 @@ export function sparseProblem(
   dimension: number | undefined,
   allZeroRefused: boolean,
 ): EmbeddingsFinding | undefined {
+  return entriesProblem(
+    vectors.map((v) => ({ length: v.dimension, values: v.value })),
+    dimension,
+    allZeroRefused,
+  );
+}
+
+/** Each vector as its length and the values it holds (all of them, or its nonzero entries'). */
+function entriesProblem(
+  vectors: readonly { length: number; values: ArrayLike<number> }[],
+  dimension: number | undefined,
+  allZeroRefused: boolean,
+): EmbeddingsFinding | undefined {
   if (vectors.length === 0) return undefined;
-  const size = dimension ?? vectors[0].dimension;
+  const size = dimension ?? vectors[0].length;
   let nonzero = false;
-  for (const v of vectors) {
-    if (v.dimension !== size || v.dimension === 0) return { problem: "wrong_size", dimension: size, got: v.dimension };
-    for (let j = 0; j < v.value.length; j++) {
-      const x = v.value[j];
+  for (const { length, values } of vectors) {
+    if (length !== size || length === 0) return { problem: "wrong_size", dimension: size, got: length };
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i];
       if (!Number.isFinite(x)) return { problem: "non_finite" };
       if (x !== 0) nonzero = true;
     }

@@ -14,9 +14,17 @@ import { routingTexts } from "./routing-text.js";
  * its own methods called, densely).
  */
 export function ownLexical(embeddings: EmbeddingsInterface): embeddings is LexicalEmbeddings {
-  const own = LexicalEmbeddings.prototype;
+  return embedsAs(embeddings, LexicalEmbeddings);
+}
+
+/** True for an instance of `kind` that embeds with `kind`'s own `embedDocuments` and `embedQuery`. */
+export function embedsAs<T extends EmbeddingsInterface>(
+  embeddings: EmbeddingsInterface,
+  kind: abstract new (...args: never[]) => T,
+): embeddings is T {
+  const own = kind.prototype as EmbeddingsInterface;
   return (
-    embeddings instanceof LexicalEmbeddings &&
+    embeddings instanceof kind &&
     embeddings.embedDocuments === own.embedDocuments &&
     embeddings.embedQuery === own.embedQuery
   );
