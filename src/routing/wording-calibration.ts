@@ -245,8 +245,12 @@ export function calibratedTerms(
   options: Pick<WordingCalibrationOptions, "weight" | "lift" | "lower" | "sticky" | "standOut">,
 ): Map<string, number> {
   const out = new Map<string, number>();
-  const first = [...cards].sort(byScore).slice(0, FIRST_CARDS);
-  const unknown = first.filter(([tool]) => !((counts.get(tool) ?? 0) > 0)).length / Math.max(1, first.length);
+  // The cards' first five, only when an option reads them (a sort of every card per request).
+  const holds = options.standOut > Number.NEGATIVE_INFINITY;
+  const first = options.sticky !== 0 || holds ? [...cards].sort(byScore).slice(0, FIRST_CARDS) : [];
+  const unknown = holds
+    ? first.filter(([tool]) => !((counts.get(tool) ?? 0) > 0)).length / Math.max(1, first.length)
+    : 0;
   const median = backgroundMedian(backgrounds);
   const moved = new Map<string, number>();
   for (const [tool, e] of evidence) {
