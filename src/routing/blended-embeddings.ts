@@ -8,7 +8,7 @@ import { InvalidInput } from "../errors.js";
 import { norm } from "../internal.js";
 import { addToMean, centered } from "./card-vectors.js";
 import { LexicalEmbeddings } from "./lexical-embeddings.js";
-import { isSparse, type SparseVector } from "./sparse-vector.js";
+import { denseOf, isSparse, type SparseVector } from "./sparse-vector.js";
 import { embedsAs, ownLexical } from "./tool-index-ids.js";
 
 /** One part of a blend. */
@@ -102,8 +102,9 @@ function minusMean(v: number[], mean: readonly number[]): number[] {
 }
 
 /**
- * The parts' vectors (sparse or dense), each at unit length times its scale, concatenated, by
- * their nonzero entries: {@link scaleInto}'s numbers, summed in the same order.
+ * The parts' vectors (sparse or dense), each at unit length times its scale (an all-zero part
+ * stays zero), concatenated, by their nonzero entries. The one arithmetic of a blend: the dense
+ * vectors are these entries widened.
  */
 function blendSparse(parts: readonly (readonly [SparseVector | readonly number[], number])[]): SparseVector {
   const index: number[] = [];
@@ -123,13 +124,6 @@ function blendSparse(parts: readonly (readonly [SparseVector | readonly number[]
     offset += isSparse(v) ? v.dimension : v.length;
   }
   return { dimension: offset, index: Int32Array.from(index), value: Float64Array.from(value) };
-}
-
-function scaleInto(out: number[], v: readonly number[], scale: number): void {
-  let s = 0;
-  for (const x of v) s += x * x;
-  const k = s > 0 ? scale / Math.sqrt(s) : 0;
-  for (const x of v) out.push(x * k);
 }
 
 /**
@@ -192,24 +186,22 @@ export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbe
     });
   }
 
-  private blend(vectors: ReadonlyArray<readonly number[]>): number[] {
-    const out: number[] = [];
-    vectors.forEach((v, i) => scaleInto(out, v, Math.sqrt(this.parts[i].weight)));
-    return out;
+  private blend(vectors: ReadonlyArray<SparseVector | readonly number[]>): SparseVector {
+    return blendSparse(vectors.map((v, i) => [v, Math.sqrt(this.parts[i].weight)] as const));
   }
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
     const perPart = await Promise.all(this.parts.map((p) => p.embeddings.embedDocuments(documents)));
-    return documents.map((_, j) => this.blend(perPart.map((vs) => vs[j])));
+    return documents.map((_, j) => denseOf(this.blend(perPart.map((vs) => vs[j]))));
   }
 
   async embedQuery(document: string): Promise<number[]> {
-    return this.blend(await Promise.all(this.parts.map((p) => p.embeddings.embedQuery(document))));
+    return denseOf(this.blend(await Promise.all(this.parts.map((p) => p.embeddings.embedQuery(document)))));
   }
 
   /**
-   * The blend's vectors by their nonzero entries, each the nonzero entries of the vector
-   * {@link embedDocuments} (or, with `query`, {@link embedQuery}) gives, to the bit: the package's
+   * The blend's vectors by their nonzero entries, those of the vector {@link embedDocuments} (or,
+   * with `query`, {@link embedQuery}) gives: the package's
    * own lexical parts give theirs without a dense array (a few hundred of thousands of
    * dimensions), the other parts their dense vectors. What the routing index holds and searches
    * with when its store is the package's in-memory index.
@@ -221,7 +213,7 @@ export class BlendedEmbeddings extends Embeddings implements PartitionFittedEmbe
         return query ? Promise.all(texts.map((t) => embeddings.embedQuery(t))) : embeddings.embedDocuments(texts);
       }),
     );
-    return texts.map((_, j) => blendSparse(perPart.map((vs, i) => [vs[j], Math.sqrt(this.parts[i].weight)] as const)));
+    return texts.map((_, j) => this.blend(perPart.map((vs) => vs[j])));
   }
 
   /** Passes texts soon to be embedded to the parts that can encode ahead (`SentenceEncoderEmbeddings.prefetch`). */

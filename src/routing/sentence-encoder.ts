@@ -218,6 +218,9 @@ export function loadSentenceEncoderWorkers(threads: number): Promise<SentenceEnc
   return pool;
 }
 
+/** A text as the model is given it: it refuses an empty string, so a blank text is a single space. */
+const encoderText = (text: string): string => (text.trim() === "" ? " " : text);
+
 /**
  * LangChain `Embeddings` from Universal Sentence Encoder lite (512 numbers a text), offline. It
  * knows that "film" is near "movie" and "cheap flight" near "inexpensive airfare", which lexical
@@ -260,7 +263,7 @@ export class SentenceEncoderEmbeddings extends Embeddings {
   prefetch(texts: readonly string[]): void {
     const seen = new Set(this.queued);
     for (const text of texts) {
-      const t = text.trim() === "" ? " " : text;
+      const t = encoderText(text);
       if (this.cache.size + this.inflight.size + seen.size >= this.cacheSize) break;
       if (seen.has(t) || this.cache.has(t) || this.inflight.has(t)) continue;
       seen.add(t);
@@ -295,8 +298,7 @@ export class SentenceEncoderEmbeddings extends Embeddings {
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
     if (documents.length === 0) return [];
-    // The encoder refuses an empty string; a blank text is a single space to it.
-    const texts = documents.map((d) => (d.trim() === "" ? " " : d));
+    const texts = documents.map(encoderText);
     const known = new Map<string, number[]>();
     for (const t of texts) {
       const hit = this.cache.get(t) ?? (await this.inflight.get(t));

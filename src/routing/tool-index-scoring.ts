@@ -74,17 +74,22 @@ export async function cardScores(
   return best;
 }
 
+/** How many wordings each tool with wordings holds. */
+function wordingCounts(state: ScoringState): Map<string, number> {
+  return new Map([...state.wordings].map(([tool, kept]) => [tool, kept.size]));
+}
+
 /** Each tool's wording evidence for a request vector (`wordingEvidence` over the first {@link WORDING_HITS} hits). */
 export async function evidenceOf(
   host: ScoringHost,
   state: ScoringState,
   vector: RoutingVector,
   best: number,
+  counts: ReadonlyMap<string, number> = wordingCounts(state),
 ): Promise<Map<string, number>> {
   const hits = await host.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
     partition: wordingPartition(host.partition),
   });
-  const counts = new Map([...state.wordings].map(([tool, kept]) => [tool, kept.size]));
   return wordingEvidence({ hits, truncated: state.wordingCount > hits.length }, counts, best);
 }
 
@@ -101,8 +106,8 @@ export async function calibratedWordingTerms(
   options: WordingScoringOptions,
 ): Promise<Map<string, number>> {
   const model = await wordingModelOf(host, state, options);
-  const evidence = await evidenceOf(host, state, vector, options.best);
-  const counts = new Map([...state.wordings].map(([tool, kept]) => [tool, kept.size]));
+  const counts = wordingCounts(state);
+  const evidence = await evidenceOf(host, state, vector, options.best, counts);
   const terms = calibratedTerms(cards, evidence, counts, model.backgrounds, options);
   if (model.classifier) {
     const spread = scoreSpread(cards, terms);

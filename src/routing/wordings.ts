@@ -176,7 +176,7 @@ export function wordingsOptions(options: WordingsOptions | boolean | undefined):
       );
     }
   }
-  if (Number.isNaN(o.standOut) || o.standOut === Number.POSITIVE_INFINITY || typeof o.standOut !== "number") {
+  if (!(typeof o.standOut === "number" && o.standOut < Number.POSITIVE_INFINITY)) {
     throw new InvalidInput(
       `ToolIndex: wordings.standOut must be a number (-Infinity: off); got ${String(o.standOut)}.`,
       { context: { standOut: o.standOut } },

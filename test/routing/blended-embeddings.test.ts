@@ -107,7 +107,7 @@ describe("BlendedEmbeddings", () => {
     expect((both.parts[0].embeddings as LexicalEmbeddings).isFitted).toBe(false);
   });
 
-  it("embedSparse gives the nonzero entries of embedDocuments and embedQuery, to the bit", async () => {
+  it("embedSparse gives the entries embedDocuments and embedQuery widen, with no zero among them", async () => {
     const lexical = new LexicalEmbeddings({ dimension: 256 }).fit(["watch a film tonight", "open a bank account"]);
     const blended = new BlendedEmbeddings({
       parts: [
