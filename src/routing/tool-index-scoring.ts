@@ -114,7 +114,7 @@ export async function calibratedWordingTerms(
     const taken = classifierTerms(classifierZ(model.classifier, sparse(vector)), counts, spread, options);
     for (const [tool, t] of taken) terms.set(tool, (terms.get(tool) ?? 0) + t);
   }
-  const raise = confidenceRaise(evidence, options.confidence);
+  const raise = confidenceRaise(evidence, counts, options.best, options.confidence);
   if (raise !== 0) for (const tool of cards.keys()) terms.set(tool, (terms.get(tool) ?? 0) + raise);
   return terms;
 }

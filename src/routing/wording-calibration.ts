@@ -10,8 +10,9 @@
  *   requests other tools served, against the tools' median): a tool whose wordings match any
  *   request a little gains nothing from that;
  * - the weight of the wordings grows with their count, fast where they match better than the card
- *   (a few that match well lift a tool), slowly where worse (many are needed to pull it down),
- *   and stays below `weight`: the card always counts;
+ *   (a few that match well lift a tool: well, against what they give the tool for any request),
+ *   slowly where worse (many are needed to pull it down), and stays below `weight`: the card
+ *   always counts;
  * - a tool with no wordings scores its card.
  * The result is given back on the card scale, as what the wordings add to the card's score, so
  * a tool without wordings keeps its card score exactly. Pure: the index gives the scores
@@ -24,7 +25,10 @@ export interface WordingCalibrationOptions {
   best: number;
   /** Most weight the wordings get against the card (many wordings), in [0, 1]. */
   weight: number;
-  /** Wordings that match better than the card weigh `n / (n + lift)` of `weight`. */
+  /**
+   * Wordings that match better than the card weigh `n / (n + lift)` of `weight`; of that,
+   * `lift / (n + lift)` counts only as far as they stand out (see `standOut`).
+   */
   lift: number;
   /** Wordings that match worse than the card weigh `n / (n + lower)` of `weight`. */
   lower: number;
@@ -32,8 +36,8 @@ export interface WordingCalibrationOptions {
   sticky: number;
   /**
    * Background spreads a tool's wording evidence must stand above its background's mean before
-   * its wordings lift it over the tools without wordings among the cards' first {@link FIRST_CARDS}
-   * (see {@link liftShare}); -Infinity: never held back.
+   * the part of its lift few wordings hold back counts (see {@link liftShare}); -Infinity: none
+   * held back.
    */
   standOut: number;
 }
@@ -41,7 +45,7 @@ export interface WordingCalibrationOptions {
 /** How many of the best card scores and wording evidences set the card's place on the wordings' scale. */
 export const MAP_TOP = 10;
 
-/** How many of the cards' best tools get the sticky bonus, and are looked at for tools without wordings. */
+/** How many of the cards' best tools get the sticky bonus. */
 export const FIRST_CARDS = 5;
 
 /** Background spreads over which a lift grows from held back to whole (from `standOut` up). */
@@ -209,25 +213,27 @@ function backgroundScale(backgrounds: WordingBackgrounds) {
 }
 
 /**
- * How much of a tool's lift counts for one request. A tool without wordings has no evidence for
- * the request either way, so wordings that match a little better than a card are no reason to pass
- * it: the tool's wordings may match such requests often (a general search tool's "find me…", a
- * tool whose traffic is long first-person requests). So where `unknown` (the share of the cards'
- * first {@link FIRST_CARDS} without wordings) is above 0, that share of the lift counts only as
- * far as the tool's evidence stands out from its background: none below `standOut` spreads above
- * the background's mean, all from {@link STAND_OUT_RAMP} more. A tool without background (no
- * sampled request of another tool reached its wordings) stands out by definition.
+ * How much of a tool's lift counts for one request. A few wordings are a small sample: one that
+ * happens to match a request a little better than the card (a general search tool's "find me…",
+ * a tool whose traffic is long first-person requests) is no reason to pass the tools of the
+ * cards' first five, least of all those without traffic, which know nothing of the request
+ * either way. So `held` (the share of the lift few wordings hold back, `lift / (n + lift)` for
+ * `n` wordings: most of it for one, little for dozens) counts only as far as the tool's evidence
+ * stands out from its background: none below `standOut` spreads above the background's mean,
+ * all from {@link STAND_OUT_RAMP} more. A few wordings that match well still lift a tool fast; a
+ * tool without background (no sampled request of another tool reached its wordings) stands out
+ * by definition.
  */
 export function liftShare(
   evidence: number,
   background: ToolBackground | undefined,
-  unknown: number,
+  held: number,
   standOut: number,
 ): number {
-  if (unknown <= 0 || background === undefined) return 1;
+  if (held <= 0 || background === undefined) return 1;
   const z = (evidence - background.mean) / background.sd;
   const standing = Math.min(1, Math.max(0, (z - standOut) / STAND_OUT_RAMP));
-  return 1 - unknown * (1 - standing);
+  return 1 - held * (1 - standing);
 }
 
 /**
@@ -245,12 +251,6 @@ export function calibratedTerms(
   options: Pick<WordingCalibrationOptions, "weight" | "lift" | "lower" | "sticky" | "standOut">,
 ): Map<string, number> {
   const out = new Map<string, number>();
-  // The cards' first five, only when an option reads them (a sort of every card per request).
-  const holds = options.standOut > Number.NEGATIVE_INFINITY;
-  const first = options.sticky !== 0 || holds ? [...cards].sort(byScore).slice(0, FIRST_CARDS) : [];
-  const unknown = holds
-    ? first.filter(([tool]) => !((counts.get(tool) ?? 0) > 0)).length / Math.max(1, first.length)
-    : 0;
   const median = backgroundMedian(backgrounds);
   const moved = new Map<string, number>();
   for (const [tool, e] of evidence) {
@@ -268,26 +268,39 @@ export function calibratedTerms(
         m > mapped
           ? options.weight *
             (n / (n + options.lift)) *
-            liftShare(evidence.get(tool)!, backgrounds.get(tool), unknown, options.standOut)
+            liftShare(evidence.get(tool)!, backgrounds.get(tool), options.lift / (n + options.lift), options.standOut)
           : options.weight * (n / (n + options.lower));
       const term = (share * (m - mapped)) / a;
       if (term !== 0) out.set(tool, term);
     }
   }
-  if (options.sticky !== 0) for (const [tool] of first) out.set(tool, (out.get(tool) ?? 0) + options.sticky);
+  if (options.sticky !== 0)
+    for (const [tool] of [...cards].sort(byScore).slice(0, FIRST_CARDS))
+      out.set(tool, (out.get(tool) ?? 0) + options.sticky);
   return out;
 }
 
 /**
  * The raise every score of a request gets alike: `confidence` times the best wording evidence
- * of any tool (0 when none is positive). Ranks stay as they are; the best score then says how
- * well the request matches anything the partition served, which tells "no tool" apart better
- * than the best score alone (a request no tool ever served matches no wording well).
+ * of any tool (0 when none is positive), each tool's evidence read from at least `best` wordings
+ * (one with fewer counts for its share, `n / best`: one past request matching well is one
+ * sample, not how well the request matches what the partition serves). Ranks stay as they are;
+ * the best score then says how well the request matches anything the partition served, which
+ * tells "no tool" apart better than the best score alone (a request no tool ever served matches
+ * no wording well).
  */
-export function confidenceRaise(evidence: ReadonlyMap<string, number>, confidence: number): number {
-  let best = 0;
-  for (const e of evidence.values()) if (e > best) best = e;
-  return confidence * best;
+export function confidenceRaise(
+  evidence: ReadonlyMap<string, number>,
+  counts: ReadonlyMap<string, number>,
+  best: number,
+  confidence: number,
+): number {
+  let top = 0;
+  for (const [tool, e] of evidence) {
+    const read = (e * Math.min(counts.get(tool) ?? 0, best)) / best;
+    if (read > top) top = read;
+  }
+  return confidence * top;
 }
 
 /** Spread (population) of each tool's card score plus its term so far, for one request. */

@@ -77,16 +77,14 @@ export interface WordingsOptions {
    */
   sticky?: number;
   /**
-   * Where some of the cards' first five tools have no wordings, a tool's wordings lift it over
-   * them only as far as their evidence stands out from its background: not below this many
-   * background spreads above the background's mean, wholly from 2 more (`liftShare` in
-   * `wording-calibration.ts`). A tool without traffic knows nothing of the request either way;
-   * wordings that match many requests a little (a general search tool's, long first-person
-   * requests) then no longer push it out. Off by default: at 3 it kept the long-tail splits'
-   * tools without traffic at or near their recall@5, but cost even fold 2 2.6 top-1 points,
-   * through what the reviews learned while part of the tools had no wordings yet
-   * (docs/learning.md). -Infinity: off.
-   * @default -Infinity
+   * A lift from few wordings counts only as far as their evidence stands out from the tool's
+   * background: of the lift, the share `lift / (n + lift)` (for `n` wordings: 3 of 4 for one,
+   * 1 of 11 for 30) counts none below this many background spreads above the background's mean,
+   * all from 2 more (`liftShare` in `wording-calibration.ts`). One wording that happens to match
+   * a request a little better than the card no longer pushes a tool without traffic out of the
+   * first five; a few that match well still lift their tool. -Infinity: nothing held back (the
+   * behaviour before 2 became the default; docs/learning.md has both).
+   * @default 2
    */
   standOut?: number;
   /**
@@ -136,7 +134,7 @@ export const DEFAULT_WORDINGS: Readonly<Required<WordingsOptions>> = Object.free
   lift: 3,
   lower: 20,
   sticky: 0,
-  standOut: Number.NEGATIVE_INFINITY,
+  standOut: 2,
   sample: 300,
   classifier: 1.5,
   classifierHalf: 10,

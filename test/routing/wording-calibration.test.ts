@@ -187,28 +187,24 @@ describe("calibratedTerms", () => {
     expect(terms.get("a")!).toBeLessThan(terms.get("b")!);
   });
 
-  it("lifts a tool over cards without wordings only as far as its evidence stands out from its background", () => {
+  it("counts the part of a lift few wordings hold back only as far as their evidence stands out", () => {
     // quiet9..quiet5 (no wordings) lead the cards; a's wordings match most requests at 0.3 (spread 0.05).
     const cards = catalogue(0.09, 0.01);
-    const counts = new Map([["a", 30]]);
     const backgrounds = new Map([["a", background(0.3)]]);
-    const termOf = (evidence: number, standOut: number) =>
-      calibratedTerms(cards, new Map([["a", evidence]]), counts, backgrounds, { ...OPTIONS, standOut }).get("a") ?? 0;
-    // 0.4 is 2 spreads above its background: below standOut 3, the lift is held back by the share
-    // of the first five without wordings (all five here: none of it counts).
+    const termOf = (evidence: number, standOut: number, n = 1) =>
+      calibratedTerms(cards, new Map([["a", evidence]]), new Map([["a", n]]), backgrounds, { ...OPTIONS, standOut }).get(
+        "a",
+      ) ?? 0;
+    // One wording, lift 1: half the lift is held back. 0.4 is 2 spreads above its background,
+    // below standOut 3: that half does not count.
     expect(termOf(0.4, -Infinity)).toBeGreaterThan(0);
-    expect(termOf(0.4, 3)).toBe(0);
-    // Half-way up the ramp, half of it; 5 spreads above and more, all of it.
-    expect(termOf(0.5, 3)).toBeCloseTo(termOf(0.5, -Infinity) / 2, 12);
+    expect(termOf(0.4, 3)).toBeCloseTo(termOf(0.4, -Infinity) / 2, 12);
+    // Half-way up the ramp, three quarters; 5 spreads above and more, all of it.
+    expect(termOf(0.5, 3)).toBeCloseTo((termOf(0.5, -Infinity) * 3) / 4, 12);
     expect(termOf(0.6, 3)).toBe(termOf(0.6, -Infinity));
     expect(liftShare(0.4, background(0.3), 0.6, 3)).toBeCloseTo(0.4, 12);
-    // With wordings for every one of the first five, nothing is held back.
-    const all = new Map([...cards.keys()].map((t) => [t, 30] as [string, number]));
-    const evidence = new Map([...cards.keys()].map((t) => [t, t === "a" ? 0.4 : 0.2] as [string, number]));
-    const held = calibratedTerms(cards, evidence, all, backgrounds, OPTIONS);
-    expect(held.get("a")).toBe(
-      calibratedTerms(cards, evidence, all, backgrounds, { ...OPTIONS, standOut: -Infinity }).get("a"),
-    );
+    // Many wordings hold back little: 99 of 100 of the lift counts with 99 of them.
+    expect(termOf(0.4, 3, 99)).toBeCloseTo(termOf(0.4, -Infinity, 99) * 0.99, 12);
     // A pull down is never held back.
     expect(termOf(0.0, 3)).toBe(termOf(0.0, -Infinity));
   });
@@ -223,19 +219,29 @@ describe("calibratedTerms", () => {
 });
 
 describe("confidenceRaise", () => {
+  const evidence = new Map([
+    ["a", 0.3],
+    ["b", 0.6],
+  ]);
   it("is the best wording evidence of any tool times the weight, never below 0", () => {
-    expect(
-      confidenceRaise(
-        new Map([
-          ["a", 0.3],
-          ["b", 0.6],
-        ]),
-        2,
-      ),
-    ).toBeCloseTo(1.2);
-    expect(confidenceRaise(new Map([["a", -0.1]]), 2)).toBe(0);
-    expect(confidenceRaise(new Map(), 2)).toBe(0);
-    expect(confidenceRaise(new Map([["a", 0.5]]), 0)).toBe(0);
+    const many = new Map([
+      ["a", 5],
+      ["b", 5],
+    ]);
+    expect(confidenceRaise(evidence, many, 3, 2)).toBeCloseTo(1.2);
+    expect(confidenceRaise(new Map([["a", -0.1]]), many, 3, 2)).toBe(0);
+    expect(confidenceRaise(new Map(), many, 3, 2)).toBe(0);
+    expect(confidenceRaise(evidence, many, 3, 0)).toBe(0);
+  });
+
+  it("reads a tool with fewer than `best` wordings for its share", () => {
+    // b matches better but from one wording: 0.6 / 3 = 0.2 < a's 0.3 from three.
+    const counts = new Map([
+      ["a", 3],
+      ["b", 1],
+    ]);
+    expect(confidenceRaise(evidence, counts, 3, 2)).toBeCloseTo(0.6);
+    expect(confidenceRaise(evidence, new Map([["b", 2]]), 3, 2)).toBeCloseTo(0.8);
   });
 });
 

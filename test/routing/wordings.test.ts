@@ -105,7 +105,7 @@ describe("wordingsOptions", () => {
       lift: 3,
       lower: 20,
       sticky: 0,
-      standOut: Number.NEGATIVE_INFINITY,
+      standOut: 2,
       sample: 300,
       classifier: 1.5,
       classifierHalf: 10,
