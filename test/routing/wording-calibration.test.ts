@@ -192,9 +192,10 @@ describe("calibratedTerms", () => {
     const cards = catalogue(0.09, 0.01);
     const backgrounds = new Map([["a", background(0.3)]]);
     const termOf = (evidence: number, standOut: number, n = 1) =>
-      calibratedTerms(cards, new Map([["a", evidence]]), new Map([["a", n]]), backgrounds, { ...OPTIONS, standOut }).get(
-        "a",
-      ) ?? 0;
+      calibratedTerms(cards, new Map([["a", evidence]]), new Map([["a", n]]), backgrounds, {
+        ...OPTIONS,
+        standOut,
+      }).get("a") ?? 0;
     // One wording, lift 1: half the lift is held back. 0.4 is 2 spreads above its background,
     // below standOut 3: that half does not count.
     expect(termOf(0.4, -Infinity)).toBeGreaterThan(0);
