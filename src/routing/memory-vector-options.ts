@@ -26,7 +26,7 @@ export interface InMemoryVectorIndexOptions {
    * the posting lists of its selective terms, and the best tools met are scored exactly. `false`
    * walks every list of the request (exact, and what it costs grows with the tools that share a
    * common term with it).
-   * @default DEFAULT_FIRST_PASS ({ termRows: 1000, termShare: 0.01, commonPostings: 50000, rescore: 512, postingBudget: 50000, requireProof: false })
+   * @default DEFAULT_FIRST_PASS ({ termRows: 1000, termShare: 0.01, commonPostings: 50000, rescore: 512, postingBudget: 50000, requireProof: false, wideShare: 0.5, wideTerms: 64, wideRescore: 768 })
    */
   firstPass?: FirstPassOptions | false;
 }

@@ -6,7 +6,8 @@
 import type { Document } from "@langchain/core/documents";
 import type { SparseRows } from "./sparse-rows.js";
 import type { QueryPlan } from "./sparse-vector.js";
-import { ImpactRoom, Postings, PROBES, type SettleScope } from "./postings.js";
+import { ImpactRoom, Postings, type SettleScope } from "./postings.js";
+import { impactDepths, wideTerms } from "./walk-plan.js";
 import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
 
@@ -81,6 +82,25 @@ export interface FirstPassOptions {
    * @default false
    */
   requireProof?: boolean;
+  /**
+   * A request's term on at least this share of the live rows is **wide**: a dense part's
+   * dimension (a sentence encoder's, on every row) or a word on most of them.
+   * @default 0.5
+   */
+  wideShare?: number;
+  /**
+   * A request with at least this many wide terms (a dense part) walks none of them in the
+   * candidate pass: its candidates come from its other terms, and the wide terms are scored over
+   * the candidates only (with every other term, in the exact rescoring). 0 walks them as any
+   * common term.
+   * @default 64
+   */
+  wideTerms?: number;
+  /**
+   * Tools scored exactly after a pass that left the wide terms out (at least `rescore`).
+   * @default 768
+   */
+  wideRescore?: number;
 }
 
 /** The defaults applied to every {@link FirstPassOptions} field left unset. */
@@ -91,6 +111,9 @@ export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.f
   rescore: 512,
   postingBudget: 50_000,
   requireProof: false,
+  wideShare: 0.5,
+  wideTerms: 64,
+  wideRescore: 768,
 });
 
 /**
@@ -260,10 +283,11 @@ export class SparseSearcher {
     const cap = this.cap(view, options);
     const common = plan.dims.some((d) => (view.postings[d]?.length ?? 0) > cap);
     if (!common) return this.walkAll(view, plan, k, keep);
+    const wide = wideTerms(view, plan, options);
     let budget = options.commonPostings;
-    let rescore = options.rescore;
+    let rescore = wide === undefined ? options.rescore : Math.max(options.rescore, options.wideRescore);
     for (;;) {
-      const pass = this.candidates(view, plan, cap, k, keep, budget, rescore);
+      const pass = this.candidates(view, plan, cap, k, keep, budget, rescore, wide);
       if (pass === undefined) break;
       if (pass.proven) {
         this.stats.proven++;
@@ -321,8 +345,9 @@ export class SparseSearcher {
     keep: RowFilter | undefined,
     budget: number,
     rescoreRows: number,
+    wide: Uint8Array | undefined,
   ): { top: TopK; proven: boolean } | undefined {
-    const depths = impactDepths(view, plan, cap, budget);
+    const depths = impactDepths(view, plan, cap, budget, wide);
     this.room.reset();
     const slots = view.rowIds.length;
     if (this.partial.length < slots) this.partial = new Float32Array(Math.max(slots, 2 * this.partial.length, 64));
@@ -340,6 +365,12 @@ export class SparseSearcher {
       const w = weights[p];
       let rows = list.rows.subarray(0, list.length);
       let values = list.values;
+      if (wide?.[p] === 1) {
+        // Not walked: scored over the candidates only; what it can add to a row left out is bounded.
+        boundSum += Math.abs(w) * list.maxAbs;
+        commonSquares += w * w;
+        continue;
+      }
       if (list.length > cap) {
         const impact = list.impact(depths[p], this.room);
         boundSum += Math.abs(w) * impact.restMax;
@@ -477,83 +508,4 @@ export function keptRows(view: SparseRowsView, keep: RowFilter, k: number): Int3
     out.push(row);
   }
   return Int32Array.from(out);
-}
-
-/**
- * How deep to walk each common list of the request (its entries in order of decreasing
- * magnitude) so that about `budget` postings are walked on them in all: every posting whose
- * contribution |weight| x |value| is at least one threshold, the same for every list. So the
- * postings walked are those that add most to any score, whichever term they belong to.
- * Selective lists (at most `cap` entries) get 0: they are walked whole.
- *
- * The threshold is found by bisection on a small table per list (its contributions at
- * {@link PROBES}, read once), the depth between two probes taken by linear interpolation; the
- * depths at that threshold are then exact (a binary search a list). Probing each list at every
- * step of the bisection cost more than the rest of the pass's bookkeeping (docs/routing.md).
- */
-export function impactDepths(view: SparseRowsView, plan: QueryPlan, cap: number, budget: number): Int32Array {
-  const { dims, weights } = plan;
-  const depths = new Int32Array(dims.length);
-  const common: number[] = [];
-  let total = 0;
-  for (let p = 0; p < dims.length; p++) {
-    const list = view.postings[dims[p]];
-    if (list === undefined || list.length <= cap) continue;
-    common.push(p);
-    total += list.length;
-  }
-  if (total <= budget) {
-    for (const p of common) depths[p] = view.postings[dims[p]]!.length;
-    return depths;
-  }
-  // Per list: its contribution at each probe depth it reaches, then the next (0 past its end).
-  const width = PROBES.length + 1;
-  const table = new Float64Array(common.length * width);
-  const lengths = new Int32Array(common.length);
-  const counts = new Int32Array(common.length);
-  let high = 0;
-  common.forEach((p, i) => {
-    const list = view.postings[dims[p]]!;
-    const weight = Math.abs(weights[p]);
-    const probes = list.probes();
-    lengths[i] = list.length;
-    counts[i] = probes.length;
-    for (let q = 0; q < probes.length; q++) table[i * width + q] = weight * probes[q];
-    high = Math.max(high, table[i * width]);
-  });
-  // About how many postings of the common lists contribute at least `threshold`.
-  const approxWalked = (threshold: number): number => {
-    let walked = 0;
-    for (let i = 0; i < common.length; i++) {
-      const row = i * width;
-      // The first probe below the threshold (the row is non-increasing, 0 past the list's end).
-      let q = 0;
-      let end = counts[i];
-      while (q < end) {
-        const mid = (q + end) >> 1;
-        if (table[row + mid] >= threshold) q = mid + 1;
-        else end = mid;
-      }
-      if (q === 0) continue;
-      // Probes q - 1 reaches the threshold, probe q (or the list's end) does not.
-      const from = PROBES[q - 1];
-      const to = Math.min(q < PROBES.length ? PROBES[q] : lengths[i], lengths[i]);
-      const a = table[row + q - 1];
-      const b = table[row + q];
-      walked += from + 1 + (a > b ? ((to - from - 1) * (a - threshold)) / (a - b) : 0);
-    }
-    return walked;
-  };
-  // On the threshold's logarithm: 12 halvings of 2^-30..1 of the largest contribution find it to 0.5%.
-  let low = high * 2 ** -30;
-  for (let i = 0; i < 12; i++) {
-    const mid = Math.sqrt(low * high);
-    if (approxWalked(mid) > budget) low = mid;
-    else high = mid;
-  }
-  for (const p of common) {
-    const weight = Math.abs(weights[p]);
-    depths[p] = weight > 0 ? view.postings[dims[p]]!.depthAbove(high / weight) : 0;
-  }
-  return depths;
 }

@@ -8,7 +8,7 @@ import { registerTools } from "../../src/learn/register.js";
 import { Ledger } from "../../src/ledger/ledger.js";
 import { CappedVectorCache } from "../../src/routing/card-vectors.js";
 import { LexicalEmbeddings } from "../../src/routing/lexical-embeddings.js";
-import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
+import { type FirstPassOptions, InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
 import { ToolRouter } from "../../src/routing/router.js";
 import { sparseOf } from "../../src/routing/sparse-vector.js";
 import { ToolIndex } from "../../src/routing/tool-index.js";
@@ -307,6 +307,67 @@ describe("the candidate pass of the in-memory index", () => {
     // Registering and embedding 2,000 tools and 150 exhaustive scans: minutes on a loaded machine.
     300_000,
   );
+});
+
+/**
+ * Rows with a sparse part (words, dimensions 0-63) and a dense part (dimensions 64-191, nonzero on
+ * every row), as a lexical + sentence-encoder blend gives them; the last row ("twin") shares no
+ * word with the query `dense` makes, only its dense part (the same as the query's).
+ */
+function blendRows(): { vectors: number[][]; names: string[]; query: number[] } {
+  const random = rng(5);
+  const rows = 300;
+  const denseOf = () => Array.from({ length: 128 }, () => random() * 2 - 1);
+  const vectors: number[][] = [];
+  for (let r = 0; r < rows; r++) {
+    const words = Array.from({ length: 64 }, (_, d) => (d % 8 === r % 8 || random() < 0.05 ? random() : 0));
+    vectors.push([...words, ...denseOf().map((x) => 0.4 * x)]);
+  }
+  const twinDense = denseOf();
+  // Words 0, 8, 16, ... are on a row in eight; the twin has only word 1.
+  vectors.push([...Array.from({ length: 64 }, (_, d) => (d === 1 ? 1 : 0)), ...twinDense]);
+  const query = [...Array.from({ length: 64 }, (_, d) => (d % 8 === 0 ? 0.5 : 0)), ...twinDense];
+  return { vectors, names: vectors.map((_, i) => (i === rows ? "twin" : `r${i}`)), query };
+}
+
+describe("the candidate pass with a dense part (wide terms)", () => {
+  async function blendStore(firstPass: FirstPassOptions) {
+    const index = new InMemoryVectorIndex(unused, { layout: "sparse", firstPass });
+    const { vectors, names } = blendRows();
+    await index.addVectors(vectors, names.map(doc), { ids: names });
+    return index;
+  }
+  // Every term common (cap 8 rows), the dense part's 128 terms wide (on every row).
+  const caps = { termRows: 8, termShare: 0, commonPostings: 400, rescore: 16, wideRescore: 32 };
+
+  it("walks none of the dense part's terms: they are scored over the candidates only, exactly", async () => {
+    const index = await blendStore(caps);
+    const { query } = blendRows();
+    const exact = new Map(shape(await index.exhaustiveSearchVectorWithScore(query, 301)));
+    // The twin is the exact best (its dense part is the query's) but shares no word with it.
+    expect([...exact.keys()][0]).toBe("twin");
+    const got = shape(await index.similaritySearchVectorWithScore(query, 5));
+    expect(got.map(([id]) => id)).not.toContain("twin");
+    // Every row answered is a candidate of the words, rescored exactly (to the bit).
+    for (const [id, score] of got) expect(score).toBe(exact.get(id));
+    expect(index.searchStats).toMatchObject({ unproven: 1, proven: 0, fallbacks: 0 });
+  });
+
+  it("walks them as any common term with wideTerms 0, and answers exactly with requireProof", async () => {
+    const walked = await blendStore({ ...caps, wideTerms: 0, commonPostings: 50_000, postingBudget: 50_000 });
+    const { query } = blendRows();
+    expect(shape(await walked.similaritySearchVectorWithScore(query, 1))[0][0]).toBe("twin");
+    const proven = await blendStore({ ...caps, requireProof: true });
+    const exact = shape(await proven.exhaustiveSearchVectorWithScore(query, 5));
+    expect(shape(await proven.similaritySearchVectorWithScore(query, 5))).toEqual(exact);
+    expect(proven.searchStats.fallbacks).toBe(1);
+  });
+
+  it("leaves a request with fewer wide terms than wideTerms to the walk of every common term", async () => {
+    const index = await blendStore({ ...caps, wideTerms: 129, commonPostings: 50_000, postingBudget: 50_000 });
+    const { query } = blendRows();
+    expect(shape(await index.similaritySearchVectorWithScore(query, 1))[0][0]).toBe("twin");
+  });
 });
 
 describe("memory held by the routing index", () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom as rng } from "../../src/internal.js";
 import { Postings } from "../../src/routing/postings.js";
-import { impactDepths, type SparseRowsView } from "../../src/routing/sparse-search.js";
+import type { SparseRowsView } from "../../src/routing/sparse-search.js";
+import { impactDepths, wideTerms } from "../../src/routing/walk-plan.js";
 import type { QueryPlan } from "../../src/routing/sparse-vector.js";
 
 /** A view holding only posting lists (what `impactDepths` reads). */
@@ -51,5 +52,41 @@ describe("impactDepths", () => {
     lists.forEach((l, p) => {
       if (l.length <= cap) expect(depths[p]).toBe(0);
     });
+  });
+});
+
+describe("wideTerms", () => {
+  // 100 live rows; dimensions 0-79 on every row (a dense part), 80-89 on half, 90-99 on 49.
+  const postings = Array.from({ length: 100 }, (_, d) => {
+    const list = new Postings();
+    const rows = d < 80 ? 100 : d < 90 ? 50 : 49;
+    for (let row = 0; row < rows; row++) list.push(row, 0.1);
+    return list;
+  });
+  const view = { postings, live: 100 };
+  const plan = (dims: number[]): QueryPlan => ({
+    dims: Int32Array.from(dims),
+    weights: new Float64Array(dims.length).fill(1),
+  });
+  const all = [...Array(100).keys()];
+
+  it("marks the terms on at least wideShare of the live rows, when the request has wideTerms of them", () => {
+    const wide = wideTerms(view, plan(all), { wideShare: 0.5, wideTerms: 64 });
+    expect(wide).toBeDefined();
+    expect([...wide!].map((w, p) => (w === 1 ? p : -1)).filter((p) => p >= 0)).toEqual([...Array(90).keys()]);
+  });
+
+  it("marks none when the request has fewer (a lexical request), or with wideTerms 0", () => {
+    expect(wideTerms(view, plan(all.slice(30)), { wideShare: 0.5, wideTerms: 64 })).toBeUndefined();
+    expect(wideTerms(view, plan(all), { wideShare: 0.5, wideTerms: 91 })).toBeUndefined();
+    expect(wideTerms(view, plan(all), { wideShare: 0.5, wideTerms: 0 })).toBeUndefined();
+  });
+
+  it("leaves the wide terms out of the depths: the budget goes to the other common terms", () => {
+    const p = plan(all);
+    const wide = wideTerms(view, p, { wideShare: 0.5, wideTerms: 64 });
+    const depths = impactDepths(view, p, 10, 1_000_000, wide);
+    expect([...depths.subarray(0, 90)].every((d) => d === 0)).toBe(true);
+    expect([...depths.subarray(90)].every((d) => d === 49)).toBe(true);
   });
 });
