@@ -9,6 +9,7 @@ import { VectorStore } from "@langchain/core/vectorstores";
 import { InvalidInput } from "../errors.js";
 import {
   DEFAULT_FIRST_PASS,
+  firstPassOptions,
   type FirstPassOptions,
   type SearchCost,
   type SearchStats,
@@ -129,7 +130,7 @@ export class InMemoryVectorIndex extends VectorStore {
     }
     this.current = this.requestedLayout === "dense" ? "dense" : "sparse";
     const firstPass = options.firstPass ?? DEFAULT_IN_MEMORY_VECTOR_INDEX.firstPass;
-    this.searcher = new SparseSearcher(firstPass === false ? undefined : { ...DEFAULT_FIRST_PASS, ...firstPass });
+    this.searcher = new SparseSearcher(firstPass === false ? undefined : firstPassOptions(firstPass));
   }
 
   _vectorstoreType(): string {

@@ -10,6 +10,7 @@ import { ImpactRoom, Postings, type SettleScope } from "./postings.js";
 import { impactDepths, wideTerms } from "./walk-plan.js";
 import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
+import { InvalidInput } from "../errors.js";
 
 /** What the sparse searches read of the index: its slots and posting lists. */
 export interface SparseRowsView {
@@ -115,6 +116,25 @@ export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.f
   wideTerms: 64,
   wideRescore: 768,
 });
+
+/** The options with defaults applied, checked: shares in [0, 1], counts whole and at least 0 (`rescore` at least 1). */
+export function firstPassOptions(given: FirstPassOptions): Readonly<Required<FirstPassOptions>> {
+  const o = { ...DEFAULT_FIRST_PASS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
+  const bad = (key: string, rule: string) =>
+    new InvalidInput(
+      `InMemoryVectorIndex: firstPass.${key} must be ${rule}; got ${String((o as Record<string, unknown>)[key])}.`,
+      {
+        context: { option: `firstPass.${key}` },
+      },
+    );
+  for (const key of ["termShare", "wideShare"] as const)
+    if (!(o[key] >= 0 && o[key] <= 1)) throw bad(key, "a share between 0 and 1");
+  for (const key of ["termRows", "commonPostings", "postingBudget", "wideTerms", "wideRescore"] as const)
+    if (!Number.isInteger(o[key]) || o[key] < 0) throw bad(key, "a whole number of at least 0");
+  if (!Number.isInteger(o.rescore) || o.rescore < 1) throw bad("rescore", "a whole number of at least 1");
+  if (typeof o.requireProof !== "boolean") throw bad("requireProof", "true or false");
+  return Object.freeze(o);
+}
 
 /**
  * A filtered search asking for at least this share of the live rows (k × 64 >= live) first counts

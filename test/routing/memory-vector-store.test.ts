@@ -69,6 +69,17 @@ describe("InMemoryVectorIndex", () => {
     await expect(index.addDocuments([doc("a")], { ids: ["1", "2"] })).rejects.toThrow(InvalidInput);
   });
 
+  it("refuses candidate-pass options out of range with a typed error naming the option", () => {
+    const make = (firstPass: Record<string, unknown>) => () => new InMemoryVectorIndex(embeddings, { firstPass });
+    expect(make({ wideShare: 2 })).toThrow(/firstPass\.wideShare must be a share between 0 and 1; got 2/);
+    expect(make({ wideRescore: Number.NaN })).toThrow(/firstPass\.wideRescore must be a whole number/);
+    expect(make({ termRows: -1 })).toThrow(InvalidInput);
+    expect(make({ rescore: 0 })).toThrow(/firstPass\.rescore must be a whole number of at least 1/);
+    expect(make({ requireProof: "yes" })).toThrow(InvalidInput);
+    // Unset fields take their defaults; the edges are allowed.
+    expect(make({ wideTerms: 0, wideShare: 1, termShare: 0, rescore: undefined })).not.toThrow();
+  });
+
   it("refuses a vector of another dimension", async () => {
     const index = new InMemoryVectorIndex(embeddings);
     await index.addVectors([[1, 0, 0]], [doc("a")]);
