@@ -11,6 +11,7 @@ import { impactDepths, wideTerms } from "./walk-plan.js";
 import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
 import { InvalidInput } from "../errors.js";
+import { definedOnly } from "../internal.js";
 
 /** What the sparse searches read of the index: its slots and posting lists. */
 export interface SparseRowsView {
@@ -117,22 +118,28 @@ export const DEFAULT_FIRST_PASS: Readonly<Required<FirstPassOptions>> = Object.f
   wideRescore: 768,
 });
 
-/** The options with defaults applied, checked: shares in [0, 1], counts whole and at least 0 (`rescore` at least 1). */
+/** The counts among the options, each with the least it may be. */
+const COUNT_MINIMUMS = [
+  ["termRows", 0],
+  ["commonPostings", 0],
+  ["rescore", 1],
+  ["postingBudget", 0],
+  ["wideTerms", 0],
+  ["wideRescore", 0],
+] as const;
+
+/** The options with defaults applied, checked (as `wordingsOptions` checks its own). @throws InvalidInput */
 export function firstPassOptions(given: FirstPassOptions): Readonly<Required<FirstPassOptions>> {
-  const o = { ...DEFAULT_FIRST_PASS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
-  const bad = (key: string, rule: string) =>
-    new InvalidInput(
-      `InMemoryVectorIndex: firstPass.${key} must be ${rule}; got ${String((o as Record<string, unknown>)[key])}.`,
-      {
-        context: { option: `firstPass.${key}` },
-      },
-    );
+  const o = { ...DEFAULT_FIRST_PASS, ...definedOnly(given) };
+  const refuse = (key: keyof FirstPassOptions, rule: string) =>
+    new InvalidInput(`InMemoryVectorIndex: firstPass.${key} must be ${rule}; got ${String(o[key])}.`, {
+      context: { [key]: o[key] },
+    });
   for (const key of ["termShare", "wideShare"] as const)
-    if (!(o[key] >= 0 && o[key] <= 1)) throw bad(key, "a share between 0 and 1");
-  for (const key of ["termRows", "commonPostings", "postingBudget", "wideTerms", "wideRescore"] as const)
-    if (!Number.isInteger(o[key]) || o[key] < 0) throw bad(key, "a whole number of at least 0");
-  if (!Number.isInteger(o.rescore) || o.rescore < 1) throw bad("rescore", "a whole number of at least 1");
-  if (typeof o.requireProof !== "boolean") throw bad("requireProof", "true or false");
+    if (!(o[key] >= 0 && o[key] <= 1)) throw refuse(key, "a share between 0 and 1");
+  for (const [key, least] of COUNT_MINIMUMS)
+    if (!Number.isInteger(o[key]) || o[key] < least) throw refuse(key, `a whole number of at least ${least}`);
+  if (typeof o.requireProof !== "boolean") throw refuse("requireProof", "true or false");
   return Object.freeze(o);
 }
 

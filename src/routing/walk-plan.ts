@@ -25,16 +25,17 @@ export function wideTerms(
 ): Uint8Array | undefined {
   if (!(options.wideTerms > 0) || plan.dims.length < options.wideTerms) return undefined;
   const floor = options.wideShare * view.live;
-  const wide = new Uint8Array(plan.dims.length);
-  let count = 0;
-  for (let p = 0; p < plan.dims.length; p++) {
+  const isWide = (p: number): boolean => {
     const length = view.postings[plan.dims[p]]?.length ?? 0;
-    if (length > 0 && length >= floor) {
-      wide[p] = 1;
-      count++;
-    }
-  }
-  return count >= options.wideTerms ? wide : undefined;
+    return length > 0 && length >= floor;
+  };
+  // Counted first: a lexical request (a few wide terms at most) allocates nothing.
+  let count = 0;
+  for (let p = 0; p < plan.dims.length; p++) if (isWide(p)) count++;
+  if (count < options.wideTerms) return undefined;
+  const wide = new Uint8Array(plan.dims.length);
+  for (let p = 0; p < plan.dims.length; p++) if (isWide(p)) wide[p] = 1;
+  return wide;
 }
 
 /**
