@@ -16,6 +16,18 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
  */
 export const SEARCH_TOOLS_NAME = "search_tools";
 
+/**
+ * The first option of `minimums` whose value in `options` is not a whole number of at least its
+ * least, with that least; undefined when every one is (the option checks of `wordingsOptions`
+ * and `firstPassOptions` throw their own error for it).
+ */
+export function badCount<K extends string>(
+  options: Readonly<Record<K, unknown>>,
+  minimums: readonly (readonly [K, number])[],
+): readonly [K, number] | undefined {
+  return minimums.find(([key, least]) => !(Number.isInteger(options[key]) && (options[key] as number) >= least));
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }

@@ -11,7 +11,7 @@ import { impactDepths, wideTerms } from "./walk-plan.js";
 import { nthLargest, TopK } from "./top-k.js";
 import type { RowFilter } from "./filter-masks.js";
 import { InvalidInput } from "../errors.js";
-import { definedOnly } from "../internal.js";
+import { badCount, definedOnly } from "../internal.js";
 
 /** What the sparse searches read of the index: its slots and posting lists. */
 export interface SparseRowsView {
@@ -137,8 +137,8 @@ export function firstPassOptions(given: FirstPassOptions): Readonly<Required<Fir
     });
   for (const key of ["termShare", "wideShare"] as const)
     if (!(o[key] >= 0 && o[key] <= 1)) throw refuse(key, "a share between 0 and 1");
-  for (const [key, least] of COUNT_MINIMUMS)
-    if (!Number.isInteger(o[key]) || o[key] < least) throw refuse(key, `a whole number of at least ${least}`);
+  const bad = badCount(o, COUNT_MINIMUMS);
+  if (bad) throw refuse(bad[0], `a whole number of at least ${bad[1]}`);
   if (typeof o.requireProof !== "boolean") throw refuse("requireProof", "true or false");
   return Object.freeze(o);
 }

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { InvalidInput } from "../errors.js";
-import { definedOnly, oneLine, spreadOrder } from "../internal.js";
+import { badCount, definedOnly, oneLine, spreadOrder } from "../internal.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { CallRecord, ToolCard, TurnRecord } from "../ledger/schema.js";
 import { valueCheckOf } from "../text/fingerprint.js";
@@ -164,15 +164,13 @@ export function wordingsOptions(options: WordingsOptions | boolean | undefined):
       );
     }
   }
-  for (const [key, least] of COUNT_MINIMUMS) {
-    if (!Number.isInteger(o[key]) || o[key] < least) {
-      throw new InvalidInput(
-        `ToolIndex: wordings.${key} must be a whole number of at least ${least}; got ${String(o[key])}.`,
-        {
-          context: { [key]: o[key] },
-        },
-      );
-    }
+  const bad = badCount(o, COUNT_MINIMUMS);
+  if (bad) {
+    const [key, least] = bad;
+    throw new InvalidInput(
+      `ToolIndex: wordings.${key} must be a whole number of at least ${least}; got ${String(o[key])}.`,
+      { context: { [key]: o[key] } },
+    );
   }
   if (!(typeof o.standOut === "number" && o.standOut < Number.POSITIVE_INFINITY)) {
     throw new InvalidInput(

@@ -126,6 +126,9 @@ describe("wordingsOptions", () => {
     expect(wordingsOptions({ cap: 50, enabled: false }).enabled).toBe(false);
     expect(() => wordingsOptions({ cap: 0 })).toThrow(InvalidInput);
     expect(() => wordingsOptions({ best: 1.5 })).toThrow(InvalidInput);
+    expect(() => wordingsOptions({ sample: 0 })).toThrow(
+      /wordings\.sample must be a whole number of at least 1; got 0/,
+    );
     // keep: 0 lets the wordings re-rank freely; a negative or fractional count is refused.
     expect(wordingsOptions({ keep: 0 }).keep).toBe(0);
     expect(() => wordingsOptions({ keep: -1 })).toThrow(InvalidInput);
