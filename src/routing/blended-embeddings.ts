@@ -111,14 +111,17 @@ function blendSparse(parts: readonly (readonly [SparseVector | readonly number[]
   const value: number[] = [];
   let offset = 0;
   for (const [v, scale] of parts) {
+    // Indexed loops: a for-of over a dense part (thousands of entries, most zero) allocated an
+    // iterator result per entry, most of what a route allocated with the sentence encoder.
+    const at = isSparse(v) ? v.index : undefined;
     const values = isSparse(v) ? v.value : v;
     let s = 0;
-    for (const x of values) s += x * x;
+    for (let j = 0; j < values.length; j++) s += values[j] * values[j];
     const k = s > 0 ? scale / Math.sqrt(s) : 0;
     for (let j = 0; j < values.length; j++) {
       const x = values[j] * k;
       if (x === 0) continue;
-      index.push(offset + (isSparse(v) ? v.index[j] : j));
+      index.push(offset + (at === undefined ? j : at[j]));
       value.push(x);
     }
     offset += isSparse(v) ? v.dimension : v.length;

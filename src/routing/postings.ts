@@ -23,6 +23,8 @@ export type SettleScope = "write" | "bulk" | "whole";
 const APART_MIN = 64;
 /** The share of a list its tail may reach and still be searched apart (see {@link APART_MIN}). */
 const APART_SHARE = 1 / 64;
+/** A span of the ordered run at most this long is copied entry by entry in {@link Postings.impact} (no views). */
+const SHORT_SPAN = 32;
 
 /**
  * One dimension's posting list: the rows nonzero there and their values, and the largest
@@ -56,10 +58,11 @@ export class Postings {
   private probedAt = -1;
 
   /**
-   * The `size` entries of largest magnitude and the largest magnitude of the others. A view of
-   * the list when they are all in its ordered run; else merged from both runs into `room` (the
-   * caller's, reused across searches; allocated without it): spans of the ordered run copied
-   * whole, the tail's entries between them.
+   * The `size` entries of largest magnitude (`rows` and `values` from `start` to `end`) and the
+   * largest magnitude of the others. The list's own arrays when they are all in its ordered run;
+   * else merged from both runs into `room` (the caller's, reused across searches; allocated
+   * without it): spans of the ordered run copied whole, the tail's entries between them. No view
+   * is made: a search reads hundreds of lists.
    */
   impact(size: number, room?: ImpactRoom): Impact {
     this.prepare();
@@ -70,21 +73,29 @@ export class Postings {
     const nextPrefix = fromPrefix < prefix ? Math.abs(values[fromPrefix]) : 0;
     const nextTail = prefix + fromTail < this.length ? Math.abs(values[prefix + fromTail]) : 0;
     const restMax = Math.max(nextPrefix, nextTail);
-    if (fromTail === 0) return { rows: rows.subarray(0, m), values: values.subarray(0, m), restMax };
-    const out = room?.take(m) ?? { rows: new Int32Array(m), values: new Float32Array(m) };
+    if (fromTail === 0) return { rows, values, start: 0, end: m, restMax };
+    const out = room?.take(m) ?? { rows: new Int32Array(m), values: new Float32Array(m), start: 0 };
     let from = 0;
-    let at = 0;
+    let at = out.start;
     for (let j = 0; j <= fromTail; j++) {
       const to = j < fromTail ? above[j] : fromPrefix;
-      out.rows.set(rows.subarray(from, to), at);
-      out.values.set(values.subarray(from, to), at);
-      at += to - from;
+      if (to - from > SHORT_SPAN) {
+        out.rows.set(rows.subarray(from, to), at);
+        out.values.set(values.subarray(from, to), at);
+        at += to - from;
+      } else {
+        // A short span copied by hand (two views a span were most of what a search allocated).
+        for (let i = from; i < to; i++, at++) {
+          out.rows[at] = rows[i];
+          out.values[at] = values[i];
+        }
+      }
       from = to;
       if (j === fromTail) break;
       out.rows[at] = rows[prefix + j];
       out.values[at++] = values[prefix + j];
     }
-    return { rows: out.rows, values: out.values, restMax };
+    return { rows: out.rows, values: out.values, start: out.start, end: out.start + m, restMax };
   }
 
   /**
@@ -278,16 +289,17 @@ export class ImpactRoom {
     this.used = 0;
   }
 
-  take(n: number): { rows: Int32Array; values: Float32Array } {
+  /** Room for `n` entries: `rows` and `values` from `start` (a new pair of arrays when these are full). */
+  take(n: number): { rows: Int32Array; values: Float32Array; start: number } {
     if (this.used + n > this.rows.length) {
       const size = Math.max(n, 2 * this.rows.length);
       this.rows = new Int32Array(size);
       this.values = new Float32Array(size);
       this.used = 0;
     }
-    const at = this.used;
+    const start = this.used;
     this.used += n;
-    return { rows: this.rows.subarray(at, at + n), values: this.values.subarray(at, at + n) };
+    return { rows: this.rows, values: this.values, start };
   }
 }
 
@@ -324,8 +336,11 @@ function positionsByMagnitude(values: Float32Array, from: number, to: number): I
 
 /** A posting list's entries of largest magnitude (see {@link Postings.impact}). */
 export interface Impact {
+  /** The entries are `rows[start..end)` and `values[start..end)` (arrays that may hold more). */
   rows: Int32Array;
   values: Float32Array;
+  start: number;
+  end: number;
   /** The largest magnitude among the entries left out: a bound on what each of their rows gets from this term. */
   restMax: number;
 }

@@ -213,6 +213,8 @@ export class SparseSearcher {
   private weightOf = new Float64Array(0);
   /** Where the walk merges a common list's ordered run and its short tail (see `Postings.impact`). */
   private readonly room = new ImpactRoom();
+  /** The spans of the lists the candidate pass walked, read back by `bestPartials`. */
+  private readonly walked = new WalkedSpans();
 
   constructor(private readonly options: Readonly<Required<FirstPassOptions>> | undefined) {}
 
@@ -385,13 +387,16 @@ export class SparseSearcher {
     // summed; and at most the length of the request's common part (rows are unit vectors).
     let boundSum = 0;
     let commonSquares = 0;
-    const walkedRows: Int32Array[] = [];
+    const walked = this.walked;
+    walked.reset();
     for (let p = 0; p < dims.length; p++) {
       const list = view.postings[dims[p]];
       if (list === undefined) continue;
       const w = weights[p];
-      let rows = list.rows.subarray(0, list.length);
+      let rows = list.rows;
       let values = list.values;
+      let start = 0;
+      let end = list.length;
       if (wide?.[p] === 1) {
         // Not walked: scored over the candidates only; what it can add to a row left out is bounded.
         boundSum += Math.abs(w) * list.maxAbs;
@@ -402,15 +407,14 @@ export class SparseSearcher {
         const impact = list.impact(depths[p], this.room);
         boundSum += Math.abs(w) * impact.restMax;
         commonSquares += w * w;
-        rows = impact.rows;
-        values = impact.values;
+        ({ rows, values, start, end } = impact);
       }
-      for (let j = 0; j < rows.length; j++) partial[rows[j]] += w * values[j];
-      walkedRows.push(rows);
+      for (let j = start; j < end; j++) partial[rows[j]] += w * values[j];
+      walked.push(rows, start, end);
     }
     const commonBound = Math.min(boundSum, Math.sqrt(commonSquares));
     const rescore = Math.max(rescoreRows, k);
-    const best = this.bestPartials(view, walkedRows, keep, rescore);
+    const best = this.bestPartials(view, walked, keep, rescore);
     const wanted = Math.min(k, view.live);
     if (best.met < wanted) return undefined;
     const slack = (dims.length + 1) * 2 ** -22;
@@ -437,7 +441,7 @@ export class SparseSearcher {
    */
   private bestPartials(
     view: SparseRowsView,
-    walkedRows: readonly Int32Array[],
+    walked: WalkedSpans,
     keep: RowFilter | undefined,
     n: number,
   ): { count: number; dropped: number; met: number } {
@@ -452,8 +456,9 @@ export class SparseSearcher {
     let count = 0;
     let dropped = Number.NEGATIVE_INFINITY;
     let met = 0;
-    for (const rows of walkedRows) {
-      for (let j = 0; j < rows.length; j++) {
+    for (let w = 0; w < walked.count; w++) {
+      const rows = walked.rows[w];
+      for (let j = walked.starts[w], end = walked.ends[w]; j < end; j++) {
         const r = rows[j];
         const s = partial[r];
         if (s === 0) continue;
@@ -536,3 +541,25 @@ export function keptRows(view: SparseRowsView, keep: RowFilter, k: number): Int3
   }
   return Int32Array.from(out);
 }
+
+/** Spans of posting lists (`rows[start..end)` each), kept across searches so that a walk allocates nothing. */
+class WalkedSpans {
+  rows: Int32Array[] = [];
+  starts: number[] = [];
+  ends: number[] = [];
+  count = 0;
+
+  reset(): void {
+    // Drop the references, so that lists replaced since are not kept alive.
+    this.rows.fill(EMPTY, 0, this.count);
+    this.count = 0;
+  }
+
+  push(rows: Int32Array, start: number, end: number): void {
+    this.rows[this.count] = rows;
+    this.starts[this.count] = start;
+    this.ends[this.count++] = end;
+  }
+}
+
+const EMPTY = new Int32Array(0);

@@ -14,7 +14,7 @@ import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedge
 import { rankWithWordings, wordingsOptions, type WordingsOptions } from "./wordings.js";
 import { fitExampleMean, cosine, mixedToolVectors, type RoutingVector, unit } from "./card-vectors.js";
 import { fitsPerPartition, ownBlend } from "./blended-embeddings.js";
-import { cardPieces, freshPartitionState, type PartitionState } from "./partition-state.js";
+import { cardPieces, freshPartitionState, keptRequest, type PartitionState } from "./partition-state.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
@@ -310,10 +310,10 @@ export class ToolIndex {
     return this.partitions.get(partition)?.textHash.has(tool) ?? false;
   }
 
-  /** Embed a request as the partition's queries are embedded, as a dense vector. */
+  /** Embed a request as the partition's queries are embedded, as a dense vector (through {@link embedQuery}: the same numbers). */
   async embedRequest(partition: string, request: string): Promise<number[]> {
-    const state = await this.ensure(partition);
-    return this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
+    const vector = await this.embedQuery(partition, request);
+    return isSparse(vector) ? denseOf(vector) : vector;
   }
 
   /**
@@ -323,9 +323,8 @@ export class ToolIndex {
   async embedQuery(partition: string, request: string): Promise<RoutingVector> {
     const state = await this.ensure(partition);
     const sparse = this.sparseEmbedder(state);
-    return sparse
-      ? (await sparse([request], "query"))[0]
-      : this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
+    if (!sparse) return this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
+    return keptRequest(state, request, async () => (await sparse([request], "query"))[0]);
   }
 
   /** The top-k tools for a request, best first, with ranks from 1. */
@@ -347,7 +346,7 @@ export class ToolIndex {
     const { cards, terms } = this.routesWithWordings(state)
       ? await this.scored(partition, state, vector)
       : { cards: await this.cardScores(partition, state, vector, few), terms: undefined };
-    const best = new Map([...cards].filter(([tool]) => !exclude.has(tool)));
+    const best = exclude.size === 0 ? cards : new Map([...cards].filter(([tool]) => !exclude.has(tool)));
     return rankWithWordings(best, terms, query.k, query.minScore ?? Number.NEGATIVE_INFINITY, this.wordings.keep).map(
       ([tool, score], i) => ({
         tool,

@@ -350,12 +350,13 @@ export function rankWithWordings(
 ): [string, number][] {
   const scored = [...cards].map(([tool, card]): [string, number] => [tool, card + (terms?.get(tool) ?? 0)]);
   const ranked = scored.filter(([, score]) => score >= minScore).sort(byScore);
-  if (!terms || k < 2) return ranked.slice(0, k);
+  const kept = Math.min(keep, k - 1);
+  if (!terms || kept < 1) return ranked.slice(0, k);
   const total = new Map(ranked);
   const must = new Set(
     [...cards]
       .sort(byScore)
-      .slice(0, Math.min(keep, k - 1))
+      .slice(0, kept)
       .map(([tool]) => tool)
       .filter((tool) => total.has(tool)),
   );

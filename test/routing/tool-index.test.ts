@@ -357,6 +357,21 @@ describe("ToolIndex with a blend of lexical and dense parts", () => {
     return index;
   }
 
+  it("embeds a request once per state: the same vector again, the dense one to the bit, a new one after a refit", async () => {
+    const sparse = await learned();
+    const dense = await learned((e) => new DenseOnly(e));
+    for (const request of ["where is my stuff", "money back for my order", "zzz"]) {
+      const first = await sparse.embedQuery("p1", request);
+      expect(await sparse.embedQuery("p1", request)).toBe(first);
+      // What a review's "what if" reads: the sparse vector made dense, equal to the dense path's.
+      expect(await sparse.embedRequest("p1", request)).toEqual(await dense.embedRequest("p1", request));
+      await sparse.reindex("p1");
+      const refit = await sparse.embedQuery("p1", request);
+      expect(refit).not.toBe(first);
+      expect(refit).toEqual(first);
+    }
+  });
+
   it("holds it by its nonzero entries and routes as it routes the dense vectors", async () => {
     const sparse = await learned();
     const dense = await learned((e) => new DenseOnly(e));
