@@ -55,6 +55,18 @@ export interface ScoringState {
   wordingCount: number;
   /** The wordings' model (named for its first part), until the wordings change. */
   backgrounds?: WordingModel;
+  /**
+   * Each request vector's wording evidence ({@link evidenceOf}), until the wordings change: a
+   * card applied changes card scores, not what the wordings match, and a review's applies ask
+   * about the same requests (the index keeps one vector per request text).
+   */
+  evidence?: WeakMap<RoutingVector, { best: number; evidence: Map<string, number> }>;
+}
+
+/** Forgets what was fitted on or read from the wordings: they changed. */
+export function forgetWordings(state: ScoringState): void {
+  state.backgrounds = undefined;
+  state.evidence = undefined;
 }
 
 /** The options scoring with wordings reads. */
@@ -87,10 +99,14 @@ export async function evidenceOf(
   best: number,
   counts: ReadonlyMap<string, number> = wordingCounts(state),
 ): Promise<Map<string, number>> {
+  const kept = state.evidence?.get(vector);
+  if (kept?.best === best) return kept.evidence;
   const hits = await host.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
     partition: wordingPartition(host.partition),
   });
-  return wordingEvidence({ hits, truncated: state.wordingCount > hits.length }, counts, best);
+  const evidence = wordingEvidence({ hits, truncated: state.wordingCount > hits.length }, counts, best);
+  (state.evidence ??= new WeakMap()).set(vector, { best, evidence });
+  return evidence;
 }
 
 /**

@@ -19,7 +19,7 @@ import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
 import { type WordingsHost, writeGuardedWordings, writeWordings } from "./tool-index-wordings.js";
-import { calibratedWordingTerms, cardScores, type ScoringHost } from "./tool-index-scoring.js";
+import { calibratedWordingTerms, cardScores, forgetWordings, type ScoringHost } from "./tool-index-scoring.js";
 import { IndexSearches, type Scored } from "./tool-index-search.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { changesSince, type PartitionVersion } from "../ledger/versions.js";
@@ -271,7 +271,7 @@ export class ToolIndex {
       await this.store.delete({ ids: [...wordings.keys()].map((key) => wordingId(partition, tool, key)) });
       state.wordings.delete(tool);
       state.wordingCount -= wordings.size;
-      state.backgrounds = undefined;
+      forgetWordings(state);
     }
     state.textHash.delete(tool);
     state.parts.delete(tool);
@@ -415,7 +415,7 @@ export class ToolIndex {
     const host: WordingsHost = {
       store: this.store,
       bump: () => {
-        state.backgrounds = undefined;
+        forgetWordings(state);
         this.bump(partition);
       },
       embed: (texts) => this.embedTexts(state, texts),

@@ -11,6 +11,7 @@ import type { VectorStore } from "@langchain/core/vectorstores";
 import { BlendedEmbeddings } from "../../src/routing/blended-embeddings.js";
 import { InMemoryVectorIndex } from "../../src/routing/memory-vector-store.js";
 import { isSparse } from "../../src/routing/sparse-vector.js";
+import { withExamples } from "../../src/learn/card-examples.js";
 
 const TOOLS = [
   { name: "lookup_order", description: "Look up an order's status and items by its order id." },
@@ -425,6 +426,42 @@ describe("ToolIndex with wordings: each route searched once", () => {
       terms.clear();
       expect((await index.wordingScores("p1", vector)).size).toBeGreaterThan(0);
     }
+  });
+
+  it("reads a request's wording evidence once while only cards change, and answers as a fresh index", async () => {
+    let wordingSearches = 0;
+    class Counting extends InMemoryVectorIndex {
+      override async searchToolHits(...args: Parameters<InMemoryVectorIndex["searchToolHits"]>) {
+        const filter = args[2] as Record<string, unknown> | undefined;
+        if (String(filter?.partition).includes("wordings")) wordingSearches++;
+        return super.searchToolHits(...args);
+      }
+    }
+    const request = "where is my stuff";
+    const build = async () => {
+      const ledger = new Ledger(new InMemoryStore());
+      // Enough tools that one card changed is no refit (a refit embeds and searches afresh).
+      const more = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}.` }));
+      await registerTools(ledger, [...TOOLS, ...more], { partition: "p1" });
+      const index = new ToolIndex({ ledger, wordings: true, vectorStore: (e) => new Counting(e) });
+      await index.reindex("p1");
+      await ledger.appendTurns(turns("track_shipment", ["my stuff never showed up", "where did my stuff go"], 1));
+      await index.refreshWordings("p1");
+      // A card applied: an example that takes the request.
+      const card = withExamples((await ledger.getCard("p1", "send_email"))!, [request]);
+      return { index, card };
+    };
+    const { index, card } = await build();
+    const before = await index.route("p1", request, { k: 5 });
+    const searched = wordingSearches;
+    await index.upsertCards("p1", [card]);
+    const after = await index.route("p1", request, { k: 5 });
+    expect(wordingSearches).toBe(searched);
+    expect(after).not.toEqual(before);
+    // An index that never routed before the card changed searches the wordings then: the same answer.
+    const fresh = await build();
+    await fresh.index.upsertCards("p1", [fresh.card]);
+    expect(await fresh.index.route("p1", request, { k: 5 })).toEqual(after);
   });
 
   it("searches again once the partition changed", async () => {
