@@ -38,6 +38,15 @@ export class CappedVectorCache {
     return this.entries;
   }
 
+  /** The vector kept for `key`, else `make`'s, kept (as {@link set} keeps it). */
+  async through(key: string, make: () => Promise<RoutingVector>): Promise<RoutingVector> {
+    const kept = this.map.get(key);
+    if (kept !== undefined) return kept;
+    const vector = await make();
+    this.set(key, vector);
+    return vector;
+  }
+
   /** Keeps `vector` unless it alone is larger than the cap. */
   set(key: string, vector: RoutingVector): void {
     const size = entriesOf(vector);

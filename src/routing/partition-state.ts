@@ -5,7 +5,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import type { ToolCard } from "../ledger/schema.js";
 import { fitsPerPartition } from "./blended-embeddings.js";
-import { CappedVectorCache, type RoutingVector } from "./card-vectors.js";
+import { CappedVectorCache } from "./card-vectors.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
 import { routingTexts } from "./routing-text.js";
 import type { IndexMode } from "./tool-index-options.js";
@@ -55,19 +55,6 @@ const MAX_CACHED_TOOL_PART_ENTRIES = 4_000_000;
  * first: at most 24 MB, some 3,000 requests with a sentence encoder's 512 numbers, 10,000 lexical.
  */
 const MAX_CACHED_REQUEST_ENTRIES = 2_000_000;
-
-/** The partition's vector of `request` ({@link PartitionState.requests}), embedded by `embed` the first time. */
-export async function keptRequest(
-  state: Pick<PartitionState, "requests">,
-  request: string,
-  embed: () => Promise<RoutingVector>,
-): Promise<RoutingVector> {
-  const kept = state.requests.get(request);
-  if (kept !== undefined) return kept;
-  const vector = await embed();
-  state.requests.set(request, vector);
-  return vector;
-}
 
 /** The texts a card is embedded from, in order: one joined text in `tool` mode, the tool part and each example in `examples` mode. */
 export function cardPieces(mode: IndexMode, card: ToolCard): { kind: string; text: string }[] {

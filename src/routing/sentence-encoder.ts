@@ -15,6 +15,7 @@ import { SentenceEncoderUnavailable } from "../errors.js";
 import { errorMessage } from "../internal.js";
 import { BlendedEmbeddings } from "./blended-embeddings.js";
 import { LexicalEmbeddings, type LexicalEmbeddingsOptions } from "./lexical-embeddings.js";
+import { numbersOf } from "./sparse-vector.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import type { WordingsOptions } from "./wordings.js";
 
@@ -180,7 +181,7 @@ async function startThread(modules: readonly string[]): Promise<EncoderThread> {
     thread.pending = waiting.size;
     if (waiting.size === 0) worker.unref();
     if (m.error !== undefined) w.reject(new SentenceEncoderUnavailable(`The sentence encoder failed: ${m.error}.`));
-    else w.resolve(m.vectors!.map(numbers));
+    else w.resolve(m.vectors!.map(numbersOf));
   });
   worker.on("error", (e) => fail(errorMessage(e)));
   worker.on("exit", (code) => fail(`exited with code ${code}`));
@@ -216,16 +217,6 @@ export function loadSentenceEncoderWorkers(threads: number): Promise<SentenceEnc
   });
   pool.catch(() => POOLS.forget(size));
   return pool;
-}
-
-/**
- * A vector as a plain `number[]`, copied by index: `Array.from` of a typed array goes through its
- * iterator, an allocation per entry (a route with the encoder copies several vectors).
- */
-function numbers(v: Float32Array): number[] {
-  const out = new Array<number>(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i];
-  return out;
 }
 
 /** A text as the model is given it: it refuses an empty string, so a blank text is a single space. */
@@ -312,7 +303,7 @@ export class SentenceEncoderEmbeddings extends Embeddings {
     const known = new Map<string, number[]>();
     for (const t of texts) {
       const hit = this.cache.get(t) ?? (await this.inflight.get(t));
-      if (hit !== undefined) known.set(t, numbers(hit));
+      if (hit !== undefined) known.set(t, numbersOf(hit));
     }
     const missing = [...new Set(texts.filter((t) => !known.has(t)))];
     if (missing.length > 0) {
@@ -323,7 +314,7 @@ export class SentenceEncoderEmbeddings extends Embeddings {
         batch.forEach((text, i) => {
           // At the encoder's own precision (float32), so a vector from the cache is the same vector.
           const vector = Float32Array.from(vectors[i]);
-          known.set(text, numbers(vector));
+          known.set(text, numbersOf(vector));
           this.remember(text, vector);
         });
       }

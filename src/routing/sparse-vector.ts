@@ -37,6 +37,16 @@ export function sparseOf(dense: ArrayLike<number>): SparseVector {
 }
 
 /** The dense `number[]` a sparse vector stands for. */
+/**
+ * A typed vector as a plain `number[]`, copied by index: `Array.from` of a typed array goes through
+ * its iterator, an allocation per entry (a route copies several vectors of hundreds of entries).
+ */
+export function numbersOf(v: ArrayLike<number>): number[] {
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i];
+  return out;
+}
+
 export function denseOf(v: SparseVector): number[] {
   const out = new Array<number>(v.dimension).fill(0);
   for (let j = 0; j < v.index.length; j++) out[v.index[j]] = v.value[j];

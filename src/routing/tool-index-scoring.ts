@@ -97,14 +97,15 @@ export async function evidenceOf(
   state: ScoringState,
   vector: RoutingVector,
   best: number,
-  counts: ReadonlyMap<string, number> = wordingCounts(state),
+  counts?: ReadonlyMap<string, number>,
 ): Promise<Map<string, number>> {
   const kept = state.evidence?.get(vector);
   if (kept?.best === best) return kept.evidence;
   const hits = await host.search(vector, Math.min(state.wordingCount, WORDING_HITS), {
     partition: wordingPartition(host.partition),
   });
-  const evidence = wordingEvidence({ hits, truncated: state.wordingCount > hits.length }, counts, best);
+  const truncated = state.wordingCount > hits.length;
+  const evidence = wordingEvidence({ hits, truncated }, counts ?? wordingCounts(state), best);
   (state.evidence ??= new WeakMap()).set(vector, { best, evidence });
   return evidence;
 }

@@ -14,7 +14,7 @@ import { type Wording, type WordingRecords, type WordingsMemo, wordingsFromLedge
 import { rankWithWordings, wordingsOptions, type WordingsOptions } from "./wordings.js";
 import { fitExampleMean, cosine, mixedToolVectors, type RoutingVector, unit } from "./card-vectors.js";
 import { fitsPerPartition, ownBlend } from "./blended-embeddings.js";
-import { cardPieces, freshPartitionState, keptRequest, type PartitionState } from "./partition-state.js";
+import { cardPieces, freshPartitionState, type PartitionState } from "./partition-state.js";
 import { EmbeddingsGuard } from "./embeddings-check.js";
 import type { ToolIndexExamplesOptions } from "./index-examples.js";
 import { docId, hashCard, ownLexical, wordingId, wordingPartition } from "./tool-index-ids.js";
@@ -324,7 +324,7 @@ export class ToolIndex {
     const state = await this.ensure(partition);
     const sparse = this.sparseEmbedder(state);
     if (!sparse) return this.checkedDocuments([await state.embeddings.embedQuery(request)], "query")[0];
-    return keptRequest(state, request, async () => (await sparse([request], "query"))[0]);
+    return state.requests.through(request, async () => (await sparse([request], "query"))[0]);
   }
 
   /** The top-k tools for a request, best first, with ranks from 1. */

@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { Embeddings } from "@langchain/core/embeddings";
 import { ToolLessonsError } from "../errors.js";
 import { isContentWord, splitWords } from "../text/tokenize.js";
+import { numbersOf } from "./sparse-vector.js";
 
 /** The optional word-vector package is not installed or its file cannot be read. */
 export class WordVectorsUnavailable extends ToolLessonsError {
@@ -163,11 +164,11 @@ export class SemanticWordEmbeddings extends Embeddings {
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
     const table = await this.load();
-    return documents.map((d) => Array.from(SemanticWordEmbeddings.embedWith(table, d)));
+    return documents.map((d) => numbersOf(SemanticWordEmbeddings.embedWith(table, d)));
   }
 
   async embedQuery(document: string): Promise<number[]> {
     const table = await this.load();
-    return Array.from(SemanticWordEmbeddings.embedWith(table, document));
+    return numbersOf(SemanticWordEmbeddings.embedWith(table, document));
   }
 }
